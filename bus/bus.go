@@ -1,0 +1,222 @@
+package bus
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// Bus is the provisioned JetStream surface: streams, KV buckets and the
+// partition consumers. Its fields are safe for concurrent use.
+type Bus struct {
+	NC  *nats.Conn
+	JS  jetstream.JetStream
+	Cfg Config
+
+	Events    jetstream.Stream
+	Inbox     jetstream.Stream
+	Parked    jetstream.Stream
+	Lifecycle jetstream.Stream
+
+	Sentinels jetstream.KeyValue
+	Seen      jetstream.KeyValue
+	Hooks     jetstream.KeyValue
+	Creds     jetstream.KeyValue
+	Setup     jetstream.KeyValue
+	Sessions  jetstream.KeyValue
+	Follows   jetstream.KeyValue
+	Locks     jetstream.KeyValue
+	Cursors   jetstream.KeyValue
+}
+
+// Open provisions every stream, bucket and consumer idempotently
+// (create-or-update with explicit configs) and returns the bus. It fails
+// fast when provisioning fails.
+func Open(ctx context.Context, nc *nats.Conn, cfg Config) (*Bus, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	js, err := jetstream.New(nc)
+	if err != nil {
+		return nil, fmt.Errorf("bus: jetstream: %w", err)
+	}
+	b := &Bus{NC: nc, JS: js, Cfg: cfg}
+	for _, sc := range b.streamConfigs() {
+		s, err := js.CreateOrUpdateStream(ctx, sc)
+		if err != nil {
+			return nil, fmt.Errorf("bus: provision stream %s: %w", sc.Name, err)
+		}
+		switch sc.Name {
+		case StreamEvents:
+			b.Events = s
+		case StreamInbox:
+			b.Inbox = s
+		case StreamParked:
+			b.Parked = s
+		case StreamLifecycle:
+			b.Lifecycle = s
+		}
+	}
+	buckets := []struct {
+		cfg jetstream.KeyValueConfig
+		dst *jetstream.KeyValue
+	}{
+		{jetstream.KeyValueConfig{Bucket: BucketSentinels, Description: "sentinel records"}, &b.Sentinels},
+		{jetstream.KeyValueConfig{Bucket: BucketSeen, Description: "seen event ids per sentinel"}, &b.Seen},
+		{jetstream.KeyValueConfig{Bucket: BucketHooks, Description: "webhook hook records (hold secrets)"}, &b.Hooks},
+		{jetstream.KeyValueConfig{Bucket: BucketCreds, Description: "provider credentials (hold secrets)"}, &b.Creds},
+		{jetstream.KeyValueConfig{Bucket: BucketSetup, Description: "provider setup ledger"}, &b.Setup},
+		{jetstream.KeyValueConfig{Bucket: BucketSessions, Description: "session registry"}, &b.Sessions},
+		{jetstream.KeyValueConfig{Bucket: BucketFollows, Description: "session follows"}, &b.Follows},
+		{jetstream.KeyValueConfig{Bucket: BucketLocks, Description: "short leases and locks", TTL: 5 * time.Minute}, &b.Locks},
+		{jetstream.KeyValueConfig{Bucket: BucketCursors, Description: "read cursors"}, &b.Cursors},
+	}
+	for _, bk := range buckets {
+		bk.cfg.Storage = jetstream.FileStorage
+		bk.cfg.Replicas = cfg.Replicas
+		kv, err := js.CreateOrUpdateKeyValue(ctx, bk.cfg)
+		if err != nil {
+			return nil, fmt.Errorf("bus: provision bucket %s: %w", bk.cfg.Bucket, err)
+		}
+		*bk.dst = kv
+	}
+	for p := 0; p < cfg.Partitions; p++ {
+		if _, err := js.CreateOrUpdateConsumer(ctx, StreamEvents, b.consumerConfig(p)); err != nil {
+			return nil, fmt.Errorf("bus: provision consumer %s: %w", ConsumerName(p), err)
+		}
+	}
+	return b, nil
+}
+
+func (b *Bus) streamConfigs() []jetstream.StreamConfig {
+	c := b.Cfg
+	return []jetstream.StreamConfig{
+		{
+			Name:         StreamEvents,
+			Description:  "SentinelEvents, partitioned by sentinel id",
+			Subjects:     []string{eventsPrefix + "*.*"},
+			Storage:      jetstream.FileStorage,
+			Retention:    jetstream.WorkQueuePolicy,
+			Duplicates:   c.EventsDuplicates,
+			Replicas:     c.Replicas,
+			MaxConsumers: -1,
+		},
+		{
+			Name:        StreamInbox,
+			Description: "AIP-46 session inbox messages, one subject per message",
+			Subjects:    []string{InboxAll},
+			Storage:     jetstream.FileStorage,
+			Retention:   jetstream.LimitsPolicy,
+			Duplicates:  c.InboxDuplicates,
+			MaxAge:      c.InboxMaxAge,
+			Replicas:    c.Replicas,
+			AllowDirect: true,
+		},
+		{
+			Name:        StreamParked,
+			Description: "undeliverable events and digests",
+			Subjects:    []string{ParkedAll},
+			Storage:     jetstream.FileStorage,
+			Retention:   jetstream.LimitsPolicy,
+			MaxAge:      c.ParkedMaxAge,
+			Replicas:    c.Replicas,
+			AllowDirect: true,
+		},
+		{
+			Name:        StreamLifecycle,
+			Description: "session lifecycle events",
+			Subjects:    []string{LifecycleAll},
+			Storage:     jetstream.FileStorage,
+			Retention:   jetstream.LimitsPolicy,
+			MaxAge:      7 * 24 * time.Hour,
+			Duplicates:  c.InboxDuplicates,
+			Replicas:    c.Replicas,
+		},
+	}
+}
+
+func (b *Bus) consumerConfig(p int) jetstream.ConsumerConfig {
+	return jetstream.ConsumerConfig{
+		Durable:       ConsumerName(p),
+		Description:   "ordered delivery of one event partition",
+		FilterSubject: PartitionFilter(p),
+		AckPolicy:     jetstream.AckExplicitPolicy,
+		DeliverPolicy: jetstream.DeliverAllPolicy,
+		// One message in flight keeps order per sentinel.
+		MaxAckPending: 1,
+		AckWait:       b.Cfg.AckWait,
+		MaxDeliver:    -1,
+	}
+}
+
+// PartitionConsumer returns the durable consumer of partition p.
+func (b *Bus) PartitionConsumer(ctx context.Context, p int) (jetstream.Consumer, error) {
+	c, err := b.JS.Consumer(ctx, StreamEvents, ConsumerName(p))
+	if err != nil {
+		return nil, fmt.Errorf("bus: consumer %s: %w", ConsumerName(p), err)
+	}
+	return c, nil
+}
+
+// PublishEvent publishes an encoded event for a sentinel into its partition
+// with Nats-Msg-Id = <sentinelId>:<eventId> and waits for the PubAck.
+// dup reports that the stream dropped it as a duplicate.
+func (b *Bus) PublishEvent(ctx context.Context, sentinelID, eventID string, data []byte) (dup bool, err error) {
+	subj := EventSubject(Partition(sentinelID, b.Cfg.Partitions), sentinelID)
+	ack, err := b.JS.Publish(ctx, subj, data, jetstream.WithMsgID(EventMsgID(sentinelID, eventID)))
+	if err != nil {
+		return false, fmt.Errorf("bus: publish event %s: %w", eventID, err)
+	}
+	return ack.Duplicate, nil
+}
+
+// PublishInbox stores one inbox message under its own subject with
+// Nats-Msg-Id = msgID and an expected last subject sequence of 0, so a
+// second copy is refused forever. It returns the stream sequence of the
+// stored message (the existing one for a duplicate) and whether it was a
+// duplicate.
+func (b *Bus) PublishInbox(ctx context.Context, sessionID, msgID string, data []byte) (seq uint64, dup bool, err error) {
+	subj := InboxSubject(sessionID, msgID)
+	ack, err := b.JS.Publish(ctx, subj, data, jetstream.WithMsgID(msgID), jetstream.WithExpectLastSequencePerSubject(0))
+	if err == nil {
+		return ack.Sequence, ack.Duplicate, nil
+	}
+	var apiErr *jetstream.APIError
+	if errors.As(err, &apiErr) && (apiErr.ErrorCode == jetstream.JSErrCodeStreamWrongLastSequence || apiErr.ErrorCode == jetstream.JSErrCodeStreamWrongLastSequenceConstant) {
+		m, gerr := b.Inbox.GetLastMsgForSubject(ctx, subj)
+		if gerr != nil {
+			return 0, true, nil
+		}
+		return m.Sequence, true, nil
+	}
+	return 0, false, fmt.Errorf("bus: publish inbox message %s: %w", msgID, err)
+}
+
+// Publish publishes data on subj with an optional message id and waits for
+// the PubAck.
+func (b *Bus) Publish(ctx context.Context, subj string, data []byte, msgID string) (uint64, error) {
+	var opts []jetstream.PublishOpt
+	if msgID != "" {
+		opts = append(opts, jetstream.WithMsgID(msgID))
+	}
+	ack, err := b.JS.Publish(ctx, subj, data, opts...)
+	if err != nil {
+		return 0, fmt.Errorf("bus: publish %s: %w", subj, err)
+	}
+	return ack.Sequence, nil
+}
+
+// Close drains the client connection so in-flight acks complete.
+func (b *Bus) Close() error {
+	if b == nil || b.NC == nil {
+		return nil
+	}
+	if err := b.NC.Drain(); err != nil && !errors.Is(err, nats.ErrConnectionClosed) {
+		return fmt.Errorf("bus: drain: %w", err)
+	}
+	return nil
+}

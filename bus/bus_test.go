@@ -1,0 +1,58 @@
+package bus_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/agentproto/sentinel/bus"
+	"github.com/agentproto/sentinel/bus/bustest"
+)
+
+func TestOpenIsIdempotentAndDedups(t *testing.T) {
+	env := bustest.Start(t)
+	ctx := context.Background()
+	// Re-provisioning the same store is a no-op.
+	b2, err := bus.Open(ctx, env.Bus.NC, env.Bus.Cfg)
+	require.NoError(t, err)
+	require.NotNil(t, b2.Events)
+
+	dup, err := env.Bus.PublishEvent(ctx, "sen_A", "evt_1", []byte(`{}`))
+	require.NoError(t, err)
+	require.False(t, dup)
+	dup, err = env.Bus.PublishEvent(ctx, "sen_A", "evt_1", []byte(`{}`))
+	require.NoError(t, err)
+	require.True(t, dup)
+}
+
+func TestPublishInboxRefusesSecondCopyForever(t *testing.T) {
+	env := bustest.Start(t)
+	ctx := context.Background()
+	seq, dup, err := env.Bus.PublishInbox(ctx, "s1", "msg_abc", []byte(`{"n":1}`))
+	require.NoError(t, err)
+	require.False(t, dup)
+	seq2, dup, err := env.Bus.PublishInbox(ctx, "s1", "msg_abc", []byte(`{"n":2}`))
+	require.NoError(t, err)
+	require.True(t, dup)
+	require.Equal(t, seq, seq2)
+
+	// Outside the Nats-Msg-Id window (simulated: a copy stored without a
+	// message id) the per-subject expectation still refuses a second copy.
+	ack, err := env.Bus.JS.Publish(ctx, bus.InboxSubject("s1", "msg_old"), []byte(`{}`))
+	require.NoError(t, err)
+	seq2, dup, err = env.Bus.PublishInbox(ctx, "s1", "msg_old", []byte(`{"n":3}`))
+	require.NoError(t, err)
+	require.True(t, dup)
+	require.Equal(t, ack.Sequence, seq2)
+	seq = ack.Sequence
+	require.NoError(t, err)
+	require.True(t, dup)
+	require.Equal(t, seq, seq2)
+}
+
+func TestPartitionIsStable(t *testing.T) {
+	p := bus.Partition("sen_01JAB2C3D4E5F6G7H8J9K0L1M2", 16)
+	require.Equal(t, p, bus.Partition("sen_01JAB2C3D4E5F6G7H8J9K0L1M2", 16))
+	require.Less(t, p, 16)
+}

@@ -1,0 +1,100 @@
+// Package bustest starts a real embedded nats-server with JetStream on a
+// test's temporary folder and opens the provisioned bus on it. Nothing here
+// mocks JetStream.
+package bustest
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/agentproto/sentinel/bus"
+	"github.com/agentproto/sentinel/bus/embedded"
+)
+
+// Env is a running embedded server with an open bus.
+type Env struct {
+	Server *embedded.Server
+	Bus    *bus.Bus
+	Dir    string
+}
+
+// Option adjusts the bus config.
+type Option func(*bus.Config, *embedded.Config)
+
+// WithPartitions sets the number of partitions.
+func WithPartitions(n int) Option {
+	return func(c *bus.Config, _ *embedded.Config) { c.Partitions = n }
+}
+
+// WithAckWait sets the consumers' ack wait.
+func WithAckWait(d time.Duration) Option {
+	return func(c *bus.Config, _ *embedded.Config) { c.AckWait = d }
+}
+
+// WithDir reuses dir as the store folder (to restart on the same data).
+func WithDir(dir string) Option {
+	return func(_ *bus.Config, e *embedded.Config) { e.StoreDir = dir }
+}
+
+// Start starts an embedded JetStream server on t.TempDir() (fsync off, for
+// speed; the durability tests run the binary with its defaults), opens the
+// bus and registers cleanup.
+func Start(t testing.TB, opts ...Option) *Env {
+	t.Helper()
+	bc := bus.DefaultConfig()
+	bc.Partitions = 4
+	ec := embedded.DefaultConfig()
+	ec.SyncAlways = false
+	ec.StoreDir = t.TempDir()
+	for _, o := range opts {
+		o(&bc, &ec)
+	}
+	srv, err := embedded.Start(ec, nil)
+	if err != nil {
+		t.Fatalf("bustest: start server: %v", err)
+	}
+	nc, err := srv.Connect("bustest")
+	if err != nil {
+		srv.Shutdown()
+		t.Fatalf("bustest: connect: %v", err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	b, err := bus.Open(ctx, nc, bc)
+	if err != nil {
+		nc.Close()
+		srv.Shutdown()
+		t.Fatalf("bustest: open bus: %v", err)
+	}
+	env := &Env{Server: srv, Bus: b, Dir: ec.StoreDir}
+	t.Cleanup(env.Stop)
+	return env
+}
+
+// Stop closes the bus and shuts the server down; it is idempotent.
+func (e *Env) Stop() {
+	if e.Bus != nil {
+		e.Bus.NC.Close()
+		e.Bus = nil
+	}
+	if e.Server != nil {
+		e.Server.Shutdown()
+		e.Server = nil
+	}
+}
+
+// Eventually polls cond every 5ms until it is true or the deadline passes.
+func Eventually(t testing.TB, within time.Duration, cond func() bool, msg string, args ...any) {
+	t.Helper()
+	deadline := time.Now().Add(within)
+	for {
+		if cond() {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("condition not met within %s: "+msg, append([]any{within}, args...)...)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}

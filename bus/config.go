@@ -1,0 +1,61 @@
+package bus
+
+import (
+	"errors"
+	"time"
+)
+
+// Config configures the streams and consumers.
+type Config struct {
+	// Partitions is the number of event partitions, each with one durable
+	// consumer (default 16). Changing it on an existing store needs an
+	// empty events stream.
+	Partitions int `mapstructure:"partitions"`
+	// EventsDuplicates is the Nats-Msg-Id window of the events stream
+	// (default 2m). Keep it short: the server re-reads the whole window at
+	// every restart; long-term dedup is the seen window's job.
+	EventsDuplicates time.Duration `mapstructure:"events_duplicates"`
+	// InboxDuplicates is the Nats-Msg-Id window of the inbox stream
+	// (default 2m). Inbox idempotency beyond it comes from one subject per
+	// message published with an expected last subject sequence of 0.
+	InboxDuplicates time.Duration `mapstructure:"inbox_duplicates"`
+	// InboxMaxAge bounds how long inbox messages are kept (default 30 days).
+	InboxMaxAge time.Duration `mapstructure:"inbox_max_age"`
+	// ParkedMaxAge bounds how long parked records are kept (default 90 days).
+	ParkedMaxAge time.Duration `mapstructure:"parked_max_age"`
+	// AckWait is how long a delivery may run before JetStream redelivers it
+	// (default 60s).
+	AckWait time.Duration `mapstructure:"ack_wait"`
+	// Replicas of every stream and bucket (default 1; 3 in a cluster).
+	Replicas int `mapstructure:"replicas"`
+}
+
+// DefaultConfig returns the defaults.
+func DefaultConfig() Config {
+	return Config{
+		Partitions:       16,
+		EventsDuplicates: 2 * time.Minute,
+		InboxDuplicates:  2 * time.Minute,
+		InboxMaxAge:      30 * 24 * time.Hour,
+		ParkedMaxAge:     90 * 24 * time.Hour,
+		AckWait:          60 * time.Second,
+		Replicas:         1,
+	}
+}
+
+// Validate checks the config.
+func (c Config) Validate() error {
+	switch {
+	case c.Partitions < 1 || c.Partitions > 1024:
+		return errors.New("bus: partitions must be within 1..1024")
+	case c.EventsDuplicates < time.Second || c.EventsDuplicates > time.Hour:
+		return errors.New("bus: events_duplicates must be within 1s..1h")
+	case c.InboxDuplicates < time.Second || c.InboxDuplicates > time.Hour:
+		return errors.New("bus: inbox_duplicates must be within 1s..1h")
+	case c.AckWait < time.Second:
+		return errors.New("bus: ack_wait must be at least 1s")
+	case c.Replicas < 1 || c.Replicas > 5:
+		return errors.New("bus: replicas must be within 1..5")
+	}
+	return nil
+}

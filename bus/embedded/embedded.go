@@ -1,0 +1,134 @@
+// Package embedded runs a nats-server with JetStream in-process. It is the
+// only package that imports nats-server. By default the server opens no
+// network listener: clients reach it in-process.
+package embedded
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"os"
+	"strconv"
+	"time"
+
+	"github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go"
+)
+
+// Config configures the embedded server.
+type Config struct {
+	// StoreDir is the JetStream storage folder; it is created 0700.
+	StoreDir string `mapstructure:"store_dir"`
+	// SyncAlways fsyncs every write (default true in DefaultConfig). When
+	// false the server's own interval (2 minutes) applies and an acked write
+	// can be lost on power failure.
+	SyncAlways bool `mapstructure:"sync_always"`
+	// Listen, when non-empty ("host:port"), opens a client listener so other
+	// processes can connect; empty means in-process only.
+	Listen string `mapstructure:"listen"`
+	// ServerName names the server (default "sentinel").
+	ServerName string `mapstructure:"server_name"`
+	// ReadyTimeout bounds start-up (default 30s).
+	ReadyTimeout time.Duration `mapstructure:"ready_timeout"`
+}
+
+// DefaultConfig returns the defaults: fsync on every write, no listener.
+func DefaultConfig() Config {
+	return Config{SyncAlways: true, ServerName: "sentinel", ReadyTimeout: 30 * time.Second}
+}
+
+// Server is a running embedded nats-server.
+type Server struct {
+	ns *server.Server
+}
+
+// Start starts the server and waits until it accepts connections.
+func Start(cfg Config, log *slog.Logger) (*Server, error) {
+	if cfg.StoreDir == "" {
+		return nil, errors.New("embedded: store dir is required")
+	}
+	if err := os.MkdirAll(cfg.StoreDir, 0o700); err != nil {
+		return nil, fmt.Errorf("embedded: create store dir: %w", err)
+	}
+	if err := os.Chmod(cfg.StoreDir, 0o700); err != nil {
+		return nil, fmt.Errorf("embedded: chmod store dir: %w", err)
+	}
+	if cfg.ServerName == "" {
+		cfg.ServerName = "sentinel"
+	}
+	if cfg.ReadyTimeout <= 0 {
+		cfg.ReadyTimeout = 30 * time.Second
+	}
+	opts := &server.Options{
+		ServerName: cfg.ServerName,
+		JetStream:  true,
+		StoreDir:   cfg.StoreDir,
+		DontListen: cfg.Listen == "",
+		NoSigs:     true,
+		NoLog:      log == nil,
+		SyncAlways: cfg.SyncAlways,
+	}
+	if cfg.Listen != "" {
+		host, port, err := net.SplitHostPort(cfg.Listen)
+		if err != nil {
+			return nil, fmt.Errorf("embedded: listen %q: %w", cfg.Listen, err)
+		}
+		p, err := strconv.Atoi(port)
+		if err != nil {
+			return nil, fmt.Errorf("embedded: listen port %q: %w", port, err)
+		}
+		opts.Host, opts.Port = host, p
+	}
+	ns, err := server.NewServer(opts)
+	if err != nil {
+		return nil, fmt.Errorf("embedded: new server: %w", err)
+	}
+	if log != nil {
+		ns.SetLoggerV2(&slogAdapter{log: log}, false, false, false)
+	}
+	go ns.Start()
+	if !ns.ReadyForConnections(cfg.ReadyTimeout) {
+		ns.Shutdown()
+		return nil, errors.New("embedded: nats-server not ready in time (is another node using this store dir?)")
+	}
+	return &Server{ns: ns}, nil
+}
+
+// Connect returns an in-process client connection.
+func (s *Server) Connect(name string) (*nats.Conn, error) {
+	nc, err := nats.Connect("", nats.InProcessServer(s.ns), nats.Name(name), nats.MaxReconnects(-1))
+	if err != nil {
+		return nil, fmt.Errorf("embedded: connect: %w", err)
+	}
+	return nc, nil
+}
+
+// ClientURL returns the client URL when a listener is configured.
+func (s *Server) ClientURL() string { return s.ns.ClientURL() }
+
+// Shutdown stops the server, flushing JetStream state to disk, and waits.
+func (s *Server) Shutdown() {
+	if s == nil || s.ns == nil {
+		return
+	}
+	s.ns.Shutdown()
+	s.ns.WaitForShutdown()
+}
+
+type slogAdapter struct{ log *slog.Logger }
+
+func (a *slogAdapter) Noticef(format string, v ...any) {
+	a.log.Debug(fmt.Sprintf(format, v...), "component", "nats")
+}
+func (a *slogAdapter) Warnf(format string, v ...any) {
+	a.log.Warn(fmt.Sprintf(format, v...), "component", "nats")
+}
+func (a *slogAdapter) Fatalf(format string, v ...any) {
+	a.log.Error(fmt.Sprintf(format, v...), "component", "nats")
+}
+func (a *slogAdapter) Errorf(format string, v ...any) {
+	a.log.Error(fmt.Sprintf(format, v...), "component", "nats")
+}
+func (a *slogAdapter) Debugf(format string, v ...any) {}
+func (a *slogAdapter) Tracef(format string, v ...any) {}

@@ -1,0 +1,79 @@
+package sentinel
+
+import "fmt"
+
+// Error is a domain error carrying a stable machine-readable code (the
+// catalogue in ingress/api maps codes to HTTP statuses) and a human message.
+type Error struct {
+	Code    string
+	Message string
+	Err     error
+}
+
+// Errorf returns an *Error with the given code and a formatted message.
+func Errorf(code, format string, args ...any) *Error {
+	return &Error{Code: code, Message: fmt.Sprintf(format, args...)}
+}
+
+// Wrap returns an *Error with the given code whose message is msg and which
+// wraps err.
+func Wrap(code string, err error, msg string) *Error {
+	return &Error{Code: code, Message: msg, Err: err}
+}
+
+func (e *Error) Error() string {
+	if e.Message == "" {
+		return e.Code
+	}
+	return e.Message
+}
+
+// Unwrap returns the wrapped cause, if any.
+func (e *Error) Unwrap() error { return e.Err }
+
+// Is reports whether target is an *Error with the same code, so
+// errors.Is(err, &sentinel.Error{Code: "x"}) works across wrapping.
+func (e *Error) Is(target error) bool {
+	t, ok := target.(*Error)
+	return ok && t.Code == e.Code
+}
+
+// Error codes shared by every surface. The HTTP status of each lives in the
+// ingress/api catalogue.
+const (
+	CodeInvalidInput        = "invalid_input"
+	CodeMissingSubject      = "missing_subject"
+	CodeAmbiguousSubject    = "ambiguous_subject"
+	CodeInvalidPRURL        = "invalid_pr_url"
+	CodeInvalidSubject      = "invalid_subject"
+	CodeNoCallerIdentity    = "no_caller_identity"
+	CodeSessionNotAlive     = "session_not_alive"
+	CodeUnknownProvider     = "unknown_provider"
+	CodeProviderCreateFail  = "provider_create_failed"
+	CodeCreateFailed        = "create_failed"
+	CodeNotImplemented      = "not_implemented"
+	CodeSentinelNotFound    = "sentinel_not_found"
+	CodeInvalidSessionID    = "invalid_session_id"
+	CodeSessionNotFound     = "session_not_found"
+	CodeFollowNotFound      = "follow_not_found"
+	CodeInvalidSelector     = "invalid_selector"
+	CodeNoFollower          = "no_follower"
+	CodeConflict            = "conflict"
+	CodeUnavailable         = "unavailable"
+	CodeInternal            = "internal"
+	CodeProviderNotReady    = "provider_not_ready"
+	CodeProviderNotFound    = "adapter_not_found"
+	CodeInvalidSetup        = "invalid_setup"
+	CodeBodyTooLarge        = "body_too_large"
+	CodeMalformedJSON       = "malformed_json"
+	CodeUnauthorized        = "unauthorized"
+	CodeNotFound            = "not_found"
+	CodeMethodNotAllowed    = "method_not_allowed"
+	CodeUnsupportedMedia    = "unsupported_media_type"
+	CodeUnknownField        = "unknown_field"
+	CodeInvalidUntil        = "invalid_until"
+	CodeInvalidTarget       = "invalid_target"
+	CodeInvalidUrgency      = "invalid_urgency"
+	CodeInvalidTypes        = "invalid_types"
+	CodeSubjectTerminalRepo = "subject_terminal_unsupported"
+)

@@ -1,0 +1,206 @@
+package sentinel
+
+import (
+	"bytes"
+	"encoding/json"
+	"sort"
+	"strings"
+	"time"
+)
+
+// SpecVersion is the CloudEvents version of every SentinelEvent.
+const SpecVersion = "1.0"
+
+// ContentTypeJSON is the datacontenttype of every SentinelEvent.
+const ContentTypeJSON = "application/json"
+
+// MaxEventDataBytes caps the data projection of an event.
+const MaxEventDataBytes = 32 * 1024
+
+// Event is a SentinelEvent: CloudEvents 1.0 structured JSON with the
+// agentproto extension attributes summary, subjects, terminal, consumerref
+// and seq. Data is a JSON object kept as raw bytes so that envelopes from
+// other providers pass through unchanged.
+type Event struct {
+	SpecVersion     string          `json:"specversion"`
+	ID              string          `json:"id"`
+	Source          string          `json:"source"`
+	Type            string          `json:"type"`
+	Subject         string          `json:"subject"`
+	Time            string          `json:"time"`
+	DataContentType string          `json:"datacontenttype"`
+	Data            json.RawMessage `json:"data"`
+	Summary         string          `json:"summary"`
+	Subjects        []string        `json:"subjects"`
+	Terminal        bool            `json:"terminal"`
+	ConsumerRef     string          `json:"consumerref,omitempty"`
+	Seq             *int64          `json:"seq,omitempty"`
+}
+
+// NewEvent builds an event with the fixed attributes filled in. data is
+// marshalled to a JSON object; a marshal failure yields {}.
+func NewEvent(id, source, typ, subject string, subjects []string, t time.Time, summary string, terminal bool, data any) Event {
+	raw, err := json.Marshal(data)
+	if err != nil || len(raw) == 0 || raw[0] != '{' {
+		raw = json.RawMessage(`{}`)
+	}
+	return Event{
+		SpecVersion:     SpecVersion,
+		ID:              id,
+		Source:          source,
+		Type:            typ,
+		Subject:         subject,
+		Time:            FormatTime(t),
+		DataContentType: ContentTypeJSON,
+		Data:            raw,
+		Summary:         summary,
+		Subjects:        subjects,
+		Terminal:        terminal,
+	}
+}
+
+// FormatTime renders t as ISO-8601 UTC with milliseconds, the form every
+// timestamp in events and messages uses.
+func FormatTime(t time.Time) string {
+	return t.UTC().Format("2006-01-02T15:04:05.000Z07:00")
+}
+
+// AllSubjects returns the event's subject hierarchy, falling back to its own
+// subject when Subjects is empty.
+func (e *Event) AllSubjects() []string {
+	if len(e.Subjects) > 0 {
+		return e.Subjects
+	}
+	if e.Subject != "" {
+		return []string{e.Subject}
+	}
+	return nil
+}
+
+// Scheme returns the scheme of the event's own subject.
+func (e *Event) Scheme() string { return SchemeOf(e.Subject) }
+
+// IsReopened reports whether the event's type ends in ".reopened", which
+// lifts post-mortem parking for its subject.
+func (e *Event) IsReopened() bool { return strings.HasSuffix(e.Type, ".reopened") }
+
+// Validate checks the envelope field by field and returns an *Error with
+// code invalid_envelope naming every invalid or missing field.
+func (e *Event) Validate() error {
+	var bad []string
+	if e.SpecVersion != SpecVersion {
+		bad = append(bad, "specversion")
+	}
+	if e.ID == "" || len(e.ID) > 256 {
+		bad = append(bad, "id")
+	}
+	if e.Type == "" || len(e.Type) > MaxTypeLen {
+		bad = append(bad, "type")
+	}
+	if _, err := ParseSubject(e.Subject, false); err != nil {
+		bad = append(bad, "subject")
+	}
+	if e.DataContentType != "" && e.DataContentType != ContentTypeJSON {
+		bad = append(bad, "datacontenttype")
+	}
+	if !isJSONObject(e.Data) {
+		bad = append(bad, "data")
+	}
+	for _, s := range e.Subjects {
+		if _, err := ParseSubject(s, false); err != nil {
+			bad = append(bad, "subjects")
+			break
+		}
+	}
+	if len(bad) > 0 {
+		return Errorf("invalid_envelope", "envelope failed validation (invalid or missing: %s)", strings.Join(bad, ", "))
+	}
+	return nil
+}
+
+func isJSONObject(raw json.RawMessage) bool {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) < 2 || raw[0] != '{' {
+		return false
+	}
+	return json.Valid(raw)
+}
+
+// ParseEnvelope decodes a structured-mode CloudEvent and validates it
+// strictly: specversion "1.0"; id, type and subject non-empty strings;
+// source, time and summary strings; data an object; subjects an array of
+// strings; terminal a boolean. datacontenttype is forced to
+// application/json; seq falls back to itemSeq when the envelope has none.
+func ParseEnvelope(raw []byte, itemSeq *int64) (Event, error) {
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &m); err != nil {
+		return Event{}, Errorf("invalid_envelope", "envelope is not a JSON object")
+	}
+	var bad []string
+	str := func(name string, required bool) string {
+		v, ok := m[name]
+		var s string
+		if !ok || json.Unmarshal(v, &s) != nil || (required && s == "") {
+			bad = append(bad, name)
+		}
+		return s
+	}
+	ev := Event{
+		SpecVersion: str("specversion", true),
+		ID:          str("id", true),
+		Source:      str("source", false),
+		Type:        str("type", true),
+		Subject:     str("subject", true),
+		Time:        str("time", false),
+		Summary:     str("summary", false),
+	}
+	if ev.SpecVersion != "" && ev.SpecVersion != SpecVersion {
+		bad = append(bad, "specversion")
+	}
+	if d, ok := m["data"]; !ok || !isJSONObject(d) {
+		bad = append(bad, "data")
+	} else {
+		ev.Data = append(json.RawMessage(nil), bytes.TrimSpace(d)...)
+	}
+	if v, ok := m["subjects"]; !ok || json.Unmarshal(v, &ev.Subjects) != nil || ev.Subjects == nil {
+		bad = append(bad, "subjects")
+	}
+	if v, ok := m["terminal"]; !ok || json.Unmarshal(v, &ev.Terminal) != nil {
+		bad = append(bad, "terminal")
+	}
+	if v, ok := m["consumerref"]; ok {
+		var s string
+		if json.Unmarshal(v, &s) == nil {
+			ev.ConsumerRef = s
+		}
+	}
+	if v, ok := m["seq"]; ok {
+		var n int64
+		if json.Unmarshal(v, &n) == nil {
+			ev.Seq = &n
+		}
+	}
+	if ev.Seq == nil && itemSeq != nil {
+		n := *itemSeq
+		ev.Seq = &n
+	}
+	ev.DataContentType = ContentTypeJSON
+	if len(bad) > 0 {
+		sort.Strings(bad)
+		return Event{}, Errorf("invalid_envelope", "envelope failed validation (invalid or missing: %s)", strings.Join(dedupe(bad), ", "))
+	}
+	if err := ev.Validate(); err != nil {
+		return Event{}, err
+	}
+	return ev, nil
+}
+
+func dedupe(in []string) []string {
+	out := in[:0]
+	for i, s := range in {
+		if i == 0 || in[i-1] != s {
+			out = append(out, s)
+		}
+	}
+	return out
+}

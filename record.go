@@ -1,0 +1,151 @@
+package sentinel
+
+// Status of a sentinel record.
+type Status string
+
+// Statuses. active and orphaned form the pollable set.
+const (
+	StatusActive   Status = "active"
+	StatusPaused   Status = "paused"
+	StatusExpired  Status = "expired"
+	StatusOrphaned Status = "orphaned"
+	StatusError    Status = "error"
+)
+
+// Pollable reports whether the status is in the pollable set (active,
+// orphaned).
+func (s Status) Pollable() bool { return s == StatusActive || s == StatusOrphaned }
+
+// Handle is the opaque provider state of a sentinel. Only the provider reads
+// it; the runtime persists Cursor after a fully handled poll batch and State
+// at create and attach. It never leaves the daemon.
+type Handle struct {
+	Provider string         `json:"provider"`
+	RemoteID string         `json:"remoteId,omitempty"`
+	Cursor   string         `json:"cursor,omitempty"`
+	State    map[string]any `json:"state,omitempty"`
+}
+
+// StateString returns State[key] when it is a string.
+func (h Handle) StateString(key string) string {
+	s, _ := h.State[key].(string)
+	return s
+}
+
+// MaxClosedSubjects caps the closedSubjects list (oldest evicted).
+const MaxClosedSubjects = 500
+
+// Sentinel is the persisted record of one watch.
+type Sentinel struct {
+	ID               string   `json:"id"`
+	Spec             Spec     `json:"spec"`
+	Provider         string   `json:"provider"`
+	Handle           Handle   `json:"handle"`
+	Status           Status   `json:"status"`
+	CreatedTs        int64    `json:"createdTs"`
+	LastEventTs      int64    `json:"lastEventTs,omitempty"`
+	EventCount       int      `json:"eventCount"`
+	LastError        string   `json:"lastError,omitempty"`
+	TerminalSubjects []string `json:"terminalSubjects,omitempty"`
+	ClosedSubjects   []string `json:"closedSubjects"`
+	// SeenMarks counts ids marked seen; the seen window is pruned as it grows.
+	SeenMarks int `json:"seenMarks,omitempty"`
+}
+
+// View is the public projection of a sentinel: what sentinel_list, the HTTP
+// routes and tool results return. It never carries the handle, the seen
+// window, terminalSubjects, closedSubjects or any credential.
+type View struct {
+	ID          string   `json:"id"`
+	Provider    string   `json:"provider"`
+	Status      Status   `json:"status"`
+	Match       []Clause `json:"match"`
+	Until       Until    `json:"until"`
+	Target      Target   `json:"target"`
+	Group       string   `json:"group,omitempty"`
+	Label       string   `json:"label,omitempty"`
+	CreatedTs   int64    `json:"createdTs"`
+	EventCount  int      `json:"eventCount"`
+	LastEventTs int64    `json:"lastEventTs,omitempty"`
+	LastError   string   `json:"lastError,omitempty"`
+}
+
+// View projects the record.
+func (s *Sentinel) View() View {
+	t := s.Spec.Target
+	if t.Kind == TargetWebhook {
+		t = Target{Kind: TargetWebhook}
+	}
+	return View{
+		ID:          s.ID,
+		Provider:    s.Provider,
+		Status:      s.Status,
+		Match:       s.Spec.Match,
+		Until:       s.Spec.Until,
+		Target:      t,
+		Group:       s.Spec.Group,
+		Label:       s.Spec.Label,
+		CreatedTs:   s.CreatedTs,
+		EventCount:  s.EventCount,
+		LastEventTs: s.LastEventTs,
+		LastError:   s.LastError,
+	}
+}
+
+// IsClosed reports whether subject is in closedSubjects.
+func (s *Sentinel) IsClosed(subject string) bool {
+	for _, c := range s.ClosedSubjects {
+		if c == subject {
+			return true
+		}
+	}
+	return false
+}
+
+// MarkClosed adds subject to closedSubjects, evicting the oldest past the cap.
+func (s *Sentinel) MarkClosed(subject string) {
+	if s.IsClosed(subject) {
+		return
+	}
+	s.ClosedSubjects = append(s.ClosedSubjects, subject)
+	if n := len(s.ClosedSubjects) - MaxClosedSubjects; n > 0 {
+		s.ClosedSubjects = append([]string(nil), s.ClosedSubjects[n:]...)
+	}
+}
+
+// Reopen removes subject from closedSubjects.
+func (s *Sentinel) Reopen(subject string) {
+	out := s.ClosedSubjects[:0]
+	for _, c := range s.ClosedSubjects {
+		if c != subject {
+			out = append(out, c)
+		}
+	}
+	s.ClosedSubjects = out
+}
+
+// AddTerminal unions clause subjects into terminalSubjects and reports
+// whether every clause subject has now seen a terminal event.
+func (s *Sentinel) AddTerminal(clauseSubjects []string) bool {
+	have := map[string]bool{}
+	for _, t := range s.TerminalSubjects {
+		have[t] = true
+	}
+	for _, c := range clauseSubjects {
+		if !have[c] {
+			have[c] = true
+			s.TerminalSubjects = append(s.TerminalSubjects, c)
+		}
+	}
+	for _, c := range s.Spec.ClauseSubjects() {
+		if !have[c] {
+			return false
+		}
+	}
+	return true
+}
+
+// ExpiredAt reports whether an until.at sentinel is past its time at nowMs.
+func (s *Sentinel) ExpiredAt(nowMs int64) bool {
+	return s.Spec.Until.Kind == UntilAt && nowMs >= s.Spec.Until.Ms
+}

@@ -1,0 +1,186 @@
+package sentinel
+
+import (
+	"strings"
+)
+
+// Spec is a SentinelSpec: what to watch (OR across clauses), when to stop,
+// where to deliver, and an optional provider slug and descriptive labels.
+type Spec struct {
+	Match    []Clause `json:"match"`
+	Until    Until    `json:"until"`
+	Target   Target   `json:"target"`
+	Provider string   `json:"provider,omitempty"`
+	Group    string   `json:"group,omitempty"`
+	Label    string   `json:"label,omitempty"`
+}
+
+// Clause is one match clause: a subject (exact, or a prefix when it ends in
+// '*') and optional type globs. Empty Types means the resolved provider's
+// default types for the subject.
+type Clause struct {
+	Subject string   `json:"subject"`
+	Types   []string `json:"types,omitempty"`
+}
+
+// Until kinds.
+const (
+	UntilSubjectTerminal = "subject_terminal"
+	UntilAt              = "at"
+	UntilCount           = "count"
+	UntilNever           = "never"
+)
+
+// Until is the stop condition, a tagged union on Kind: subject_terminal,
+// at{ms} (epoch milliseconds), count{n}, never.
+type Until struct {
+	Kind string `json:"kind"`
+	Ms   int64  `json:"ms,omitempty"`
+	N    int    `json:"n,omitempty"`
+}
+
+// Target kinds.
+const (
+	TargetSession = "session"
+	TargetRoutine = "routine"
+	TargetWebhook = "webhook"
+)
+
+// Urgency is an AIP-46 message urgency.
+type Urgency string
+
+// The four urgencies; next-turn is the default.
+const (
+	UrgencyFYI       Urgency = "fyi"
+	UrgencyNextTurn  Urgency = "next-turn"
+	UrgencySteer     Urgency = "steer"
+	UrgencyInterrupt Urgency = "interrupt"
+)
+
+// Valid reports whether u is one of the four urgencies.
+func (u Urgency) Valid() bool {
+	switch u {
+	case UrgencyFYI, UrgencyNextTurn, UrgencySteer, UrgencyInterrupt:
+		return true
+	}
+	return false
+}
+
+// Target is where events are delivered, a tagged union on Kind. Only
+// session targets deliver; routine and webhook are frozen shapes that are
+// rejected with not_implemented.
+type Target struct {
+	Kind      string  `json:"kind"`
+	SessionID string  `json:"sessionId,omitempty"`
+	Urgency   Urgency `json:"urgency,omitempty"`
+	RoutineID string  `json:"routineId,omitempty"`
+	URL       string  `json:"url,omitempty"`
+}
+
+// Limits on a spec.
+const (
+	MaxClauses     = 32
+	MaxTypes       = 64
+	MaxTypeLen     = 256
+	MaxLabelLen    = 256
+	MaxProviderLen = 64
+)
+
+// Normalize fills defaults: a session target without urgency gets
+// next-turn. It does not validate.
+func (s *Spec) Normalize() {
+	if s.Target.Kind == TargetSession && s.Target.Urgency == "" {
+		s.Target.Urgency = UrgencyNextTurn
+	}
+}
+
+// Validate checks the spec's shape. Errors are *Error values with named
+// codes (invalid_subject, invalid_until, invalid_target, not_implemented,
+// invalid_session_id, invalid_urgency, invalid_types, invalid_input).
+func (s *Spec) Validate() error {
+	if len(s.Match) == 0 {
+		return Errorf(CodeMissingSubject, "spec has no match clause")
+	}
+	if len(s.Match) > MaxClauses {
+		return Errorf(CodeInvalidInput, "spec has more than %d match clauses", MaxClauses)
+	}
+	for i, c := range s.Match {
+		if _, err := ParseSubject(c.Subject, true); err != nil {
+			return err
+		}
+		if len(c.Types) > MaxTypes {
+			return Errorf(CodeInvalidTypes, "clause %d has more than %d types", i, MaxTypes)
+		}
+		for _, t := range c.Types {
+			if err := ValidateTypeGlob(t); err != nil {
+				return err
+			}
+		}
+	}
+	if err := s.Until.Validate(); err != nil {
+		return err
+	}
+	if err := s.Target.Validate(); err != nil {
+		return err
+	}
+	if len(s.Provider) > MaxProviderLen {
+		return Errorf(CodeUnknownProvider, "provider slug is too long")
+	}
+	if len(s.Group) > MaxLabelLen || len(s.Label) > MaxLabelLen {
+		return Errorf(CodeInvalidInput, "group and label are limited to %d bytes", MaxLabelLen)
+	}
+	return nil
+}
+
+// Validate checks the until union.
+func (u Until) Validate() error {
+	switch u.Kind {
+	case UntilSubjectTerminal, UntilNever:
+		return nil
+	case UntilAt:
+		if u.Ms <= 0 {
+			return Errorf(CodeInvalidUntil, "until.at needs ms, a positive epoch-milliseconds time")
+		}
+		return nil
+	case UntilCount:
+		if u.N < 1 {
+			return Errorf(CodeInvalidUntil, "until.count needs n >= 1")
+		}
+		return nil
+	case "":
+		return Errorf(CodeInvalidUntil, "until.kind is required (subject_terminal, at, count or never)")
+	}
+	return Errorf(CodeInvalidUntil, "unknown until.kind %q (subject_terminal, at, count or never)", u.Kind)
+}
+
+// Validate checks the target union. routine and webhook are frozen shapes
+// and are rejected with not_implemented.
+func (t Target) Validate() error {
+	switch t.Kind {
+	case TargetSession:
+		if t.SessionID == "" {
+			return Errorf(CodeNoCallerIdentity, "target.sessionId is required")
+		}
+		if !ValidSessionID(t.SessionID) {
+			return Errorf(CodeInvalidSessionID, "session id %q must match [A-Za-z0-9_-]{1,128}", t.SessionID)
+		}
+		if t.Urgency != "" && !t.Urgency.Valid() {
+			return Errorf(CodeInvalidUrgency, "urgency %q is not one of fyi, next-turn, steer, interrupt", t.Urgency)
+		}
+		return nil
+	case TargetRoutine, TargetWebhook:
+		return Errorf(CodeNotImplemented, "not_implemented: %s targets are a frozen shape without delivery", t.Kind)
+	case "":
+		return Errorf(CodeInvalidTarget, "target.kind is required")
+	}
+	return Errorf(CodeInvalidTarget, "unknown target.kind %q", t.Kind)
+}
+
+// ValidateTypeGlob checks one event-type glob: non-empty, bounded, no
+// whitespace. '*' is the only wildcard.
+func ValidateTypeGlob(t string) error {
+	if t == "" || len(t) > MaxTypeLen || strings.ContainsAny(t, " \t\r\n") {
+		return Errorf(CodeInvalidTypes, "event type %q must be a non-empty glob without whitespace, at most %d bytes", t, MaxTypeLen)
+	}
+	return nil
+}
