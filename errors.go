@@ -77,3 +77,10 @@ const (
 	CodeInvalidTypes        = "invalid_types"
 	CodeSubjectTerminalRepo = "subject_terminal_unsupported"
 )
+
+// Storage sentinels shared by every layer: a missing key and a lost
+// compare-and-set race. Stores wrap them; callers test with errors.Is.
+var (
+	ErrNotFound = &Error{Code: CodeNotFound, Message: "not found"}
+	ErrConflict = &Error{Code: CodeConflict, Message: "revision conflict"}
+)

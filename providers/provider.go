@@ -177,3 +177,18 @@ func PreferredDelivery(ctx context.Context, p Provider, intervalMs int, callback
 	}
 	return Delivery{Mode: ModePush, CallbackURL: callbackURL}
 }
+
+// Reconciler is implemented by providers whose upstream can lose deliveries
+// (GitHub never redelivers a failed webhook by itself). The runtime calls
+// Reconcile at start and periodically for each bound handle; it asks the
+// upstream to redeliver what failed and reports counts in the result.
+type Reconciler interface {
+	Reconcile(ctx context.Context, h sentinel.Handle) (ReconcileResult, error)
+}
+
+// ReconcileResult reports one reconciliation pass.
+type ReconcileResult struct {
+	Checked     int `json:"checked"`
+	Failed      int `json:"failed"`
+	Redelivered int `json:"redelivered"`
+}
