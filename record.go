@@ -50,6 +50,9 @@ type Sentinel struct {
 	ClosedSubjects   []string `json:"closedSubjects"`
 	// SeenMarks counts ids marked seen; the seen window is pruned as it grows.
 	SeenMarks int `json:"seenMarks,omitempty"`
+	// LastHandledID is the id of the last event whose counters were applied,
+	// so a redelivery after a crash does not count the event twice.
+	LastHandledID string `json:"lastHandledId,omitempty"`
 }
 
 // View is the public projection of a sentinel: what sentinel_list, the HTTP

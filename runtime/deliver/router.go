@@ -1,0 +1,50 @@
+package deliver
+
+import (
+	"context"
+
+	"github.com/agentproto/sentinel"
+	"github.com/agentproto/sentinel/runtime/inbox"
+)
+
+// Outcome is what routing one matched event produced. Parking and
+// orphaning count as handled.
+type Outcome struct {
+	// Duplicate: the target inbox already held this message (a redelivery
+	// after a crash); counters are not applied twice.
+	Duplicate bool
+	// Parked: the event was journaled instead of delivered, with Reason.
+	Parked bool
+	Reason string
+	// Orphaned marks the sentinel orphaned (its target is dead).
+	Orphaned bool
+	// RetargetTo re-targets the sentinel to a resumed session's new id.
+	RetargetTo string
+	// Message is the stored inbox message, when one was stored.
+	Message *inbox.Message
+}
+
+// Router delivers one matched event of a sentinel to its target. The
+// sessions package implements dead-target routing (resume, successor,
+// parent forward, park); an error leaves the event unhandled and retryable.
+type Router interface {
+	Route(ctx context.Context, rec *sentinel.Sentinel, ev *sentinel.Event) (Outcome, error)
+}
+
+// DirectRouter stores the event's message in the target's inbox with no
+// liveness check: the router of a node without a session registry.
+type DirectRouter struct {
+	Inbox *inbox.Inbox
+	Now   func() string
+}
+
+// Route implements Router.
+func (d DirectRouter) Route(ctx context.Context, rec *sentinel.Sentinel, ev *sentinel.Event) (Outcome, error) {
+	t := rec.Spec.Target
+	msg := inbox.SentinelMessage(rec.ID, rec.Provider, t.SessionID, t.Urgency, ev, d.Now())
+	stored, dup, err := d.Inbox.Append(ctx, msg)
+	if err != nil {
+		return Outcome{}, err
+	}
+	return Outcome{Duplicate: dup, Message: &stored}, nil
+}

@@ -1,0 +1,176 @@
+package inbox
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/agentproto/sentinel/bus"
+)
+
+// Inbox reads and writes session inboxes on the bus.
+type Inbox struct {
+	b *bus.Bus
+}
+
+// New returns the inbox store.
+func New(b *bus.Bus) *Inbox { return &Inbox{b: b} }
+
+// Append stores msg in its recipient's inbox. The message id makes it
+// idempotent forever: a second Append of the same id returns the stored
+// sequence and dup = true.
+func (i *Inbox) Append(ctx context.Context, msg Message) (Message, bool, error) {
+	if err := msg.Validate(); err != nil {
+		return Message{}, false, err
+	}
+	msg.Seq = 0
+	raw, err := json.Marshal(msg)
+	if err != nil {
+		return Message{}, false, fmt.Errorf("encode message: %w", err)
+	}
+	seq, dup, err := i.b.PublishInbox(ctx, msg.To, msg.ID, raw)
+	if err != nil {
+		return Message{}, false, err
+	}
+	msg.Seq = seq
+	return msg, dup, nil
+}
+
+// Query selects messages of one session's inbox.
+type Query struct {
+	SessionID     string
+	After         uint64 // exclusive stream sequence
+	Limit         int    // default 50, max 500
+	CorrelationID string
+}
+
+// Read returns up to Limit messages after Query.After, oldest first, and the
+// sequence to pass as After next time.
+func (i *Inbox) Read(ctx context.Context, q Query) ([]Message, uint64, error) {
+	if q.Limit <= 0 {
+		q.Limit = 50
+	}
+	if q.Limit > 500 {
+		q.Limit = 500
+	}
+	next := q.After
+	cfg := jetstream.OrderedConsumerConfig{
+		FilterSubjects: []string{bus.InboxFilter(q.SessionID)},
+		DeliverPolicy:  jetstream.DeliverByStartSequencePolicy,
+		OptStartSeq:    q.After + 1,
+	}
+	info, err := i.b.Inbox.Info(ctx)
+	if err != nil {
+		return nil, next, fmt.Errorf("inbox info: %w", err)
+	}
+	if info.State.LastSeq <= q.After {
+		return nil, next, nil
+	}
+	cons, err := i.b.Inbox.OrderedConsumer(ctx, cfg)
+	if err != nil {
+		return nil, next, fmt.Errorf("inbox read: %w", err)
+	}
+	defer func() { _ = i.b.Inbox.DeleteConsumer(context.WithoutCancel(ctx), consumerName(cons)) }()
+	var out []Message
+	for len(out) < q.Limit {
+		batch, err := cons.FetchNoWait(q.Limit - len(out))
+		if err != nil {
+			return nil, next, fmt.Errorf("inbox fetch: %w", err)
+		}
+		n := 0
+		for m := range batch.Messages() {
+			n++
+			md, err := m.Metadata()
+			if err != nil {
+				continue
+			}
+			next = md.Sequence.Stream
+			var msg Message
+			if json.Unmarshal(m.Data(), &msg) != nil {
+				continue
+			}
+			msg.Seq = md.Sequence.Stream
+			if q.CorrelationID != "" && msg.CorrelationID != q.CorrelationID {
+				continue
+			}
+			out = append(out, msg)
+		}
+		if err := batch.Error(); err != nil && !errors.Is(err, nats.ErrTimeout) {
+			return nil, next, fmt.Errorf("inbox fetch: %w", err)
+		}
+		if n == 0 {
+			break
+		}
+	}
+	return out, next, nil
+}
+
+func consumerName(c jetstream.Consumer) string {
+	if info := c.CachedInfo(); info != nil {
+		return info.Name
+	}
+	return ""
+}
+
+// Wait returns the messages after q.After as soon as at least one matches,
+// waiting up to timeout for a new one. It returns at once when a match is
+// already there; an empty result means the wait timed out.
+func (i *Inbox) Wait(ctx context.Context, q Query, timeout time.Duration) ([]Message, uint64, error) {
+	wake := make(chan struct{}, 1)
+	sub, err := i.b.NC.Subscribe(bus.InboxFilter(q.SessionID), func(*nats.Msg) {
+		select {
+		case wake <- struct{}{}:
+		default:
+		}
+	})
+	if err != nil {
+		return nil, q.After, fmt.Errorf("inbox wait: %w", err)
+	}
+	defer func() { _ = sub.Unsubscribe() }()
+	timer := time.NewTimer(timeout)
+	defer timer.Stop()
+	for {
+		msgs, next, err := i.Read(ctx, q)
+		if err != nil || len(msgs) > 0 {
+			return msgs, next, err
+		}
+		q.After = next
+		select {
+		case <-wake:
+		case <-timer.C:
+			return nil, q.After, nil
+		case <-ctx.Done():
+			return nil, q.After, context.Cause(ctx)
+		}
+	}
+}
+
+// Subscribe calls fn for every message stored in a session's inbox from now
+// on (core NATS fan-out of the stream's subjects; used to wake SSE streams
+// and notify hooks). The returned function unsubscribes.
+func (i *Inbox) Subscribe(sessionID string, fn func()) (func(), error) {
+	subj := bus.InboxFilter(sessionID)
+	if sessionID == "" {
+		subj = bus.InboxAll
+	}
+	sub, err := i.b.NC.Subscribe(subj, func(*nats.Msg) { fn() })
+	if err != nil {
+		return nil, fmt.Errorf("inbox subscribe: %w", err)
+	}
+	return func() { _ = sub.Unsubscribe() }, nil
+}
+
+// SessionOf returns the session id of an inbox subject.
+func SessionOf(subject string) string {
+	parts := strings.Split(subject, ".")
+	if len(parts) < 4 {
+		return ""
+	}
+	return parts[2]
+}

@@ -1,0 +1,128 @@
+// Package park journals what could not be delivered (an event for a dead
+// target, post-mortem noise, a malformed provider item, a follow digest) on
+// the parked stream. Nothing reads it back automatically: it is a
+// diagnostic record listed by GET /parked and `sentinel parked`.
+package park
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/agentproto/sentinel"
+	"github.com/agentproto/sentinel/bus"
+)
+
+// Record is one parked item: {sentinelId, event, reason, ts} for sentinel
+// events; follow digests carry followId/follower and text instead.
+type Record struct {
+	SentinelID string          `json:"sentinelId,omitempty"`
+	FollowID   string          `json:"followId,omitempty"`
+	Follower   string          `json:"follower,omitempty"`
+	Event      *sentinel.Event `json:"event,omitempty"`
+	Item       any             `json:"item,omitempty"`
+	Text       string          `json:"text,omitempty"`
+	Reason     string          `json:"reason"`
+	Ts         string          `json:"ts"`
+	Seq        uint64          `json:"seq,omitempty"`
+}
+
+// Journal writes and lists parked records.
+type Journal struct {
+	b   *bus.Bus
+	now func() time.Time
+}
+
+// New returns the journal.
+func New(b *bus.Bus, now func() time.Time) *Journal {
+	if now == nil {
+		now = time.Now
+	}
+	return &Journal{b: b, now: now}
+}
+
+// Park appends a record under the id (a sentinel or follow id) and waits
+// for it to be stored. msgID, when set, deduplicates a re-park inside the
+// stream's window.
+func (j *Journal) Park(ctx context.Context, id string, rec Record, msgID string) error {
+	if rec.Ts == "" {
+		rec.Ts = sentinel.FormatTime(j.now())
+	}
+	rec.Seq = 0
+	raw, err := json.Marshal(rec)
+	if err != nil {
+		return fmt.Errorf("park: encode: %w", err)
+	}
+	if _, err := j.b.Publish(ctx, bus.ParkedSubject(id), raw, msgID); err != nil {
+		return fmt.Errorf("park: %w", err)
+	}
+	return nil
+}
+
+// List returns up to limit parked records, newest last; id filters to one
+// sentinel or follow id when non-empty.
+func (j *Journal) List(ctx context.Context, id string, limit int) ([]Record, error) {
+	if limit <= 0 || limit > 1000 {
+		limit = 100
+	}
+	filter := bus.ParkedAll
+	if id != "" {
+		filter = bus.ParkedSubject(id)
+	}
+	info, err := j.b.Parked.Info(ctx, jetstream.WithSubjectFilter(filter))
+	if err != nil {
+		return nil, fmt.Errorf("parked info: %w", err)
+	}
+	var total uint64
+	for _, n := range info.State.Subjects {
+		total += n
+	}
+	if total == 0 {
+		return []Record{}, nil
+	}
+	cons, err := j.b.Parked.OrderedConsumer(ctx, jetstream.OrderedConsumerConfig{
+		FilterSubjects: []string{filter},
+		DeliverPolicy:  jetstream.DeliverAllPolicy,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("parked read: %w", err)
+	}
+	// Keep the newest limit records.
+	var out []Record
+	for {
+		batch, err := cons.FetchNoWait(256)
+		if err != nil {
+			return nil, fmt.Errorf("parked fetch: %w", err)
+		}
+		n := 0
+		for m := range batch.Messages() {
+			n++
+			var r Record
+			if json.Unmarshal(m.Data(), &r) != nil {
+				continue
+			}
+			if md, err := m.Metadata(); err == nil {
+				r.Seq = md.Sequence.Stream
+			}
+			out = append(out, r)
+			if len(out) > limit {
+				out = out[1:]
+			}
+		}
+		if err := batch.Error(); err != nil && !errors.Is(err, nats.ErrTimeout) {
+			return nil, fmt.Errorf("parked fetch: %w", err)
+		}
+		if n == 0 {
+			break
+		}
+	}
+	if out == nil {
+		out = []Record{}
+	}
+	return out, nil
+}

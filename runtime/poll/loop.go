@@ -1,0 +1,243 @@
+package poll
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/agentproto/sentinel"
+	"github.com/agentproto/sentinel/providers"
+	"github.com/agentproto/sentinel/runtime/metrics"
+	"github.com/agentproto/sentinel/runtime/park"
+	"github.com/agentproto/sentinel/runtime/sentinels"
+)
+
+type promCounterVec = *prometheus.CounterVec
+
+// Config configures the poll loop.
+type Config struct {
+	ActiveInterval time.Duration `mapstructure:"active_interval"`
+	IdleInterval   time.Duration `mapstructure:"idle_interval"`
+	HotWindow      time.Duration `mapstructure:"hot_window"`
+	BatchLimit     int           `mapstructure:"batch_limit"`
+	PollTimeout    time.Duration `mapstructure:"poll_timeout"`
+}
+
+// DefaultConfig returns the spec's cadence: 15 s hot, 60 s idle, a 10 min
+// hot window, 50 events per sentinel per tick.
+func DefaultConfig() Config {
+	return Config{
+		ActiveInterval: 15 * time.Second,
+		IdleInterval:   60 * time.Second,
+		HotWindow:      10 * time.Minute,
+		BatchLimit:     50,
+		PollTimeout:    60 * time.Second,
+	}
+}
+
+// Validate checks the config.
+func (c Config) Validate() error {
+	if c.ActiveInterval <= 0 || c.IdleInterval <= 0 || c.HotWindow <= 0 {
+		return errors.New("poll: intervals and hot window must be positive")
+	}
+	if c.BatchLimit < 1 || c.BatchLimit > 1000 {
+		return errors.New("poll: batch_limit must be within 1..1000")
+	}
+	return nil
+}
+
+// Loop is the poll loop.
+type Loop struct {
+	Cfg       Config
+	Store     *sentinels.Store
+	Registry  *providers.Registry
+	Publisher *Publisher
+	Park      *park.Journal
+	Expirer   *sentinels.Expirer
+	Metrics   *metrics.Metrics
+	Log       *slog.Logger
+	Now       func() time.Time
+	// After returns a channel that fires after d (time.After by default);
+	// tests inject a fake clock.
+	After func(d time.Duration) <-chan time.Time
+	// OnInterval, when set, observes every interval the loop schedules.
+	OnInterval func(d time.Duration)
+
+	tick sync.Mutex
+	kick chan struct{}
+	once sync.Once
+}
+
+func (l *Loop) init() {
+	l.once.Do(func() {
+		l.kick = make(chan struct{}, 1)
+		if l.After == nil {
+			l.After = time.After
+		}
+	})
+}
+
+// Run ticks until ctx ends: after each tick it recomputes the interval and
+// waits for it (or a Kick).
+func (l *Loop) Run(ctx context.Context) error {
+	l.init()
+	for {
+		d := l.Interval(ctx)
+		if l.OnInterval != nil {
+			l.OnInterval(d)
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-l.After(d):
+		case <-l.kick:
+		}
+		l.TryTick(ctx)
+	}
+}
+
+// Kick makes Run tick now instead of waiting out its interval.
+func (l *Loop) Kick() {
+	l.init()
+	select {
+	case l.kick <- struct{}{}:
+	default:
+	}
+}
+
+// Interval returns the active interval when any pollable sentinel delivered
+// an event within the hot window, else the idle interval.
+func (l *Loop) Interval(ctx context.Context) time.Duration {
+	recs, err := l.Store.List(ctx)
+	if err != nil {
+		return l.Cfg.ActiveInterval
+	}
+	hotSince := l.Now().Add(-l.Cfg.HotWindow).UnixMilli()
+	for _, r := range recs {
+		if r.Status.Pollable() && r.LastEventTs > 0 && r.LastEventTs >= hotSince {
+			return l.Cfg.ActiveInterval
+		}
+	}
+	return l.Cfg.IdleInterval
+}
+
+// TryTick runs one tick unless one is in flight; it reports whether it ran.
+func (l *Loop) TryTick(ctx context.Context) bool {
+	if !l.tick.TryLock() {
+		return false
+	}
+	defer l.tick.Unlock()
+	l.runTick(ctx)
+	return true
+}
+
+// PollNow runs one tick over every pollable sentinel, waiting for an
+// in-flight tick to finish first.
+func (l *Loop) PollNow(ctx context.Context) {
+	l.tick.Lock()
+	defer l.tick.Unlock()
+	l.runTick(ctx)
+}
+
+func (l *Loop) runTick(ctx context.Context) {
+	if _, err := l.Expirer.Sweep(ctx); err != nil {
+		l.Log.Warn("expiry sweep failed", "err", err)
+	}
+	recs, err := l.Store.List(ctx)
+	if err != nil {
+		l.Log.Warn("poll tick: list sentinels failed", "err", err)
+		return
+	}
+	for _, r := range recs {
+		if ctx.Err() != nil {
+			return
+		}
+		if !r.Status.Pollable() {
+			continue
+		}
+		l.pollOne(ctx, r)
+	}
+}
+
+func (l *Loop) pollOne(ctx context.Context, rec *sentinel.Sentinel) {
+	prov, ok := l.Registry.Get(rec.Provider)
+	if !ok {
+		return
+	}
+	poller, ok := prov.(providers.Poller)
+	if !ok || !prov.Capabilities().Poll {
+		return
+	}
+	log := l.Log.With("sentinel", rec.ID, "provider", rec.Provider)
+	pctx, cancel := context.WithTimeout(ctx, l.Cfg.PollTimeout)
+	defer cancel()
+	start := time.Now()
+	res, err := poller.Poll(pctx, rec.Handle, l.Cfg.BatchLimit)
+	l.Metrics.ObservePoll(rec.Provider, time.Since(start).Seconds())
+	if err != nil {
+		l.Metrics.IncVec(func(m *metrics.Metrics) promCounterVec { return m.PollErrors }, rec.Provider)
+		log.Warn("poll failed", "err", err)
+		l.setLastError(ctx, rec.ID, "poll: "+err.Error())
+		return
+	}
+	// Park malformed items durably before the cursor moves past them.
+	for _, m := range res.Malformed {
+		item := m
+		msgID := "mal:" + rec.ID + ":" + item.Digest
+		if item.Seq != nil {
+			msgID += ":" + strconv.FormatInt(*item.Seq, 10)
+		}
+		if err := l.Park.Park(pctx, rec.ID, park.Record{SentinelID: rec.ID, Item: item, Reason: "malformed: " + item.Error}, msgID); err != nil {
+			log.Warn("parking a malformed item failed; batch not acknowledged", "err", err)
+			l.setLastError(ctx, rec.ID, "quarantine write failed; batch not acknowledged")
+			return
+		}
+		l.Metrics.IncVec(func(m *metrics.Metrics) promCounterVec { return m.Parked }, "malformed")
+	}
+	if _, err := l.Publisher.Publish(pctx, rec.ID, res.Events, OriginPoll); err != nil {
+		log.Warn("publishing polled events failed; batch not acknowledged", "err", err)
+		l.setLastError(ctx, rec.ID, "publish failed; batch not acknowledged: "+err.Error())
+		return
+	}
+	if res.Cursor == rec.Handle.Cursor && rec.LastError == "" {
+		return
+	}
+	updated, err := l.Store.Update(ctx, rec.ID, func(r *sentinel.Sentinel) error {
+		r.Handle.Cursor = res.Cursor
+		r.LastError = ""
+		return nil
+	})
+	if err != nil {
+		if !errors.Is(err, sentinels.ErrNotFound) {
+			log.Warn("persisting the poll cursor failed", "err", err)
+		}
+		return
+	}
+	if res.Cursor != rec.Handle.Cursor {
+		if err := poller.Ack(pctx, updated.Handle, res.Cursor); err != nil {
+			log.Warn("provider ack failed", "err", err)
+		}
+	}
+}
+
+func (l *Loop) setLastError(ctx context.Context, id, msg string) {
+	if len(msg) > 1000 {
+		msg = msg[:1000]
+	}
+	_, err := l.Store.Update(ctx, id, func(r *sentinel.Sentinel) error {
+		if r.LastError == msg {
+			return sentinels.ErrSkip
+		}
+		r.LastError = msg
+		return nil
+	})
+	if err != nil && !errors.Is(err, sentinels.ErrNotFound) {
+		l.Log.Warn("recording lastError failed", "sentinel", id, "err", fmt.Sprint(err))
+	}
+}

@@ -1,0 +1,51 @@
+package poll
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"github.com/agentproto/sentinel"
+	"github.com/agentproto/sentinel/bus"
+	"github.com/agentproto/sentinel/runtime/metrics"
+)
+
+// Origins of published events (a metric label).
+const (
+	OriginPoll = "poll"
+	OriginPush = "push"
+)
+
+// Publisher publishes a sentinel's events into its partition of the events
+// stream with Nats-Msg-Id = <sentinelId>:<eventId>, waiting for each
+// PubAck. Concurrent calls for one sentinel are safe: the stream drops
+// duplicates and the partition consumer serializes delivery.
+type Publisher struct {
+	Bus     *bus.Bus
+	Metrics *metrics.Metrics
+}
+
+// Publish publishes events in order. It returns how many were new (not
+// dropped as duplicates); on error, events before the failing one are
+// stored and the rest are not.
+func (p *Publisher) Publish(ctx context.Context, sentinelID string, events []sentinel.Event, origin string) (int, error) {
+	fresh := 0
+	for i := range events {
+		ev := &events[i]
+		raw, err := json.Marshal(ev)
+		if err != nil {
+			return fresh, fmt.Errorf("encode event %s: %w", ev.ID, err)
+		}
+		dup, err := p.Bus.PublishEvent(ctx, sentinelID, ev.ID, raw)
+		if err != nil {
+			return fresh, err
+		}
+		if dup {
+			p.Metrics.IncVec(func(m *metrics.Metrics) promCounterVec { return m.EventsDuplicate }, origin)
+			continue
+		}
+		fresh++
+		p.Metrics.IncVec(func(m *metrics.Metrics) promCounterVec { return m.EventsPublished }, origin)
+	}
+	return fresh, nil
+}

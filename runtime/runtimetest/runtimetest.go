@@ -1,0 +1,193 @@
+// Package runtimetest wires the runtime (stores, pipeline, workers, poll
+// loop, service) over a real embedded JetStream and the fake provider, for
+// the runtime's own tests.
+package runtimetest
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/agentproto/sentinel"
+	"github.com/agentproto/sentinel/bus/bustest"
+	"github.com/agentproto/sentinel/providers"
+	"github.com/agentproto/sentinel/providers/fake"
+	"github.com/agentproto/sentinel/runtime/deliver"
+	"github.com/agentproto/sentinel/runtime/inbox"
+	"github.com/agentproto/sentinel/runtime/park"
+	"github.com/agentproto/sentinel/runtime/poll"
+	"github.com/agentproto/sentinel/runtime/sentinels"
+)
+
+// Clock is a settable clock.
+type Clock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+// NewClock returns a clock at t.
+func NewClock(t time.Time) *Clock { return &Clock{t: t} }
+
+// Now returns the current time.
+func (c *Clock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
+
+// Advance moves the clock forward.
+func (c *Clock) Advance(d time.Duration) { c.mu.Lock(); c.t = c.t.Add(d); c.mu.Unlock() }
+
+// Set sets the clock.
+func (c *Clock) Set(t time.Time) { c.mu.Lock(); c.t = t; c.mu.Unlock() }
+
+// Env is a wired runtime.
+type Env struct {
+	T         testing.TB
+	Bus       *bustest.Env
+	Fake      *fake.Provider
+	Registry  *providers.Registry
+	Store     *sentinels.Store
+	Seen      *sentinels.Seen
+	Inbox     *inbox.Inbox
+	Park      *park.Journal
+	Pipeline  *deliver.Pipeline
+	Workers   *deliver.Workers
+	Loop      *poll.Loop
+	Publisher *poll.Publisher
+	Service   *sentinels.Service
+	Expirer   *sentinels.Expirer
+	Clock     *Clock
+	Log       *slog.Logger
+}
+
+// Options adjust the env.
+type Options struct {
+	// Router replaces the direct inbox router.
+	Router deliver.Router
+	// NoWorkers leaves the delivery workers stopped.
+	NoWorkers bool
+	// Extra providers registered after the fake.
+	Extra []providers.Provider
+	// Partitions (default 4).
+	Partitions int
+	// BusOpts passes through to bustest.
+	BusOpts []bustest.Option
+}
+
+// Start wires and starts the runtime.
+func Start(t testing.TB, o Options) *Env {
+	t.Helper()
+	if o.Partitions == 0 {
+		o.Partitions = 4
+	}
+	opts := append([]bustest.Option{bustest.WithPartitions(o.Partitions), bustest.WithAckWait(5 * time.Second)}, o.BusOpts...)
+	be := bustest.Start(t, opts...)
+	clock := NewClock(time.Date(2026, 11, 1, 10, 0, 0, 0, time.UTC))
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	fk := fake.New(fake.Config{})
+	reg, err := providers.NewRegistry(append([]providers.Provider{fk}, o.Extra...)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := &Env{T: t, Bus: be, Fake: fk, Registry: reg, Clock: clock, Log: log}
+	b := be.Bus
+	e.Store = sentinels.NewStore(b.Sentinels)
+	e.Seen = sentinels.NewSeen(b.Seen, clock.Now)
+	e.Inbox = inbox.New(b)
+	e.Park = park.New(b, clock.Now)
+	e.Expirer = &sentinels.Expirer{Store: e.Store, Registry: reg, Log: log, Now: clock.Now}
+	router := o.Router
+	if router == nil {
+		router = deliver.DirectRouter{Inbox: e.Inbox, Now: func() string { return sentinel.FormatTime(clock.Now()) }}
+	}
+	e.Pipeline = &deliver.Pipeline{Store: e.Store, Seen: e.Seen, Registry: reg, Router: router, Park: e.Park, Log: log, Now: clock.Now, Expirer: e.Expirer}
+	e.Publisher = &poll.Publisher{Bus: b}
+	cfg := poll.DefaultConfig()
+	e.Loop = &poll.Loop{Cfg: cfg, Store: e.Store, Registry: reg, Publisher: e.Publisher, Park: e.Park, Expirer: e.Expirer, Log: log, Now: clock.Now}
+	e.Service = &sentinels.Service{
+		Store: e.Store, Seen: e.Seen, Registry: reg, Expirer: e.Expirer,
+		Creds: sentinels.NewCredStore(b.Creds), Ledger: sentinels.NewLedger(b.Setup),
+		Poller: e.Loop, Publisher: e.Publisher, Log: log, Now: clock.Now,
+	}
+	wcfg := deliver.WorkersConfig{RetryBase: 20 * time.Millisecond, RetryMax: 100 * time.Millisecond, HandleTimeout: 10 * time.Second}
+	e.Workers = &deliver.Workers{Bus: b, Pipeline: e.Pipeline, Park: e.Park, Log: log, Cfg: wcfg}
+	if !o.NoWorkers {
+		if err := e.Workers.Start(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(e.Workers.Stop)
+	}
+	return e
+}
+
+// Watch creates a sentinel through the service.
+func (e *Env) Watch(req sentinel.WatchRequest) *sentinel.Sentinel {
+	e.T.Helper()
+	rec, err := e.Service.Create(context.Background(), req, "")
+	if err != nil {
+		e.T.Fatalf("watch: %v", err)
+	}
+	return rec
+}
+
+// InboxOf reads a session's whole inbox.
+func (e *Env) InboxOf(session string) []inbox.Message {
+	e.T.Helper()
+	msgs, _, err := e.Inbox.Read(context.Background(), inbox.Query{SessionID: session, Limit: 500})
+	if err != nil {
+		e.T.Fatalf("read inbox: %v", err)
+	}
+	return msgs
+}
+
+// WaitInbox waits until the session's inbox holds n messages and returns
+// them.
+func (e *Env) WaitInbox(session string, n int) []inbox.Message {
+	e.T.Helper()
+	var msgs []inbox.Message
+	bustest.Eventually(e.T, 10*time.Second, func() bool {
+		msgs = e.InboxOf(session)
+		return len(msgs) >= n
+	}, "inbox of %s to hold %d messages (has %d)", session, n, len(msgs))
+	return msgs
+}
+
+// Get returns a sentinel record.
+func (e *Env) Get(id string) *sentinel.Sentinel {
+	e.T.Helper()
+	rec, _, err := e.Store.Get(context.Background(), id)
+	if err != nil {
+		e.T.Fatalf("get %s: %v", id, err)
+	}
+	return rec
+}
+
+// Drained waits until every partition consumer has nothing pending or in
+// flight.
+func (e *Env) Drained() {
+	e.T.Helper()
+	ctx := context.Background()
+	bustest.Eventually(e.T, 10*time.Second, func() bool {
+		for p := 0; p < e.Bus.Bus.Cfg.Partitions; p++ {
+			c, err := e.Bus.Bus.PartitionConsumer(ctx, p)
+			if err != nil {
+				return false
+			}
+			info, err := c.Info(ctx)
+			if err != nil || info.NumPending > 0 || info.NumAckPending > 0 {
+				return false
+			}
+		}
+		return true
+	}, "partitions to drain")
+}
+
+// Event builds a fake event on a GitHub PR subject.
+func Event(id, typ, subject string, terminal bool) sentinel.Event {
+	ref, err := sentinel.ParseGitHubSubject(subject)
+	subjects := []string{subject}
+	if err == nil {
+		subjects = ref.Subjects()
+	}
+	return sentinel.NewEvent(id, "//agentproto.local/sentinel/fake", typ, subject, subjects, time.Date(2026, 11, 1, 10, 0, 0, 0, time.UTC), typ+" on "+subject, terminal, map[string]any{"n": id})
+}

@@ -1,0 +1,133 @@
+package sentinels
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sort"
+
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/agentproto/sentinel"
+	"github.com/agentproto/sentinel/providers"
+)
+
+// Adapter statuses.
+const (
+	AdapterSupported = "supported"
+	AdapterAvailable = "available"
+	AdapterReady     = "ready"
+)
+
+// Adapter is one entry of list_sentinel_adapters / GET /adapters. It never
+// carries a credential.
+type Adapter struct {
+	Slug         string                 `json:"slug"`
+	Name         string                 `json:"name"`
+	Status       string                 `json:"status"`
+	Version      string                 `json:"version"`
+	Description  string                 `json:"description,omitempty"`
+	Capabilities providers.Capabilities `json:"capabilities"`
+	SetupFields  []providers.SetupField `json:"setupFields,omitempty"`
+	Info         map[string]any         `json:"info,omitempty"`
+}
+
+// Adapters lists every provider with its readiness: ready, or available
+// with the reason in info.readiness (never a false ready).
+func (s *Service) Adapters(ctx context.Context) []Adapter {
+	var out []Adapter
+	for _, p := range s.Registry.All() {
+		inf := p.Info()
+		a := Adapter{Slug: inf.Slug, Name: inf.Name, Version: inf.Version, Description: inf.Description, Capabilities: p.Capabilities(), Status: AdapterReady}
+		if sf, ok := p.(providers.SetupFielder); ok {
+			a.SetupFields = sf.SetupFields()
+		}
+		if _, ok := p.(providers.ReadinessChecker); ok {
+			r := readiness(ctx, p)
+			a.Info = map[string]any{"readiness": r}
+			if !r.Ready {
+				a.Status = AdapterAvailable
+			}
+		}
+		out = append(out, a)
+	}
+	return out
+}
+
+// SetupResult reports a completed provider setup. Sensitive values are
+// never echoed: only the names of the stored fields.
+type SetupResult struct {
+	Slug      string              `json:"slug"`
+	Stored    []string            `json:"stored"`
+	Readiness providers.Readiness `json:"readiness"`
+}
+
+// Setup stores a provider's setup fields in the credential store and
+// records the setup in the ledger. Unknown fields and missing required
+// fields are invalid_setup; a provider without setup fields is too.
+func (s *Service) Setup(ctx context.Context, slug string, fields map[string]string) (SetupResult, error) {
+	p, ok := s.Registry.Get(slug)
+	if !ok {
+		return SetupResult{}, sentinel.Errorf(sentinel.CodeProviderNotFound, "unknown adapter %q (known: %v)", slug, s.Registry.Slugs())
+	}
+	sf, ok := p.(providers.SetupFielder)
+	if !ok || len(sf.SetupFields()) == 0 {
+		return SetupResult{}, sentinel.Errorf(sentinel.CodeInvalidSetup, "%s takes no setup fields", slug)
+	}
+	known := map[string]providers.SetupField{}
+	for _, f := range sf.SetupFields() {
+		known[f.Name] = f
+	}
+	for name, v := range fields {
+		if _, ok := known[name]; !ok {
+			return SetupResult{}, sentinel.Errorf(sentinel.CodeInvalidSetup, "%s has no setup field %q", slug, name)
+		}
+		if len(v) > 4096 {
+			return SetupResult{}, sentinel.Errorf(sentinel.CodeInvalidSetup, "setup field %q is too long", name)
+		}
+	}
+	cur, err := s.Creds.Credentials(ctx, slug)
+	if err != nil {
+		return SetupResult{}, err
+	}
+	for _, f := range sf.SetupFields() {
+		if f.Required && fields[f.Name] == "" && cur[f.Name] == "" {
+			return SetupResult{}, sentinel.Errorf(sentinel.CodeInvalidSetup, "%s needs the field %q", slug, f.Name)
+		}
+	}
+	if err := s.Creds.Merge(ctx, slug, fields); err != nil {
+		return SetupResult{}, err
+	}
+	stored := make([]string, 0, len(fields))
+	for name := range fields {
+		stored = append(stored, name)
+	}
+	sort.Strings(stored)
+	if s.Ledger != nil {
+		if err := s.Ledger.Record(ctx, slug, stored, s.Now().UnixMilli()); err != nil {
+			s.Log.Warn("setup ledger write failed", "provider", slug, "err", err)
+		}
+	}
+	s.Log.Info("provider setup stored", "provider", slug, "fields", stored)
+	return SetupResult{Slug: slug, Stored: stored, Readiness: readiness(ctx, p)}, nil
+}
+
+// Ledger records completed setups (which fields, when) in a KV bucket.
+type Ledger struct {
+	kv jetstream.KeyValue
+}
+
+// NewLedger returns the ledger.
+func NewLedger(kv jetstream.KeyValue) *Ledger { return &Ledger{kv: kv} }
+
+// Record writes the ledger entry of a setup.
+func (l *Ledger) Record(ctx context.Context, slug string, fields []string, ts int64) error {
+	raw, err := json.Marshal(map[string]any{"slug": slug, "fields": fields, "completedTs": ts})
+	if err != nil {
+		return err
+	}
+	if _, err := l.kv.Put(ctx, slug, raw); err != nil {
+		return fmt.Errorf("setup ledger: %w", err)
+	}
+	return nil
+}

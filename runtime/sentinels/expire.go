@@ -1,0 +1,86 @@
+package sentinels
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"time"
+
+	"github.com/agentproto/sentinel"
+	"github.com/agentproto/sentinel/providers"
+)
+
+// Expirer moves sentinels to expired and cancels their provider-side watch,
+// best effort.
+type Expirer struct {
+	Store         *Store
+	Registry      *providers.Registry
+	Log           *slog.Logger
+	Now           func() time.Time
+	CancelTimeout time.Duration
+}
+
+// Expire sets the sentinel's status to expired (when it is pollable) and
+// cancels its provider. An unknown id is not an error.
+func (e *Expirer) Expire(ctx context.Context, id, reason string) error {
+	changed := false
+	rec, err := e.Store.Update(ctx, id, func(r *sentinel.Sentinel) error {
+		if !r.Status.Pollable() {
+			changed = false
+			return ErrSkip
+		}
+		changed = true
+		r.Status = sentinel.StatusExpired
+		return nil
+	})
+	if errors.Is(err, ErrNotFound) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if changed {
+		e.Log.Info("sentinel expired", "sentinel", id, "reason", reason)
+		e.CancelProvider(ctx, rec)
+	}
+	return nil
+}
+
+// CancelProvider cancels the record's provider-side watch, best effort: a
+// failure is logged and never returned.
+func (e *Expirer) CancelProvider(ctx context.Context, rec *sentinel.Sentinel) {
+	prov, ok := e.Registry.Get(rec.Provider)
+	if !ok {
+		return
+	}
+	timeout := e.CancelTimeout
+	if timeout <= 0 {
+		timeout = 15 * time.Second
+	}
+	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), timeout)
+	defer cancel()
+	if err := prov.Cancel(cctx, rec.Handle); err != nil {
+		e.Log.Warn("provider cancel failed", "sentinel", rec.ID, "provider", rec.Provider, "err", err)
+	}
+}
+
+// Sweep expires every pollable sentinel whose until.at has passed, so idle
+// sentinels expire without events. It returns how many expired.
+func (e *Expirer) Sweep(ctx context.Context) (int, error) {
+	recs, err := e.Store.List(ctx)
+	if err != nil {
+		return 0, err
+	}
+	now := e.Now().UnixMilli()
+	n := 0
+	for _, r := range recs {
+		if r.Status.Pollable() && r.ExpiredAt(now) {
+			if err := e.Expire(ctx, r.ID, "until.at passed"); err != nil {
+				e.Log.Warn("expiry failed", "sentinel", r.ID, "err", err)
+				continue
+			}
+			n++
+		}
+	}
+	return n, nil
+}

@@ -1,0 +1,160 @@
+package sentinels
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sort"
+
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/agentproto/sentinel"
+)
+
+// Store keeps sentinel records in a KV bucket keyed by id. Updates are
+// compare-and-set on the entry revision, retried on conflict.
+type Store struct {
+	kv jetstream.KeyValue
+}
+
+// NewStore returns a store on the bucket.
+func NewStore(kv jetstream.KeyValue) *Store { return &Store{kv: kv} }
+
+// ErrNotFound is returned (wrapped) for an unknown sentinel id.
+var ErrNotFound = sentinel.Errorf(sentinel.CodeSentinelNotFound, "sentinel not found")
+
+// Create stores a new record; an existing id is sentinel.ErrConflict.
+func (s *Store) Create(ctx context.Context, rec *sentinel.Sentinel) error {
+	raw, err := json.Marshal(rec)
+	if err != nil {
+		return fmt.Errorf("encode sentinel %s: %w", rec.ID, err)
+	}
+	if _, err := s.kv.Create(ctx, rec.ID, raw); err != nil {
+		if errors.Is(err, jetstream.ErrKeyExists) {
+			return fmt.Errorf("create sentinel %s: %w", rec.ID, sentinel.ErrConflict)
+		}
+		return fmt.Errorf("create sentinel %s: %w", rec.ID, err)
+	}
+	return nil
+}
+
+// Get returns the record and its revision, or an error wrapping ErrNotFound.
+func (s *Store) Get(ctx context.Context, id string) (*sentinel.Sentinel, uint64, error) {
+	if !validKey(id) {
+		return nil, 0, fmt.Errorf("get sentinel %q: %w", id, ErrNotFound)
+	}
+	e, err := s.kv.Get(ctx, id)
+	if errors.Is(err, jetstream.ErrKeyNotFound) || errors.Is(err, jetstream.ErrKeyDeleted) {
+		return nil, 0, fmt.Errorf("get sentinel %s: %w", id, ErrNotFound)
+	}
+	if err != nil {
+		return nil, 0, fmt.Errorf("get sentinel %s: %w", id, err)
+	}
+	rec, err := decode(e.Value())
+	if err != nil {
+		return nil, 0, fmt.Errorf("decode sentinel %s: %w", id, err)
+	}
+	return rec, e.Revision(), nil
+}
+
+// List returns every record, oldest first (by createdTs, then id). A record
+// that cannot be decoded is skipped.
+func (s *Store) List(ctx context.Context) ([]*sentinel.Sentinel, error) {
+	w, err := s.kv.WatchAll(ctx, jetstream.IgnoreDeletes())
+	if err != nil {
+		return nil, fmt.Errorf("list sentinels: %w", err)
+	}
+	defer func() { _ = w.Stop() }()
+	var out []*sentinel.Sentinel
+	for {
+		select {
+		case <-ctx.Done():
+			return nil, fmt.Errorf("list sentinels: %w", context.Cause(ctx))
+		case e, ok := <-w.Updates():
+			if !ok {
+				return nil, errors.New("list sentinels: watcher closed")
+			}
+			if e == nil { // initial values done
+				sort.Slice(out, func(i, j int) bool {
+					if out[i].CreatedTs != out[j].CreatedTs {
+						return out[i].CreatedTs < out[j].CreatedTs
+					}
+					return out[i].ID < out[j].ID
+				})
+				return out, nil
+			}
+			if rec, err := decode(e.Value()); err == nil {
+				out = append(out, rec)
+			}
+		}
+	}
+}
+
+// Update applies fn to the current record and stores it with
+// compare-and-set, retrying on conflict. fn may be called several times; it
+// returns ErrSkip to leave the record unchanged. It returns the stored
+// record.
+func (s *Store) Update(ctx context.Context, id string, fn func(*sentinel.Sentinel) error) (*sentinel.Sentinel, error) {
+	for attempt := 0; ; attempt++ {
+		rec, rev, err := s.Get(ctx, id)
+		if err != nil {
+			return nil, err
+		}
+		if err := fn(rec); err != nil {
+			if errors.Is(err, ErrSkip) {
+				return rec, nil
+			}
+			return nil, err
+		}
+		raw, err := json.Marshal(rec)
+		if err != nil {
+			return nil, fmt.Errorf("encode sentinel %s: %w", id, err)
+		}
+		_, err = s.kv.Update(ctx, id, raw, rev)
+		if err == nil {
+			return rec, nil
+		}
+		if !(errors.Is(err, jetstream.ErrKeyExists) || errors.Is(err, jetstream.ErrKeyRevisionMismatch)) || attempt >= 50 {
+			return nil, fmt.Errorf("update sentinel %s: %w", id, err)
+		}
+	}
+}
+
+// ErrSkip, returned by an Update function, leaves the record unchanged.
+var ErrSkip = errors.New("skip update")
+
+// Delete removes the record; an unknown id wraps ErrNotFound.
+func (s *Store) Delete(ctx context.Context, id string) error {
+	if _, _, err := s.Get(ctx, id); err != nil {
+		return err
+	}
+	if err := s.kv.Delete(ctx, id); err != nil {
+		return fmt.Errorf("delete sentinel %s: %w", id, err)
+	}
+	return nil
+}
+
+func decode(raw []byte) (*sentinel.Sentinel, error) {
+	var rec sentinel.Sentinel
+	if err := json.Unmarshal(raw, &rec); err != nil {
+		return nil, err
+	}
+	if rec.ClosedSubjects == nil {
+		rec.ClosedSubjects = []string{}
+	}
+	return &rec, nil
+}
+
+// validKey reports whether id can be a KV key (and so a stored id).
+func validKey(id string) bool {
+	if id == "" || len(id) > 200 {
+		return false
+	}
+	for _, r := range id {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '_' || r == '-') {
+			return false
+		}
+	}
+	return true
+}
