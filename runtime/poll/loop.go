@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -72,6 +73,10 @@ type Loop struct {
 	tick sync.Mutex
 	kick chan struct{}
 	once sync.Once
+	// lastPublishMs is when a tick last published a fresh event: delivery
+	// is asynchronous, so a tick that just published keeps the loop hot
+	// before the record's lastEventTs catches up.
+	lastPublishMs atomic.Int64
 }
 
 func (l *Loop) init() {
@@ -119,6 +124,9 @@ func (l *Loop) Interval(ctx context.Context) time.Duration {
 		return l.Cfg.ActiveInterval
 	}
 	hotSince := l.Now().Add(-l.Cfg.HotWindow).UnixMilli()
+	if p := l.lastPublishMs.Load(); p > 0 && p >= hotSince {
+		return l.Cfg.ActiveInterval
+	}
 	for _, r := range recs {
 		if r.Status.Pollable() && r.LastEventTs > 0 && r.LastEventTs >= hotSince {
 			return l.Cfg.ActiveInterval
@@ -200,7 +208,11 @@ func (l *Loop) pollOne(ctx context.Context, rec *sentinel.Sentinel) {
 		}
 		l.Metrics.IncVec(func(m *metrics.Metrics) promCounterVec { return m.Parked }, "malformed")
 	}
-	if _, err := l.Publisher.Publish(pctx, rec.ID, res.Events, OriginPoll); err != nil {
+	fresh, err := l.Publisher.Publish(pctx, rec.ID, res.Events, OriginPoll)
+	if fresh > 0 {
+		l.lastPublishMs.Store(l.Now().UnixMilli())
+	}
+	if err != nil {
 		log.Warn("publishing polled events failed; batch not acknowledged", "err", err)
 		l.setLastError(ctx, rec.ID, "publish failed; batch not acknowledged: "+err.Error())
 		return
@@ -208,7 +220,7 @@ func (l *Loop) pollOne(ctx context.Context, rec *sentinel.Sentinel) {
 	if res.Cursor == rec.Handle.Cursor && rec.LastError == "" {
 		return
 	}
-	updated, err := l.Store.Update(ctx, rec.ID, func(r *sentinel.Sentinel) error {
+	_, err = l.Store.Update(ctx, rec.ID, func(r *sentinel.Sentinel) error {
 		r.Handle.Cursor = res.Cursor
 		r.LastError = ""
 		return nil
@@ -220,7 +232,8 @@ func (l *Loop) pollOne(ctx context.Context, rec *sentinel.Sentinel) {
 		return
 	}
 	if res.Cursor != rec.Handle.Cursor {
-		if err := poller.Ack(pctx, updated.Handle, res.Cursor); err != nil {
+		// Ack with the handle that was polled (its cursor is the old one).
+		if err := poller.Ack(pctx, rec.Handle, res.Cursor); err != nil {
 			log.Warn("provider ack failed", "err", err)
 		}
 	}

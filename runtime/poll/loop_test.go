@@ -1,0 +1,121 @@
+package poll_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/agentproto/sentinel"
+	"github.com/agentproto/sentinel/bus/bustest"
+	"github.com/agentproto/sentinel/providers"
+	"github.com/agentproto/sentinel/providers/fake"
+	"github.com/agentproto/sentinel/runtime/runtimetest"
+)
+
+const pr = "github:acme/widgets#7"
+
+func TestCadenceSwitchesBetweenHotAndIdle(t *testing.T) {
+	e := runtimetest.Start(t, runtimetest.Options{})
+	ctx := context.Background()
+	require.Equal(t, 60*time.Second, e.Loop.Interval(ctx), "no sentinel: idle")
+	rec := e.Watch(sentinel.WatchRequest{SessionID: "s1", Subject: pr, Types: []string{"*"}, Provider: "fake"})
+	require.Equal(t, 60*time.Second, e.Loop.Interval(ctx), "no event yet: idle")
+	e.Fake.Emit(runtimetest.Event("evt_1", "a.b.c", pr, false))
+	e.Loop.PollNow(ctx)
+	e.Drained()
+	require.Equal(t, 15*time.Second, e.Loop.Interval(ctx), "an event just now: hot")
+	e.Clock.Advance(9 * time.Minute)
+	require.Equal(t, 15*time.Second, e.Loop.Interval(ctx), "within the hot window")
+	e.Clock.Advance(2 * time.Minute)
+	require.Equal(t, 60*time.Second, e.Loop.Interval(ctx), "past the hot window: idle")
+	// A sentinel that is no longer pollable does not keep the loop hot.
+	_, err := e.Store.Update(ctx, rec.ID, func(r *sentinel.Sentinel) error {
+		r.Status = sentinel.StatusExpired
+		r.LastEventTs = e.Clock.Now().UnixMilli()
+		return nil
+	})
+	require.NoError(t, err)
+	require.Equal(t, 60*time.Second, e.Loop.Interval(ctx))
+}
+
+func TestRunReschedulesWithInjectedClock(t *testing.T) {
+	e := runtimetest.Start(t, runtimetest.Options{})
+	fire := make(chan time.Time)
+	intervals := make(chan time.Duration, 16)
+	e.Loop.After = func(time.Duration) <-chan time.Time { return fire }
+	e.Loop.OnInterval = func(d time.Duration) { intervals <- d }
+	e.Watch(sentinel.WatchRequest{SessionID: "s1", Subject: pr, Types: []string{"*"}, Provider: "fake"})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- e.Loop.Run(ctx) }()
+	require.Equal(t, 60*time.Second, <-intervals)
+	e.Fake.Emit(runtimetest.Event("evt_1", "a.b.c", pr, false))
+	_, _, before := e.Fake.Counts()
+	fire <- time.Time{} // the timer fires: one tick
+	require.Equal(t, 15*time.Second, <-intervals, "after a delivered event the loop runs hot")
+	_, _, after := e.Fake.Counts()
+	require.Equal(t, before+1, after)
+	e.WaitInbox("s1", 1)
+	cancel()
+	require.NoError(t, <-done)
+}
+
+// blockingPoller blocks in Poll until released.
+type blockingPoller struct {
+	*fake.Provider
+	entered chan struct{}
+	release chan struct{}
+}
+
+func (b *blockingPoller) Poll(ctx context.Context, h sentinel.Handle, limit int) (providers.PollResult, error) {
+	b.entered <- struct{}{}
+	<-b.release
+	return b.Provider.Poll(ctx, h, limit)
+}
+
+func TestTickSkippedWhileOneIsInFlight(t *testing.T) {
+	bp := &blockingPoller{Provider: fake.New(fake.Config{Slug: "slow"}), entered: make(chan struct{}, 1), release: make(chan struct{})}
+	e := runtimetest.Start(t, runtimetest.Options{Extra: []providers.Provider{bp}})
+	e.Watch(sentinel.WatchRequest{SessionID: "s1", Subject: pr, Types: []string{"*"}, Provider: "slow"})
+	done := make(chan bool)
+	go func() { done <- e.Loop.TryTick(context.Background()) }()
+	<-bp.entered
+	require.False(t, e.Loop.TryTick(context.Background()), "a second tick is skipped while one is in flight")
+	close(bp.release)
+	require.True(t, <-done)
+}
+
+func TestPollErrorIsRecordedAndDoesNotStopOthers(t *testing.T) {
+	broken := fake.New(fake.Config{Slug: "broken"})
+	broken.FailPoll(errors.New("upstream 502"))
+	e := runtimetest.Start(t, runtimetest.Options{Extra: []providers.Provider{broken}})
+	bad := e.Watch(sentinel.WatchRequest{SessionID: "s1", Subject: pr, Types: []string{"*"}, Provider: "broken"})
+	good := e.Watch(sentinel.WatchRequest{SessionID: "s2", Subject: pr, Types: []string{"*"}, Provider: "fake"})
+	e.Fake.Emit(runtimetest.Event("evt_1", "a.b.c", pr, false))
+	e.Loop.PollNow(context.Background())
+	e.WaitInbox("s2", 1)
+	require.Contains(t, e.Get(bad.ID).LastError, "upstream 502")
+	require.Equal(t, sentinel.StatusActive, e.Get(bad.ID).Status)
+	require.Empty(t, e.Get(good.ID).LastError)
+	broken.FailPoll(nil)
+	e.Loop.PollNow(context.Background())
+	require.Empty(t, e.Get(bad.ID).LastError, "a successful poll clears lastError")
+}
+
+func TestMalformedItemsAreParkedBeforeTheCursorMoves(t *testing.T) {
+	e := runtimetest.Start(t, runtimetest.Options{})
+	rec := e.Watch(sentinel.WatchRequest{SessionID: "s1", Subject: pr, Types: []string{"*"}, Provider: "fake"})
+	e.Fake.Emit(runtimetest.Event("evt_1", "a.b.c", pr, false), sentinel.Event{}, runtimetest.Event("evt_3", "a.b.c", pr, false))
+	e.Loop.PollNow(context.Background())
+	e.WaitInbox("s1", 2)
+	parked, err := e.Park.List(context.Background(), rec.ID, 10)
+	require.NoError(t, err)
+	require.Len(t, parked, 1)
+	require.Contains(t, parked[0].Reason, "malformed")
+	require.Equal(t, "3", e.Get(rec.ID).Handle.Cursor)
+}
+
+var _ = bustest.Eventually
