@@ -119,16 +119,16 @@ func (s *Server) Shutdown() {
 type slogAdapter struct{ log *slog.Logger }
 
 func (a *slogAdapter) Noticef(format string, v ...any) {
-	a.log.Debug(fmt.Sprintf(format, v...), "component", "nats")
+	a.log.Debug(fmt.Sprintf(format, v...))
 }
 func (a *slogAdapter) Warnf(format string, v ...any) {
-	a.log.Warn(fmt.Sprintf(format, v...), "component", "nats")
+	a.log.Warn(fmt.Sprintf(format, v...))
 }
 func (a *slogAdapter) Fatalf(format string, v ...any) {
-	a.log.Error(fmt.Sprintf(format, v...), "component", "nats")
+	a.log.Error(fmt.Sprintf(format, v...))
 }
 func (a *slogAdapter) Errorf(format string, v ...any) {
-	a.log.Error(fmt.Sprintf(format, v...), "component", "nats")
+	a.log.Error(fmt.Sprintf(format, v...))
 }
 func (a *slogAdapter) Debugf(format string, v ...any) {}
 func (a *slogAdapter) Tracef(format string, v ...any) {}

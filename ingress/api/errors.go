@@ -1,0 +1,107 @@
+package api
+
+import (
+	"errors"
+	"net/http"
+
+	"github.com/agentproto/sentinel"
+)
+
+// Entry is one row of the error catalogue.
+type Entry struct {
+	Code   string
+	Status int
+}
+
+// catalogue maps every error code a surface may return to its HTTP status.
+// Codes not listed are 500.
+var catalogue = map[string]int{
+	sentinel.CodeInvalidInput:        http.StatusBadRequest,
+	sentinel.CodeMissingSubject:      http.StatusBadRequest,
+	sentinel.CodeAmbiguousSubject:    http.StatusBadRequest,
+	sentinel.CodeInvalidPRURL:        http.StatusBadRequest,
+	sentinel.CodeInvalidSubject:      http.StatusBadRequest,
+	sentinel.CodeNoCallerIdentity:    http.StatusBadRequest,
+	sentinel.CodeSessionNotAlive:     http.StatusBadRequest,
+	sentinel.CodeUnknownProvider:     http.StatusBadRequest,
+	sentinel.CodeProviderCreateFail:  http.StatusBadRequest,
+	sentinel.CodeCreateFailed:        http.StatusInternalServerError,
+	sentinel.CodeNotImplemented:      http.StatusBadRequest,
+	sentinel.CodeInvalidSessionID:    http.StatusBadRequest,
+	sentinel.CodeInvalidUntil:        http.StatusBadRequest,
+	sentinel.CodeInvalidTarget:       http.StatusBadRequest,
+	sentinel.CodeInvalidUrgency:      http.StatusBadRequest,
+	sentinel.CodeInvalidTypes:        http.StatusBadRequest,
+	sentinel.CodeSubjectTerminalRepo: http.StatusBadRequest,
+	sentinel.CodeInvalidSelector:     http.StatusBadRequest,
+	sentinel.CodeNoFollower:          http.StatusBadRequest,
+	sentinel.CodeInvalidSetup:        http.StatusBadRequest,
+	sentinel.CodeProviderNotReady:    http.StatusBadRequest,
+	sentinel.CodeMalformedJSON:       http.StatusBadRequest,
+	sentinel.CodeUnknownField:        http.StatusBadRequest,
+	sentinel.CodeBodyTooLarge:        http.StatusBadRequest,
+	sentinel.CodeUnsupportedMedia:    http.StatusUnsupportedMediaType,
+	sentinel.CodeSentinelNotFound:    http.StatusNotFound,
+	sentinel.CodeSessionNotFound:     http.StatusNotFound,
+	sentinel.CodeFollowNotFound:      http.StatusNotFound,
+	sentinel.CodeProviderNotFound:    http.StatusNotFound,
+	sentinel.CodeNotFound:            http.StatusNotFound,
+	sentinel.CodeUnauthorized:        http.StatusUnauthorized,
+	sentinel.CodeMethodNotAllowed:    http.StatusMethodNotAllowed,
+	sentinel.CodeConflict:            http.StatusConflict,
+	sentinel.CodeUnavailable:         http.StatusServiceUnavailable,
+	sentinel.CodeInternal:            http.StatusInternalServerError,
+}
+
+// Status returns the HTTP status of a code (500 when unknown).
+func Status(code string) int {
+	if s, ok := catalogue[code]; ok {
+		return s
+	}
+	return http.StatusInternalServerError
+}
+
+// ErrorBody is the JSON body of every error answer.
+type ErrorBody struct {
+	Error   string `json:"error"`
+	Message string `json:"message"`
+}
+
+// FromError maps any error to its code, status and message. Domain errors
+// keep their code; anything else is internal (the message is generic so no
+// internal detail leaks).
+func FromError(err error) (int, ErrorBody) {
+	var de *sentinel.Error
+	if errors.As(err, &de) {
+		return Status(de.Code), ErrorBody{Error: de.Code, Message: de.Error()}
+	}
+	return http.StatusInternalServerError, ErrorBody{Error: sentinel.CodeInternal, Message: "internal error"}
+}
+
+// Exit codes of the CLI, one per class of failure.
+const (
+	ExitOK          = 0
+	ExitError       = 1 // internal or unexpected
+	ExitUsage       = 2 // bad flags or arguments
+	ExitInvalid     = 3 // the node refused the request (4xx other than below)
+	ExitNotFound    = 4 // unknown id
+	ExitAuth        = 5 // missing or wrong token
+	ExitUnavailable = 6 // no node reachable
+)
+
+// ExitCode maps an HTTP status to the CLI exit code.
+func ExitCode(status int) int {
+	switch {
+	case status < 400:
+		return ExitOK
+	case status == http.StatusUnauthorized || status == http.StatusForbidden:
+		return ExitAuth
+	case status == http.StatusNotFound:
+		return ExitNotFound
+	case status == http.StatusServiceUnavailable:
+		return ExitUnavailable
+	case status < 500:
+		return ExitInvalid
+	}
+	return ExitError
+}

@@ -1,0 +1,88 @@
+package api
+
+import (
+	"context"
+	"errors"
+
+	"github.com/agentproto/sentinel"
+	"github.com/agentproto/sentinel/providers"
+)
+
+// SentinelStatus is the health of one sentinel's provider-side watch.
+type SentinelStatus struct {
+	OK        bool            `json:"ok"`
+	Detail    string          `json:"detail,omitempty"`
+	Status    sentinel.Status `json:"status"`
+	Provider  string          `json:"provider"`
+	LastError string          `json:"lastError,omitempty"`
+	Extra     map[string]any  `json:"extra,omitempty"`
+}
+
+// Adapter is one entry of the adapter listing; never a credential.
+type Adapter struct {
+	Slug         string                 `json:"slug"`
+	Name         string                 `json:"name"`
+	Status       string                 `json:"status"`
+	Version      string                 `json:"version"`
+	Description  string                 `json:"description,omitempty"`
+	Capabilities providers.Capabilities `json:"capabilities"`
+	SetupFields  []providers.SetupField `json:"setupFields,omitempty"`
+	Info         map[string]any         `json:"info,omitempty"`
+}
+
+// SetupResult reports a completed setup: field names only, never values.
+type SetupResult struct {
+	Slug      string              `json:"slug"`
+	Stored    []string            `json:"stored"`
+	Readiness providers.Readiness `json:"readiness"`
+}
+
+// Parked is one parked record.
+type Parked struct {
+	SentinelID string          `json:"sentinelId,omitempty"`
+	FollowID   string          `json:"followId,omitempty"`
+	Follower   string          `json:"follower,omitempty"`
+	Event      *sentinel.Event `json:"event,omitempty"`
+	Item       any             `json:"item,omitempty"`
+	Text       string          `json:"text,omitempty"`
+	Reason     string          `json:"reason"`
+	Ts         string          `json:"ts"`
+	Seq        uint64          `json:"seq,omitempty"`
+}
+
+// Sentinels is the sentinel service every surface calls. Errors are
+// *sentinel.Error values with catalogue codes.
+type Sentinels interface {
+	Watch(ctx context.Context, req sentinel.WatchRequest, callerSession string) (sentinel.View, error)
+	List(ctx context.Context) ([]sentinel.View, error)
+	Get(ctx context.Context, id string) (sentinel.View, error)
+	Remove(ctx context.Context, id string) error
+	Status(ctx context.Context, id string) (SentinelStatus, error)
+	PollNow(ctx context.Context, id string) (*sentinel.View, error)
+	Adapters(ctx context.Context) ([]Adapter, error)
+	Setup(ctx context.Context, slug string, fields map[string]string) (SetupResult, error)
+	Parked(ctx context.Context, id string, limit int) ([]Parked, error)
+}
+
+// InboundResult is the outcome of one push delivery.
+type InboundResult struct {
+	Ignored   bool
+	Events    int
+	Sentinels int
+	Delivered int
+}
+
+// Inbound handles push ingress. Errors: providers.ErrUnknownHook (bare
+// 404), *providers.InboundError (its status), ErrPersist (500).
+type Inbound interface {
+	Inbound(ctx context.Context, in providers.Inbound) (InboundResult, error)
+}
+
+// Health reports readiness of the node.
+type Health interface {
+	Ready(ctx context.Context) error
+}
+
+// ErrPersist is returned (wrapped) by Inbound when verified events could
+// not be stored: the only case push ingress answers 500.
+var ErrPersist = errors.New("could not persist events")

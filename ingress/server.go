@@ -1,0 +1,126 @@
+package ingress
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/go-chi/chi/v5"
+	"github.com/go-chi/chi/v5/middleware"
+
+	"github.com/agentproto/sentinel"
+	"github.com/agentproto/sentinel/ingress/api"
+	"github.com/agentproto/sentinel/ingress/httpapi"
+)
+
+// Config configures the HTTP listener.
+type Config struct {
+	// Token is the API bearer token.
+	Token string
+	// MaxBodyBytes caps API request bodies (default 1 MiB).
+	MaxBodyBytes int64
+}
+
+// Mounter mounts routes on a router.
+type Mounter func(r chi.Router)
+
+// Routes are the sub-routers the server mounts.
+type Routes struct {
+	// Public routes are not behind the bearer token (push ingress).
+	Public []Mounter
+	// API routes are behind the bearer token and the body limit.
+	API []Mounter
+	// Raw routes are behind the bearer token with no body limit (MCP,
+	// metrics, streams).
+	Raw []Mounter
+}
+
+// Server is the node's HTTP server.
+type Server struct {
+	srv *http.Server
+	ln  net.Listener
+	log *slog.Logger
+}
+
+// NewHandler builds the chi root.
+func NewHandler(cfg Config, health api.Health, routes Routes, log *slog.Logger) http.Handler {
+	if cfg.MaxBodyBytes <= 0 {
+		cfg.MaxBodyBytes = 1 << 20
+	}
+	r := chi.NewRouter()
+	r.Use(middleware.RequestID, middleware.Recoverer, AccessLog(log))
+	r.NotFound(func(w http.ResponseWriter, _ *http.Request) {
+		httpapi.WriteError(w, sentinel.Errorf(sentinel.CodeNotFound, "no such route"))
+	})
+	r.MethodNotAllowed(func(w http.ResponseWriter, _ *http.Request) {
+		httpapi.WriteError(w, sentinel.Errorf(sentinel.CodeMethodNotAllowed, "method not allowed on this route"))
+	})
+	r.Get("/healthz", func(w http.ResponseWriter, _ *http.Request) {
+		httpapi.WriteJSON(w, http.StatusOK, map[string]any{"ok": true})
+	})
+	r.Get("/readyz", func(w http.ResponseWriter, req *http.Request) {
+		if err := health.Ready(req.Context()); err != nil {
+			httpapi.WriteJSON(w, http.StatusServiceUnavailable, map[string]any{"ok": false, "error": "not_ready", "message": err.Error()})
+			return
+		}
+		httpapi.WriteJSON(w, http.StatusOK, map[string]any{"ok": true})
+	})
+	for _, m := range routes.Public {
+		m(r)
+	}
+	r.Group(func(g chi.Router) {
+		g.Use(BearerAuth(cfg.Token))
+		g.Group(func(a chi.Router) {
+			a.Use(BodyLimit(cfg.MaxBodyBytes))
+			for _, m := range routes.API {
+				m(a)
+			}
+		})
+		for _, m := range routes.Raw {
+			m(g)
+		}
+	})
+	return r
+}
+
+// Listen opens the listener on addr ("host:port"; port 0 picks a free one).
+func Listen(addr string) (net.Listener, error) {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("listen on %s: %w", addr, err)
+	}
+	return ln, nil
+}
+
+// Serve starts serving h on ln in a goroutine owned by the server.
+func Serve(ln net.Listener, h http.Handler, log *slog.Logger) *Server {
+	s := &Server{
+		srv: &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute,
+			ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)},
+		ln:  ln,
+		log: log,
+	}
+	go func() {
+		if err := s.srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			log.Error("http server stopped", "err", err)
+		}
+	}()
+	return s
+}
+
+// Addr returns the listening address.
+func (s *Server) Addr() string { return s.ln.Addr().String() }
+
+// Shutdown stops accepting, waits for in-flight requests until ctx ends,
+// then closes what remains.
+func (s *Server) Shutdown(ctx context.Context) error {
+	if err := s.srv.Shutdown(ctx); err != nil {
+		_ = s.srv.Close()
+		return fmt.Errorf("http shutdown: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,99 @@
+package app
+
+import (
+	"context"
+	"errors"
+
+	"github.com/agentproto/sentinel"
+	"github.com/agentproto/sentinel/ingress/api"
+	"github.com/agentproto/sentinel/providers"
+	"github.com/agentproto/sentinel/runtime/park"
+	"github.com/agentproto/sentinel/runtime/sentinels"
+)
+
+// sentinelAPI adapts the runtime's sentinel service to api.Sentinels.
+type sentinelAPI struct {
+	svc  *sentinels.Service
+	park *park.Journal
+}
+
+func (a sentinelAPI) Watch(ctx context.Context, req sentinel.WatchRequest, caller string) (sentinel.View, error) {
+	rec, err := a.svc.Create(ctx, req, caller)
+	if err != nil {
+		return sentinel.View{}, err
+	}
+	return rec.View(), nil
+}
+
+func (a sentinelAPI) List(ctx context.Context) ([]sentinel.View, error) {
+	recs, err := a.svc.List(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]sentinel.View, 0, len(recs))
+	for _, r := range recs {
+		out = append(out, r.View())
+	}
+	return out, nil
+}
+
+func (a sentinelAPI) Get(ctx context.Context, id string) (sentinel.View, error) {
+	rec, err := a.svc.Get(ctx, id)
+	if err != nil {
+		return sentinel.View{}, err
+	}
+	return rec.View(), nil
+}
+
+func (a sentinelAPI) Remove(ctx context.Context, id string) error { return a.svc.Remove(ctx, id) }
+
+func (a sentinelAPI) Status(ctx context.Context, id string) (api.SentinelStatus, error) {
+	rep, err := a.svc.Status(ctx, id)
+	return api.SentinelStatus(rep), err
+}
+
+func (a sentinelAPI) PollNow(ctx context.Context, id string) (*sentinel.View, error) {
+	rec, err := a.svc.PollNow(ctx, id)
+	if err != nil || rec == nil {
+		return nil, err
+	}
+	v := rec.View()
+	return &v, nil
+}
+
+func (a sentinelAPI) Adapters(ctx context.Context) ([]api.Adapter, error) {
+	as := a.svc.Adapters(ctx)
+	out := make([]api.Adapter, 0, len(as))
+	for _, x := range as {
+		out = append(out, api.Adapter(x))
+	}
+	return out, nil
+}
+
+func (a sentinelAPI) Setup(ctx context.Context, slug string, fields map[string]string) (api.SetupResult, error) {
+	res, err := a.svc.Setup(ctx, slug, fields)
+	return api.SetupResult(res), err
+}
+
+func (a sentinelAPI) Parked(ctx context.Context, id string, limit int) ([]api.Parked, error) {
+	recs, err := a.park.List(ctx, id, limit)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]api.Parked, 0, len(recs))
+	for _, r := range recs {
+		out = append(out, api.Parked(r))
+	}
+	return out, nil
+}
+
+// inboundAPI adapts push ingress.
+type inboundAPI struct{ svc *sentinels.Service }
+
+func (a inboundAPI) Inbound(ctx context.Context, in providers.Inbound) (api.InboundResult, error) {
+	res, err := a.svc.Inbound(ctx, in)
+	if errors.Is(err, sentinels.ErrPersist) {
+		return api.InboundResult{}, errors.Join(api.ErrPersist, err)
+	}
+	return api.InboundResult(res), err
+}

@@ -1,0 +1,302 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/go-chi/chi/v5"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/agentproto/sentinel"
+	"github.com/agentproto/sentinel/bus"
+	"github.com/agentproto/sentinel/bus/embedded"
+	"github.com/agentproto/sentinel/ingress"
+	"github.com/agentproto/sentinel/ingress/httpapi"
+	"github.com/agentproto/sentinel/ingress/inbound"
+	"github.com/agentproto/sentinel/providers"
+	"github.com/agentproto/sentinel/runtime/deliver"
+	"github.com/agentproto/sentinel/runtime/inbox"
+	"github.com/agentproto/sentinel/runtime/metrics"
+	"github.com/agentproto/sentinel/runtime/park"
+	"github.com/agentproto/sentinel/runtime/poll"
+	"github.com/agentproto/sentinel/runtime/sentinels"
+)
+
+// App is one node.
+type App struct {
+	Cfg   Config
+	Log   *slog.Logger
+	Token string
+
+	Bus       *bus.Bus
+	Registry  *providers.Registry
+	Sentinels *sentinels.Service
+	Inbox     *inbox.Inbox
+	Park      *park.Journal
+	Loop      *poll.Loop
+	Workers   *deliver.Workers
+	Metrics   *metrics.Metrics
+
+	now       func() time.Time
+	ln        net.Listener
+	handler   http.Handler
+	server    *ingress.Server
+	teardown  []step
+	started   atomic.Bool
+	stopped   atomic.Bool
+	runCancel context.CancelFunc
+	wg        sync.WaitGroup
+
+	subsystems []subsystem
+}
+
+type step struct {
+	name string
+	fn   func(ctx context.Context) error
+}
+
+func (a *App) push(name string, fn func(ctx context.Context) error) {
+	a.teardown = append(a.teardown, step{name, fn})
+}
+
+// New builds a node: locks the home, starts the embedded server, provisions
+// the bus, wires the runtime and opens the listener. On failure everything
+// built so far is torn down.
+func New(cfg Config, log *slog.Logger) (a *App, err error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	a = &App{Cfg: cfg, Log: log, now: time.Now}
+	defer func() {
+		if err != nil {
+			ctx, cancel := context.WithTimeout(context.Background(), cfg.ShutdownTimeout)
+			defer cancel()
+			_ = a.runTeardown(ctx)
+		}
+	}()
+	if err := os.MkdirAll(cfg.Home, 0o700); err != nil {
+		return nil, fmt.Errorf("create home %s: %w", cfg.Home, err)
+	}
+	lock, err := lockHome(cfg.Home)
+	if err != nil {
+		return nil, err
+	}
+	a.push("home lock", func(context.Context) error { return lock.Close() })
+	if a.Token, err = loadOrCreateToken(cfg.Home); err != nil {
+		return nil, err
+	}
+
+	ncfg := cfg.NATS
+	if ncfg.StoreDir == "" {
+		ncfg.StoreDir = filepath.Join(cfg.Home, StoreDir)
+	}
+	srv, err := embedded.Start(ncfg, log.With("component", "nats"))
+	if err != nil {
+		return nil, err
+	}
+	a.push("embedded nats-server", func(context.Context) error { srv.Shutdown(); return nil })
+	nc, err := srv.Connect("sentinel")
+	if err != nil {
+		return nil, err
+	}
+	a.push("nats connection", func(context.Context) error { nc.Close(); return nil })
+	pctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if a.Bus, err = bus.Open(pctx, nc, cfg.Bus); err != nil {
+		return nil, err
+	}
+	a.Metrics = metrics.New()
+
+	provs, err := buildProviders(cfg, providerDeps{log: log})
+	if err != nil {
+		return nil, fmt.Errorf("build providers: %w", err)
+	}
+	if a.Registry, err = providers.NewRegistry(provs...); err != nil {
+		return nil, err
+	}
+	a.wire()
+
+	if a.ln, err = ingress.Listen(cfg.Listen); err != nil {
+		return nil, err
+	}
+	a.push("listener", func(context.Context) error { _ = a.ln.Close(); return nil })
+	return a, nil
+}
+
+func (a *App) publicURL() providers.PublicURL {
+	if a.Cfg.PublicURL == "" {
+		return providers.PublicURL{}
+	}
+	return providers.PublicURL{URL: a.Cfg.PublicURL, Stable: true, Source: "env"}
+}
+
+// wire builds the runtime components and the HTTP handler.
+func (a *App) wire() {
+	b, log, now := a.Bus, a.Log, a.now
+	store := sentinels.NewStore(b.Sentinels)
+	seen := sentinels.NewSeen(b.Seen, now)
+	a.Inbox = inbox.New(b)
+	a.Park = park.New(b, now)
+	expirer := &sentinels.Expirer{Store: store, Registry: a.Registry, Log: log, Now: now}
+	publisher := &poll.Publisher{Bus: b, Metrics: a.Metrics}
+	a.Loop = &poll.Loop{Cfg: a.Cfg.Poll, Store: store, Registry: a.Registry, Publisher: publisher, Park: a.Park,
+		Expirer: expirer, Metrics: a.Metrics, Log: log.With("component", "poll"), Now: now}
+	a.Sentinels = &sentinels.Service{
+		Store: store, Seen: seen, Registry: a.Registry, Expirer: expirer,
+		Creds: sentinels.NewCredStore(b.Creds), Ledger: sentinels.NewLedger(b.Setup),
+		PublicURL: a.publicURL, SelectionOrder: a.Cfg.SelectionOrder,
+		Poller: a.Loop, Publisher: publisher, Log: log.With("component", "sentinels"), Now: now,
+		ActiveIntervalMs: int(a.Cfg.Poll.ActiveInterval / time.Millisecond),
+	}
+	a.subsystems = []subsystem{a.wireSessions(), a.wireMCP()}
+	var router deliver.Router = deliver.DirectRouter{Inbox: a.Inbox, Now: func() string { return sentinel.FormatTime(now()) }}
+	routes := ingress.Routes{
+		Public: []ingress.Mounter{},
+		API:    []ingress.Mounter{},
+		Raw: []ingress.Mounter{func(r chi.Router) {
+			r.Method(http.MethodGet, "/metrics", promhttp.HandlerFor(a.Metrics.Registry, promhttp.HandlerOpts{}))
+		}},
+	}
+	for _, s := range a.subsystems {
+		if s.Router != nil {
+			router = s.Router
+		}
+		if s.Checker != nil {
+			a.Sentinels.Sessions = s.Checker
+		}
+		routes.API = append(routes.API, s.API...)
+		routes.Raw = append(routes.Raw, s.Raw...)
+	}
+	pipeline := &deliver.Pipeline{Store: store, Seen: seen, Registry: a.Registry, Router: router, Park: a.Park,
+		Metrics: a.Metrics, Log: log.With("component", "deliver"), Now: now, Expirer: expirer}
+	a.Workers = &deliver.Workers{Bus: b, Pipeline: pipeline, Park: a.Park, Metrics: a.Metrics, Log: log.With("component", "deliver"), Cfg: a.Cfg.Delivery}
+
+	sapi := sentinelAPI{svc: a.Sentinels, park: a.Park}
+	in := &inbound.Handler{Svc: inboundAPI{svc: a.Sentinels}, MaxBody: a.Cfg.MaxInboundBytes,
+		Observe: func(status int) { a.Metrics.InboundRequests.WithLabelValues(fmt.Sprint(status)).Inc() }}
+	routes.Public = append(routes.Public, in.Mount)
+	routes.API = append(routes.API, func(r chi.Router) { httpapi.SentinelRoutes(r, sapi) })
+	a.handler = ingress.NewHandler(ingress.Config{Token: a.Token, MaxBodyBytes: a.Cfg.MaxBodyBytes}, a, routes, log.With("component", "http"))
+}
+
+// Ready implements api.Health: the node is ready once started and while its
+// bus connection is up.
+func (a *App) Ready(context.Context) error {
+	if !a.started.Load() || a.stopped.Load() {
+		return errors.New("node is starting or stopping")
+	}
+	if !a.Bus.NC.IsConnected() {
+		return errors.New("bus connection is down")
+	}
+	return nil
+}
+
+// Handler returns the node's HTTP handler (for in-process tests).
+func (a *App) Handler() http.Handler { return a.handler }
+
+// URL returns the API base URL.
+func (a *App) URL() string { return "http://" + a.ln.Addr().String() }
+
+// Start re-attaches every active/orphaned sentinel, runs the until.at
+// sweep, starts the delivery workers and the poll loop, serves HTTP and
+// writes daemon.json.
+func (a *App) Start(ctx context.Context) error {
+	a.Sentinels.Reattach(ctx)
+	if _, err := a.Sentinels.Expirer.Sweep(ctx); err != nil {
+		a.Log.Warn("start-up expiry sweep failed", "err", err)
+	}
+	if err := a.Workers.Start(ctx); err != nil {
+		return err
+	}
+	a.push("delivery workers", func(context.Context) error { a.Workers.Stop(); return nil })
+	for _, s := range a.subsystems {
+		if s.Start != nil {
+			if err := s.Start(ctx); err != nil {
+				return err
+			}
+		}
+		if s.Stop != nil {
+			a.push("subsystem", s.Stop)
+		}
+	}
+	runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	a.runCancel = cancel
+	a.wg.Add(2)
+	go func() { defer a.wg.Done(); _ = a.Loop.Run(runCtx) }()
+	go func() { defer a.wg.Done(); a.housekeeping(runCtx) }()
+	a.push("poll loop", func(context.Context) error { cancel(); a.wg.Wait(); return nil })
+	a.server = ingress.Serve(a.ln, a.handler, a.Log)
+	a.push("http server", a.server.Shutdown)
+	if err := writeDaemonInfo(a.Cfg.Home, DaemonInfo{URL: a.URL(), PID: os.Getpid()}); err != nil {
+		return err
+	}
+	a.push("daemon.json", func(context.Context) error {
+		return os.Remove(filepath.Join(a.Cfg.Home, DaemonFile))
+	})
+	a.started.Store(true)
+	a.Log.Info("sentinel node ready", "url", a.URL(), "home", a.Cfg.Home, "providers", a.Registry.Slugs(),
+		"fsync_always", a.Cfg.NATS.SyncAlways)
+	return nil
+}
+
+// housekeeping refreshes gauges every 15 s.
+func (a *App) housekeeping(ctx context.Context) {
+	t := time.NewTicker(15 * time.Second)
+	defer t.Stop()
+	for {
+		a.Workers.ReportPending(ctx)
+		if info, err := a.Bus.Inbox.Info(ctx); err == nil {
+			a.Metrics.SetInboxDepth(float64(info.State.Msgs))
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// Stop tears everything down in reverse order under the shutdown timeout.
+// It is idempotent.
+func (a *App) Stop(ctx context.Context) error {
+	if !a.stopped.CompareAndSwap(false, true) {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, a.Cfg.ShutdownTimeout)
+	defer cancel()
+	return a.runTeardown(ctx)
+}
+
+func (a *App) runTeardown(ctx context.Context) error {
+	var errs []error
+	for i := len(a.teardown) - 1; i >= 0; i-- {
+		s := a.teardown[i]
+		a.Log.Debug("stopping", "step", s.name)
+		if err := s.fn(ctx); err != nil {
+			a.Log.Warn("stop step failed", "step", s.name, "err", err)
+			errs = append(errs, fmt.Errorf("%s: %w", s.name, err))
+		}
+	}
+	a.teardown = nil
+	return errors.Join(errs...)
+}
+
+// Run starts the node and blocks until ctx ends, then stops it.
+func (a *App) Run(ctx context.Context) error {
+	if err := a.Start(ctx); err != nil {
+		_ = a.Stop(context.Background())
+		return err
+	}
+	<-ctx.Done()
+	a.Log.Info("shutting down")
+	return a.Stop(context.Background())
+}

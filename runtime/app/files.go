@@ -1,0 +1,106 @@
+package app
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+)
+
+// File names under the home folder.
+const (
+	DaemonFile = "daemon.json"
+	TokenFile  = "daemon-token"
+	LockFile   = "daemon.lock"
+	StoreDir   = "jetstream"
+)
+
+// DaemonInfo is the content of daemon.json: how clients find the node.
+type DaemonInfo struct {
+	URL string `json:"url"`
+	PID int    `json:"pid"`
+}
+
+// lockHome takes an exclusive lock on <home>/daemon.lock so a second node
+// on the same home refuses to start.
+func lockHome(home string) (*os.File, error) {
+	f, err := os.OpenFile(filepath.Join(home, LockFile), os.O_CREATE|os.O_RDWR, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("open lock file: %w", err)
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		f.Close()
+		if errors.Is(err, syscall.EWOULDBLOCK) {
+			return nil, fmt.Errorf("another sentinel node is already running on home %s (stop it, or set AGENTPROTO_HOME to another folder)", home)
+		}
+		return nil, fmt.Errorf("lock home: %w", err)
+	}
+	_ = f.Truncate(0)
+	_, _ = fmt.Fprintf(f, "%d\n", os.Getpid())
+	return f, nil
+}
+
+// loadOrCreateToken returns the API token in <home>/daemon-token, creating
+// a random one (0600) when absent.
+func loadOrCreateToken(home string) (string, error) {
+	path := filepath.Join(home, TokenFile)
+	raw, err := os.ReadFile(path)
+	if err == nil {
+		if tok := strings.TrimSpace(string(raw)); len(tok) >= 32 {
+			_ = os.Chmod(path, 0o600)
+			return tok, nil
+		}
+	} else if !errors.Is(err, os.ErrNotExist) {
+		return "", fmt.Errorf("read token: %w", err)
+	}
+	buf := make([]byte, 32)
+	if _, err := rand.Read(buf); err != nil {
+		return "", fmt.Errorf("generate token: %w", err)
+	}
+	tok := hex.EncodeToString(buf)
+	if err := writeFileAtomic(path, []byte(tok+"\n")); err != nil {
+		return "", err
+	}
+	return tok, nil
+}
+
+func writeDaemonInfo(home string, info DaemonInfo) error {
+	raw, err := json.MarshalIndent(info, "", "  ")
+	if err != nil {
+		return err
+	}
+	return writeFileAtomic(filepath.Join(home, DaemonFile), append(raw, '\n'))
+}
+
+// writeFileAtomic writes a 0600 file through a temp file and a rename.
+func writeFileAtomic(path string, data []byte) error {
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
+	if err != nil {
+		return fmt.Errorf("write %s: %w", filepath.Base(path), err)
+	}
+	defer os.Remove(tmp.Name())
+	if err := tmp.Chmod(0o600); err != nil {
+		tmp.Close()
+		return fmt.Errorf("write %s: %w", filepath.Base(path), err)
+	}
+	if _, err := tmp.Write(data); err != nil {
+		tmp.Close()
+		return fmt.Errorf("write %s: %w", filepath.Base(path), err)
+	}
+	if err := tmp.Sync(); err != nil {
+		tmp.Close()
+		return fmt.Errorf("write %s: %w", filepath.Base(path), err)
+	}
+	if err := tmp.Close(); err != nil {
+		return fmt.Errorf("write %s: %w", filepath.Base(path), err)
+	}
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		return fmt.Errorf("write %s: %w", filepath.Base(path), err)
+	}
+	return nil
+}

@@ -1,0 +1,4 @@
+package app
+
+// wireMCP wires the MCP surface (streamable HTTP at /mcp).
+func (a *App) wireMCP() subsystem { return subsystem{} }
