@@ -12,23 +12,23 @@ import (
 type Metrics struct {
 	Registry *prometheus.Registry
 
-	EventsPublished  *prometheus.CounterVec
-	EventsDuplicate  *prometheus.CounterVec
-	Delivered        prometheus.Counter
-	Filtered         prometheus.Counter
-	SeenDuplicates   prometheus.Counter
-	InboxDuplicates  prometheus.Counter
-	Parked           *prometheus.CounterVec
-	DeliveryRetries  prometheus.Counter
-	Expired          prometheus.Counter
-	PollDuration     *prometheus.HistogramVec
-	PollErrors       *prometheus.CounterVec
-	InboundRequests  *prometheus.CounterVec
-	InboxMessages    prometheus.Counter
-	FollowDigests    prometheus.Counter
-	githubQuota      *prometheus.GaugeVec
-	consumerPending  *prometheus.GaugeVec
-	inboxDepth       prometheus.Gauge
+	EventsPublished *prometheus.CounterVec
+	EventsDuplicate *prometheus.CounterVec
+	Delivered       prometheus.Counter
+	Filtered        prometheus.Counter
+	SeenDuplicates  prometheus.Counter
+	InboxDuplicates prometheus.Counter
+	Parked          *prometheus.CounterVec
+	DeliveryRetries prometheus.Counter
+	Expired         prometheus.Counter
+	PollDuration    *prometheus.HistogramVec
+	PollErrors      *prometheus.CounterVec
+	InboundRequests *prometheus.CounterVec
+	InboxMessages   prometheus.Counter
+	FollowDigests   prometheus.Counter
+	githubQuota     *prometheus.GaugeVec
+	consumerPending *prometheus.GaugeVec
+	inboxDepth      prometheus.Gauge
 }
 
 // New creates the metrics on a fresh registry (with Go and process
