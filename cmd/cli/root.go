@@ -66,11 +66,13 @@ type flagError struct{ err error }
 
 func (e *flagError) Error() string { return e.err.Error() }
 
-// Subcommand builders registered on the root, in help order. Each file of
-// this package that adds a verb appends its builder in an init-free way:
-// through this list.
-var verbs = []func(io IO) *cobra.Command{
-	newServeCmd,
+// verbBuilder builds one top-level verb.
+type verbBuilder func(io IO) *cobra.Command
+
+// verbGroups lists every verb, in help order. Each group lives in its own
+// file (verbs_*.go) so verbs are added without init-time registration.
+func verbGroups() [][]verbBuilder {
+	return [][]verbBuilder{{newServeCmd}, clientVerbs, hookVerbs}
 }
 
 // NewRootCmd builds the command tree.
@@ -85,8 +87,10 @@ func NewRootCmd(io IO) *cobra.Command {
 		return &flagError{err: fmt.Errorf("%w\n\n%s", err, c.UsageString())}
 	})
 	root.PersistentFlags().String("home", "", "node home folder (default $AGENTPROTO_HOME, else ~/.agentproto)")
-	for _, v := range verbs {
-		root.AddCommand(v(io))
+	for _, g := range verbGroups() {
+		for _, v := range g {
+			root.AddCommand(v(io))
+		}
 	}
 	return root
 }
