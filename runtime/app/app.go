@@ -71,11 +71,11 @@ func (a *App) push(name string, fn func(ctx context.Context) error) {
 // New builds a node: locks the home, starts the embedded server, provisions
 // the bus, wires the runtime and opens the listener. On failure everything
 // built so far is torn down.
-func New(cfg Config, log *slog.Logger) (a *App, err error) {
+func New(cfg Config, log *slog.Logger) (_ *App, err error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	a = &App{Cfg: cfg, Log: log, now: time.Now}
+	a := &App{Cfg: cfg, Log: log, now: time.Now}
 	defer func() {
 		if err != nil {
 			ctx, cancel := context.WithTimeout(context.Background(), cfg.ShutdownTimeout)
