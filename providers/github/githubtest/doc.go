@@ -1,0 +1,13 @@
+// Package githubtest is the project's fake GitHub for tests: a REST and
+// GraphQL server on loopback reached through a CONNECT proxy that
+// terminates TLS for api.github.com with a per-test CA (the MITM mode of
+// GH-AND-MCP.md Part A). The real gh CLI reaches it with Env(token) and the
+// in-process client with HTTPClient(), both using the real
+// https://api.github.com URLs.
+//
+// It keeps scriptable repository state (pull requests, reviews, check runs,
+// commit statuses, comments, hooks and hook deliveries), answers every GET
+// with an ETag and a 304 on a matching If-None-Match, sends X-RateLimit-*
+// and X-OAuth-Scopes headers, injects failures per path, logs every request
+// and records any request it did not expect (Unexpected, Verify).
+package githubtest

@@ -1,0 +1,255 @@
+package github
+
+import (
+	"encoding/json"
+	"errors"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/agentproto/sentinel"
+)
+
+// GitHub webhook event names (the X-GitHub-Event header) the normalizer
+// turns into SentinelEvents.
+const (
+	WebhookPullRequest       = "pull_request"
+	WebhookPullRequestReview = "pull_request_review"
+	WebhookCheckSuite        = "check_suite"
+	WebhookWorkflowRun       = "workflow_run"
+	WebhookIssueComment      = "issue_comment"
+	// WebhookPing is the event GitHub sends when a hook is created; it
+	// carries nothing to deliver.
+	WebhookPing = "ping"
+)
+
+// WebhookSource is the normalizer's default CloudEvents source.
+const WebhookSource = "//agentproto.local/sentinel/github"
+
+// WebhookEvents returns the events a sentinel repository hook subscribes
+// to, which are exactly the events NormalizeWebhook supports.
+func WebhookEvents() []string {
+	return []string{WebhookPullRequest, WebhookPullRequestReview, WebhookCheckSuite, WebhookWorkflowRun, WebhookIssueComment}
+}
+
+// Reasons a webhook payload is refused. They are stable machine codes: the
+// push ingress answers 400 with them.
+const (
+	ReasonInvalidJSON              = "invalid_json"
+	ReasonInvalidPayload           = "invalid_payload"
+	ReasonMissingRepository        = "missing_repository"
+	ReasonMissingAction            = "missing_action"
+	ReasonMissingPullRequestNumber = "missing_pull_request_number"
+	ReasonMissingIssueNumber       = "missing_issue_number"
+	ReasonMissingDelivery          = "missing_delivery_header"
+	ReasonInvalidDelivery          = "invalid_delivery_header"
+	reasonUnsupportedPrefix        = "unsupported_event:"
+)
+
+// ErrUnsupportedWebhookEvent is matched (errors.Is) by the error
+// NormalizeWebhook returns for an event type it does not normalize. Such a
+// delivery is acknowledged and dropped, not refused.
+var ErrUnsupportedWebhookEvent = errors.New("unsupported github webhook event")
+
+// WebhookError is a webhook payload the normalizer cannot turn into events.
+// Reason is a stable code (ReasonMissingRepository, ...) or
+// "unsupported_event:<name>" for an event type outside the supported set.
+type WebhookError struct {
+	Reason string
+}
+
+func (e *WebhookError) Error() string { return "github webhook: " + e.Reason }
+
+// Is makes errors.Is(err, ErrUnsupportedWebhookEvent) true for an
+// unsupported event type.
+func (e *WebhookError) Is(target error) bool {
+	return target == ErrUnsupportedWebhookEvent && strings.HasPrefix(e.Reason, reasonUnsupportedPrefix)
+}
+
+func whErr(reason string) error { return &WebhookError{Reason: reason} }
+
+// WebhookReason returns the reason code of a normalizer error, or "" when
+// err is not a *WebhookError.
+func WebhookReason(err error) string {
+	var we *WebhookError
+	if errors.As(err, &we) {
+		return we.Reason
+	}
+	return ""
+}
+
+var (
+	// actions are GitHub's lower-case snake words; anything else is refused
+	// so the event type stays a clean dotted name.
+	whActionRe = regexp.MustCompile(`^[a-z][a-z0-9_]{0,63}$`)
+	// delivery ids are GUIDs; they become event ids and Nats-Msg-Id values.
+	whDeliveryRe = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.:-]{0,199}$`)
+)
+
+// ValidDeliveryID reports whether id can serve as an X-GitHub-Delivery value
+// (a GUID in practice; at most 200 characters of [A-Za-z0-9_.:-]).
+func ValidDeliveryID(id string) bool { return whDeliveryRe.MatchString(id) }
+
+// NormalizeWebhook turns one GitHub webhook delivery into SentinelEvents
+// (REFERENCE-NOTES 3.5): event is the X-GitHub-Event header, deliveryID the
+// X-GitHub-Delivery header (the event id is evt_<deliveryID>), body the raw
+// JSON payload, source the CloudEvents source (WebhookSource when empty)
+// and now the receive time.
+//
+// An event type outside WebhookEvents yields an error matching
+// ErrUnsupportedWebhookEvent; a malformed payload yields a *WebhookError
+// whose Reason names the defect. Every event's data carries the trust facts
+// actor (who caused the event: the sender), actorIsBot, and the author and
+// authorAssociation of the nested object (PR, review or comment) when it
+// has one.
+func NormalizeWebhook(event, deliveryID string, body []byte, source string, now time.Time) ([]sentinel.Event, error) {
+	if deliveryID == "" {
+		return nil, whErr(ReasonMissingDelivery)
+	}
+	if !ValidDeliveryID(deliveryID) {
+		return nil, whErr(ReasonInvalidDelivery)
+	}
+	if !json.Valid(body) {
+		return nil, whErr(ReasonInvalidJSON)
+	}
+	if source == "" {
+		source = WebhookSource
+	}
+	var norm func(*whContext, []byte) (sentinel.Event, error)
+	switch event {
+	case WebhookPullRequest:
+		norm = normalizePullRequest
+	case WebhookPullRequestReview:
+		norm = normalizePullRequestReview
+	case WebhookCheckSuite:
+		norm = normalizeCheckSuite
+	case WebhookWorkflowRun:
+		norm = normalizeWorkflowRun
+	case WebhookIssueComment:
+		norm = normalizeIssueComment
+	default:
+		return nil, whErr(reasonUnsupportedPrefix + whOneLine(event, 64))
+	}
+	var common whCommon
+	if err := json.Unmarshal(body, &common); err != nil {
+		return nil, whErr(ReasonInvalidPayload)
+	}
+	ref, err := common.repo()
+	if err != nil {
+		return nil, err
+	}
+	if common.Action == "" {
+		return nil, whErr(ReasonMissingAction)
+	}
+	if !whActionRe.MatchString(common.Action) {
+		return nil, whErr(ReasonInvalidPayload)
+	}
+	c := &whContext{
+		id:     "evt_" + deliveryID,
+		source: source,
+		event:  event,
+		action: common.Action,
+		repo:   ref,
+		repoID: common.Repository.ID,
+		now:    now,
+		sender: common.Sender,
+	}
+	ev, err := norm(c, body)
+	if err != nil {
+		return nil, err
+	}
+	return []sentinel.Event{ev}, nil
+}
+
+// whContext carries what every per-event normalizer needs.
+type whContext struct {
+	id, source, event, action string
+	repo                      sentinel.GitHubRef
+	repoID                    int64
+	now                       time.Time
+	sender                    *whUser
+}
+
+// typ returns github.<event>.<action>.
+func (c *whContext) typ() string { return "github." + c.event + "." + c.action }
+
+// build assembles the event for ref (a PR when ref.Number > 0) with extra
+// PR subjects inserted after the first.
+func (c *whContext) build(ref sentinel.GitHubRef, extra []int, summary string, terminal bool, data any) sentinel.Event {
+	subjects := ref.Subjects()
+	if len(extra) > 0 {
+		more := make([]string, 0, len(subjects)+len(extra))
+		more = append(more, subjects[0])
+		for _, n := range extra {
+			more = append(more, sentinel.GitHubRef{Owner: ref.Owner, Repo: ref.Repo, Number: n}.Subject())
+		}
+		subjects = append(more, subjects[1:]...)
+	}
+	return sentinel.NewEvent(c.id, c.source, c.typ(), ref.Subject(), subjects, c.now, whOneLine(summary, 300), terminal, data)
+}
+
+// trust returns the trust facts: the sender as the actor, and the nested
+// object's author and association (nil when the object has none).
+func (c *whContext) trust(author *whUser, association string) whTrust {
+	t := whTrust{}
+	actor := c.sender
+	if actor == nil || actor.Login == "" {
+		actor = author
+	}
+	if actor != nil {
+		t.Actor = whOneLine(actor.Login, 100)
+		t.ActorIsBot = actor.isBot()
+	}
+	if author != nil && author.Login != "" {
+		t.Author = whOneLine(author.Login, 100)
+	}
+	if association != "" {
+		a := whOneLine(association, 40)
+		t.AuthorAssociation = &a
+	}
+	return t
+}
+
+// actorName is the actor for summaries, "unknown" when there is none.
+func (t whTrust) actorName() string {
+	if t.Actor == "" {
+		return "unknown"
+	}
+	return t.Actor
+}
+
+// whTrust is the trust projection every event's data carries so a harness
+// can fence untrusted text: Actor is who caused the event (the sender),
+// ActorIsBot whether that is a bot account, Author the login of whoever
+// wrote the nested object (PR, review, comment) and AuthorAssociation that
+// author's relation to the repository (OWNER, MEMBER, COLLABORATOR,
+// CONTRIBUTOR, FIRST_TIME_CONTRIBUTOR, FIRST_TIMER, MANNEQUIN, NONE), null
+// when the event has no authored object.
+type whTrust struct {
+	Actor             string  `json:"actor"`
+	ActorIsBot        bool    `json:"actorIsBot"`
+	Author            string  `json:"author,omitempty"`
+	AuthorAssociation *string `json:"authorAssociation"`
+}
+
+// whOneLine replaces control characters with spaces and caps s at limit runes,
+// so attacker-chosen text cannot break a one-line summary.
+func whOneLine(s string, limit int) string {
+	var b strings.Builder
+	n := 0
+	for _, r := range s {
+		if n == limit {
+			b.WriteString("…")
+			break
+		}
+		if r < 0x20 || (r >= 0x7f && r < 0xa0) || r == '\u2028' || r == '\u2029' {
+			r = ' '
+		}
+		b.WriteRune(r)
+		n++
+	}
+	return b.String()
+}
+
+// whCapText bounds free text kept in data (titles, urls, branch names).
+func whCapText(s string) string { return whOneLine(s, 1024) }

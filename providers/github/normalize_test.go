@@ -1,0 +1,157 @@
+package github
+
+import (
+	"encoding/json"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+// whUpdateGolden is the -update flag, shared with any other golden test of
+// the package that declared it first.
+var whUpdateGolden = whLookupOrDefineBool("update", "rewrite golden files")
+
+func whLookupOrDefineBool(name, usage string) func() bool {
+	if f := flag.Lookup(name); f != nil {
+		return func() bool { return f.Value.String() == "true" }
+	}
+	b := flag.Bool(name, false, usage)
+	return func() bool { return *b }
+}
+
+var whGoldenNow = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+
+// whGoldenOut is what a golden file holds: the events, or the refusal.
+type whGoldenOut struct {
+	Events json.RawMessage `json:"events,omitempty"`
+	Error  string          `json:"error,omitempty"`
+}
+
+func TestNormalizeWebhookGolden(t *testing.T) {
+	files, err := filepath.Glob(filepath.Join("testdata", "webhooks", "*", "*.json"))
+	require.NoError(t, err)
+	var inputs []string
+	for _, f := range files {
+		if !strings.HasSuffix(f, ".golden.json") {
+			inputs = append(inputs, f)
+		}
+	}
+	require.Greater(t, len(inputs), 60, "fixtures missing")
+	for _, in := range inputs {
+		event := filepath.Base(filepath.Dir(in))
+		name := strings.TrimSuffix(filepath.Base(in), ".json")
+		t.Run(event+"/"+name, func(t *testing.T) {
+			body, err := os.ReadFile(in)
+			require.NoError(t, err)
+			evs, err := NormalizeWebhook(event, "delivery-"+event+"-"+name, body, "", whGoldenNow)
+			var out whGoldenOut
+			if err != nil {
+				out.Error = WebhookReason(err)
+				require.NotEmpty(t, out.Error, "error is not a *WebhookError: %v", err)
+			} else {
+				for _, ev := range evs {
+					require.NoError(t, ev.Validate())
+					require.LessOrEqual(t, len(ev.Data), 32*1024)
+				}
+				out.Events, err = json.Marshal(evs)
+				require.NoError(t, err)
+			}
+			got, err := json.MarshalIndent(out, "", "  ")
+			require.NoError(t, err)
+			got = append(got, '\n')
+			golden := strings.TrimSuffix(in, ".json") + ".golden.json"
+			if whUpdateGolden() {
+				require.NoError(t, os.WriteFile(golden, got, 0o644))
+			}
+			want, err := os.ReadFile(golden)
+			require.NoError(t, err, "run with -update to create it")
+			require.JSONEq(t, string(want), string(got))
+		})
+	}
+}
+
+func TestNormalizeWebhookSupportedSet(t *testing.T) {
+	for _, ev := range WebhookEvents() {
+		_, err := NormalizeWebhook(ev, "d1", []byte(`{}`), "", whGoldenNow)
+		require.NotErrorIs(t, err, ErrUnsupportedWebhookEvent, ev)
+	}
+	for _, ev := range []string{"ping", "push", "check_run", "status", "", "pull_request\n"} {
+		_, err := NormalizeWebhook(ev, "d1", []byte(`{}`), "", whGoldenNow)
+		require.ErrorIs(t, err, ErrUnsupportedWebhookEvent, ev)
+		require.True(t, strings.HasPrefix(WebhookReason(err), "unsupported_event:"))
+		require.NotContains(t, WebhookReason(err), "\n")
+	}
+}
+
+func TestNormalizeWebhookRefusals(t *testing.T) {
+	repo := `"repository":{"id":1,"full_name":"o/r","name":"r","owner":{"login":"o"}}`
+	tests := []struct {
+		name, event, delivery, body, reason string
+	}{
+		{"not json", "pull_request", "d", `{"action":`, ReasonInvalidJSON},
+		{"array body", "pull_request", "d", `[]`, ReasonInvalidPayload},
+		{"missing delivery", "pull_request", "", `{}`, ReasonMissingDelivery},
+		{"delivery with newline", "pull_request", "d\nx", `{}`, ReasonInvalidDelivery},
+		{"missing repository", "pull_request", "d", `{"action":"opened","number":1}`, ReasonMissingRepository},
+		{"repository without names", "pull_request", "d", `{"action":"opened","number":1,"repository":{"id":1}}`, ReasonMissingRepository},
+		{"repository name with space", "pull_request", "d", `{"action":"opened","number":1,"repository":{"full_name":"o/r x"}}`, ReasonInvalidPayload},
+		{"repository of wrong type", "pull_request", "d", `{"action":"opened","repository":"o/r"}`, ReasonInvalidPayload},
+		{"missing action", "pull_request", "d", `{"number":1,` + repo + `}`, ReasonMissingAction},
+		{"odd action", "pull_request", "d", `{"action":"Opened.Now","number":1,` + repo + `}`, ReasonInvalidPayload},
+		{"pr without number", "pull_request", "d", `{"action":"opened","pull_request":{},` + repo + `}`, ReasonMissingPullRequestNumber},
+		{"pr number as string", "pull_request", "d", `{"action":"opened","number":"1",` + repo + `}`, ReasonInvalidPayload},
+		{"review without pr", "pull_request_review", "d", `{"action":"submitted","review":{},` + repo + `}`, ReasonMissingPullRequestNumber},
+		{"comment without issue", "issue_comment", "d", `{"action":"created","comment":{},` + repo + `}`, ReasonMissingIssueNumber},
+		{"comment issue number zero", "issue_comment", "d", `{"action":"created","issue":{"number":0},` + repo + `}`, ReasonMissingIssueNumber},
+		{"check suite missing", "check_suite", "d", `{"action":"completed",` + repo + `}`, ReasonInvalidPayload},
+		{"workflow run missing", "workflow_run", "d", `{"action":"completed",` + repo + `}`, ReasonInvalidPayload},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			evs, err := NormalizeWebhook(tt.event, tt.delivery, []byte(tt.body), "", whGoldenNow)
+			require.Error(t, err)
+			require.Empty(t, evs)
+			require.Equal(t, tt.reason, WebhookReason(err))
+			require.NotErrorIs(t, err, ErrUnsupportedWebhookEvent)
+		})
+	}
+}
+
+func TestNormalizeWebhookMinimal(t *testing.T) {
+	// The owner.login + name fallback, the top-level number fallback, a
+	// missing sender (the author acts), and a hostile title.
+	body := `{"action":"closed","number":9,"repository":{"name":"r","owner":{"login":"o"}},` +
+		`"pull_request":{"merged":true,"title":"line1\nline2","user":{"login":"dependabot[bot]"},"author_association":"NONE"}}`
+	evs, err := NormalizeWebhook("pull_request", "abc", []byte(body), "//x/y", whGoldenNow)
+	require.NoError(t, err)
+	require.Len(t, evs, 1)
+	ev := evs[0]
+	require.Equal(t, "evt_abc", ev.ID)
+	require.Equal(t, "//x/y", ev.Source)
+	require.Equal(t, "github:o/r#9", ev.Subject)
+	require.Equal(t, []string{"github:o/r#9", "github:o/r", "github:o"}, ev.Subjects)
+	require.True(t, ev.Terminal)
+	require.Equal(t, "PR o/r#9 merged by dependabot[bot]", ev.Summary)
+	var data map[string]any
+	require.NoError(t, json.Unmarshal(ev.Data, &data))
+	require.Equal(t, "line1 line2", data["title"])
+	require.Equal(t, true, data["actorIsBot"])
+	require.Equal(t, "NONE", data["authorAssociation"])
+}
+
+func TestNormalizeWebhookRepoLevel(t *testing.T) {
+	body := `{"action":"completed","repository":{"full_name":"o/r"},"sender":{"login":"u"},` +
+		`"check_suite":{"conclusion":"failure","head_branch":"main","pull_requests":[]}}`
+	evs, err := NormalizeWebhook("check_suite", "abc", []byte(body), "", whGoldenNow)
+	require.NoError(t, err)
+	require.Equal(t, "github:o/r", evs[0].Subject)
+	require.Equal(t, []string{"github:o/r", "github:o"}, evs[0].Subjects)
+	require.Equal(t, "Check suite failure for o/r (main)", evs[0].Summary)
+	require.False(t, evs[0].Terminal)
+	require.Contains(t, string(evs[0].Data), `"authorAssociation":null`)
+}

@@ -1,0 +1,104 @@
+package github
+
+import (
+	"strings"
+	"time"
+)
+
+// User is a GitHub account as REST returns it.
+type User struct {
+	Login string `json:"login"`
+	ID    int64  `json:"id"`
+	Type  string `json:"type"`
+}
+
+// IsBot reports whether the account is a bot: type "Bot" or a login
+// ending in "[bot]".
+func (u *User) IsBot() bool {
+	return u != nil && (u.Type == "Bot" || strings.HasSuffix(u.Login, "[bot]"))
+}
+
+// LoginOf returns u's login, "" for nil.
+func LoginOf(u *User) string {
+	if u == nil {
+		return ""
+	}
+	return u.Login
+}
+
+// PullRequest is the subset of a REST pull request the providers read
+// (GET /repos/o/r/pulls/N and the pulls list).
+type PullRequest struct {
+	Number            int        `json:"number"`
+	State             string     `json:"state"`
+	Title             string     `json:"title"`
+	HTMLURL           string     `json:"html_url"`
+	Draft             bool       `json:"draft"`
+	User              *User      `json:"user"`
+	AuthorAssociation string     `json:"author_association"`
+	CreatedAt         time.Time  `json:"created_at"`
+	UpdatedAt         time.Time  `json:"updated_at"`
+	ClosedAt          *time.Time `json:"closed_at"`
+	MergedAt          *time.Time `json:"merged_at"`
+	MergedBy          *User      `json:"merged_by"`
+	Head              struct {
+		SHA string `json:"sha"`
+		Ref string `json:"ref"`
+	} `json:"head"`
+}
+
+// Review is a pull request review (GET /repos/o/r/pulls/N/reviews).
+type Review struct {
+	ID                int64      `json:"id"`
+	User              *User      `json:"user"`
+	State             string     `json:"state"`
+	SubmittedAt       *time.Time `json:"submitted_at"`
+	CommitID          string     `json:"commit_id"`
+	AuthorAssociation string     `json:"author_association"`
+	HTMLURL           string     `json:"html_url"`
+}
+
+// CheckRuns is GET /repos/o/r/commits/SHA/check-runs.
+type CheckRuns struct {
+	TotalCount int        `json:"total_count"`
+	CheckRuns  []CheckRun `json:"check_runs"`
+}
+
+// CheckRun is one check run.
+type CheckRun struct {
+	ID          int64      `json:"id"`
+	Name        string     `json:"name"`
+	HeadSHA     string     `json:"head_sha"`
+	Status      string     `json:"status"`
+	Conclusion  *string    `json:"conclusion"`
+	CompletedAt *time.Time `json:"completed_at"`
+	App         *struct {
+		Slug string `json:"slug"`
+	} `json:"app"`
+}
+
+// CombinedStatus is GET /repos/o/r/commits/SHA/status.
+type CombinedStatus struct {
+	State    string         `json:"state"`
+	SHA      string         `json:"sha"`
+	Statuses []CommitStatus `json:"statuses"`
+}
+
+// CommitStatus is one commit status context (latest per context).
+type CommitStatus struct {
+	Context   string    `json:"context"`
+	State     string    `json:"state"`
+	UpdatedAt time.Time `json:"updated_at"`
+}
+
+// IssueComment is a comment on an issue or pull request
+// (GET /repos/o/r/issues/N/comments).
+type IssueComment struct {
+	ID                int64     `json:"id"`
+	User              *User     `json:"user"`
+	Body              string    `json:"body"`
+	HTMLURL           string    `json:"html_url"`
+	CreatedAt         time.Time `json:"created_at"`
+	UpdatedAt         time.Time `json:"updated_at"`
+	AuthorAssociation string    `json:"author_association"`
+}

@@ -1,0 +1,82 @@
+package webhook
+
+import (
+	"context"
+	"errors"
+	"io"
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/agentproto/sentinel/providers"
+)
+
+// Runner makes one GitHub REST call through gh (github.Runner.API): path is
+// relative to the REST root, body (nil for none) goes to gh on stdin. A
+// status >= 400 comes back with a classified *providers.Error; status 0
+// means gh got no HTTP response (not installed, not authenticated,
+// network).
+type Runner interface {
+	API(ctx context.Context, method, path string, body []byte) (status int, header http.Header, respBody []byte, err error)
+}
+
+// Config configures the provider.
+type Config struct {
+	// Runner runs gh (required).
+	Runner Runner
+	// Store keeps the hook records (required); it holds the HMAC secrets.
+	Store providers.KV
+	// Locker serializes changes per repository across nodes (required).
+	Locker providers.Locker
+	// PublicURL resolves the daemon's public origin at call time (required).
+	PublicURL providers.PublicURLFunc
+	// Now is the clock (default time.Now).
+	Now func() time.Time
+	// Log receives operational messages (default: discarded). It never
+	// receives a secret.
+	Log *slog.Logger
+	// ReconcileEvery is the least time between two reconciliation passes of
+	// one hook, however many sentinels share it (default 1 minute).
+	ReconcileEvery time.Duration
+	// MaxRedeliveries caps the redeliveries one pass requests (default 50).
+	MaxRedeliveries int
+}
+
+// Defaults.
+const (
+	DefaultReconcileEvery  = time.Minute
+	DefaultMaxRedeliveries = 50
+)
+
+// Validate reports a missing dependency.
+func (c *Config) Validate() error {
+	var errs []error
+	if c.Runner == nil {
+		errs = append(errs, errors.New("webhook: Runner is required"))
+	}
+	if c.Store == nil {
+		errs = append(errs, errors.New("webhook: Store is required"))
+	}
+	if c.Locker == nil {
+		errs = append(errs, errors.New("webhook: Locker is required"))
+	}
+	if c.PublicURL == nil {
+		errs = append(errs, errors.New("webhook: PublicURL is required"))
+	}
+	return errors.Join(errs...)
+}
+
+func (c *Config) setDefaults() {
+	if c.Now == nil {
+		c.Now = time.Now
+	}
+	if c.Log == nil {
+		c.Log = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	if c.ReconcileEvery <= 0 {
+		c.ReconcileEvery = DefaultReconcileEvery
+	}
+	if c.MaxRedeliveries <= 0 {
+		c.MaxRedeliveries = DefaultMaxRedeliveries
+	}
+}

@@ -1,0 +1,81 @@
+package webhook
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"strings"
+
+	"github.com/agentproto/sentinel"
+	"github.com/agentproto/sentinel/providers"
+	"github.com/agentproto/sentinel/providers/github"
+)
+
+// Inbound failure codes beyond the normalizer's reasons.
+const (
+	CodeMissingEventHeader = "missing_event_header"
+)
+
+// ParseInbound verifies and normalizes one GitHub delivery to
+// /inbound/sentinel-<in.HookKey> (h.State's hookKey when in.HookKey is
+// empty). In order: an unknown key is providers.ErrUnknownHook; the
+// X-Hub-Signature-256 HMAC over the raw body is checked against the hook's
+// secret before anything is parsed (401 bad_signature with reason
+// missing_signature or bad_signature); X-GitHub-Event is required
+// (missing_event_header); a ping yields no events; X-GitHub-Delivery is
+// required (missing_delivery_header); the body must be JSON (invalid_json);
+// then the payload is normalized: an unsupported event type yields no
+// events, a malformed payload a 400 with the normalizer's reason. Header
+// names are matched case-insensitively.
+func (p *Provider) ParseInbound(ctx context.Context, in providers.Inbound, h sentinel.Handle) ([]sentinel.Event, error) {
+	key := in.HookKey
+	if key == "" {
+		key = providers.HookKeyOf(h)
+	}
+	rec, err := p.store().byKey(ctx, key)
+	if err != nil {
+		return nil, err
+	}
+	if rec == nil {
+		return nil, providers.ErrUnknownHook
+	}
+	if reason := github.VerifyWebhookSignature(rec.Secret, in.Body, header(in.Header, github.WebhookSignatureHeader)); reason != "" {
+		return nil, providers.BadSignature(reason)
+	}
+	event := header(in.Header, "X-GitHub-Event")
+	if event == "" {
+		return nil, providers.BadPayload(CodeMissingEventHeader)
+	}
+	if event == github.WebhookPing {
+		return []sentinel.Event{}, nil
+	}
+	now := in.Now
+	if now.IsZero() {
+		now = p.cfg.Now()
+	}
+	evs, err := github.NormalizeWebhook(event, header(in.Header, "X-GitHub-Delivery"), in.Body, Source, now)
+	switch reason := github.WebhookReason(err); {
+	case err == nil:
+		return evs, nil
+	case errors.Is(err, github.ErrUnsupportedWebhookEvent):
+		return []sentinel.Event{}, nil
+	case reason != "":
+		return nil, providers.BadPayload(reason)
+	default:
+		return nil, providers.BadPayload(github.ReasonInvalidPayload)
+	}
+}
+
+// header returns the first value of name in h, matching the name
+// case-insensitively even when h was built with non-canonical keys.
+func header(h http.Header, name string) string {
+	if v := h.Get(name); v != "" {
+		return v
+	}
+	for k, vs := range h {
+		if strings.EqualFold(k, name) && len(vs) > 0 {
+			return vs[0]
+		}
+	}
+	return ""
+}

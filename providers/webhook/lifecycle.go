@@ -1,0 +1,257 @@
+package webhook
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/agentproto/sentinel"
+	"github.com/agentproto/sentinel/providers"
+)
+
+// noPublicURL is the setup error of a create without a public URL.
+func noPublicURL() *providers.Error {
+	return providers.SetupError("the webhook provider needs a public URL for GitHub to reach this daemon: set AGENTPROTO_PUBLIC_URL to its public origin, or start a named tunnel with a stable hostname")
+}
+
+// origin returns the public origin without a trailing slash, "" if none.
+func (p *Provider) origin(d providers.Delivery) string {
+	u := p.cfg.PublicURL().URL
+	if u == "" {
+		u = d.CallbackURL
+	}
+	return strings.TrimRight(u, "/")
+}
+
+// Create registers a new holder on the repository's hook, creating the hook
+// when the repository has none. Without a public URL it fails with a setup
+// error and makes no gh call; a repository the token cannot manage fails
+// with a setup error naming the fix.
+func (p *Provider) Create(ctx context.Context, req providers.CreateRequest) (sentinel.Handle, error) {
+	repo, err := specRepository(req.Spec)
+	if err != nil {
+		return sentinel.Handle{}, err
+	}
+	origin := p.origin(req.Delivery)
+	if origin == "" {
+		return sentinel.Handle{}, noPublicURL()
+	}
+	holder := newHolder()
+	var rec *hookRecord
+	err = p.withRepoLock(ctx, repo, func() error {
+		var err error
+		rec, err = p.ensureHook(ctx, repo, origin, "", holder, true)
+		return err
+	})
+	if err != nil {
+		return sentinel.Handle{}, err
+	}
+	p.cfg.Log.Info("webhook holder added", "repo", rec.Repo, "hookId", rec.HookID, "holder", holder, "sentinel", req.SentinelID)
+	return handleFor(rec, holder), nil
+}
+
+// Attach re-attaches a handle at start-up. It is tolerant: a handle missing
+// its state, or no public URL (a named tunnel may start later), returns the
+// handle unchanged without a gh call. Otherwise it re-points the hook when
+// the public URL changed (keeping key and secret), re-creates it when it
+// was deleted behind our back (keeping the route key and holders, with a
+// new secret), and re-registers a holder the record lost. Only a definite
+// 404 re-creates; other gh errors are tolerated.
+func (p *Provider) Attach(ctx context.Context, h sentinel.Handle, d providers.Delivery) (sentinel.Handle, error) {
+	repo, key, holder := h.StateString("repo"), h.StateString("hookKey"), h.StateString("holder")
+	if repo == "" || key == "" || holder == "" {
+		return h, nil
+	}
+	origin := p.origin(d)
+	if origin == "" {
+		return h, nil
+	}
+	var rec *hookRecord
+	err := p.withRepoLock(ctx, repo, func() error {
+		var err error
+		rec, err = p.ensureHook(ctx, repo, origin, key, holder, false)
+		return err
+	})
+	if err != nil {
+		return h, err
+	}
+	return handleFor(rec, holder), nil
+}
+
+// Cancel removes the handle's holder. The GitHub hook is deleted with the
+// last holder (a 404 counts as deleted), then the record. A real delete
+// failure keeps the unheld record (a later create reuses the hook) and is
+// returned. Cancelling twice, or a handle whose record is gone, is a
+// no-op.
+func (p *Provider) Cancel(ctx context.Context, h sentinel.Handle) error {
+	repo, holder := h.StateString("repo"), h.StateString("holder")
+	if repo == "" || holder == "" {
+		return nil
+	}
+	return p.withRepoLock(ctx, repo, func() error {
+		rec, rev, err := p.store().load(ctx, repo)
+		if err != nil || rec == nil {
+			return err
+		}
+		if !rec.removeHolder(holder) {
+			return nil
+		}
+		if rev, err = p.store().save(ctx, rec, rev); err != nil {
+			return err
+		}
+		if len(rec.Holders) > 0 {
+			p.cfg.Log.Info("webhook holder removed", "repo", rec.Repo, "hookId", rec.HookID, "holder", holder, "holders", len(rec.Holders))
+			return nil
+		}
+		if err := p.deleteHook(ctx, rec.Repo, rec.HookID); err != nil {
+			p.cfg.Log.Warn("webhook hook delete failed; record kept unheld", "repo", rec.Repo, "hookId", rec.HookID, "err", err)
+			return err
+		}
+		p.forget(rec.Repo)
+		p.cfg.Log.Info("webhook hook deleted with its last holder", "repo", rec.Repo, "hookId", rec.HookID, "holder", holder)
+		return p.store().remove(ctx, rec)
+	})
+}
+
+// ensureHook makes sure the repository has a live hook pointing at origin
+// and that holder is registered, and returns the saved record. The caller
+// holds the repository lock. key, when set (attach), is the route key to
+// keep if the record must be rebuilt. strict (create) fails on any gh
+// error; tolerant (attach) re-creates only on a definite 404.
+func (p *Provider) ensureHook(ctx context.Context, repo, origin, key, holder string, strict bool) (*hookRecord, error) {
+	st := p.store()
+	rec, rev, err := st.load(ctx, repo)
+	if err != nil {
+		return nil, err
+	}
+	var prevID int64
+	if rec != nil {
+		prevID = rec.HookID
+	}
+	if rec == nil {
+		if key == "" {
+			key = newRouteKey()
+		}
+		rec = &hookRecord{Key: key, Repo: repo, CreatedAt: sentinel.FormatTime(p.cfg.Now()), Holders: []string{}}
+		if err := p.recreate(ctx, rec, origin); err != nil {
+			return nil, err
+		}
+	} else if err := p.verify(ctx, rec, origin, strict); err != nil {
+		return nil, err
+	}
+	rec.addHolder(holder)
+	if _, err := st.save(ctx, rec, rev); err != nil {
+		if rec.HookID != prevID {
+			// The new hook has no record: remove it rather than orphan it.
+			if derr := p.deleteHook(context.WithoutCancel(ctx), rec.Repo, rec.HookID); derr != nil {
+				p.cfg.Log.Warn("webhook could not remove a hook whose record was not saved", "repo", rec.Repo, "hookId", rec.HookID, "err", derr)
+			}
+			p.forget(rec.Repo)
+		}
+		return nil, err
+	}
+	return rec, nil
+}
+
+// verify checks an existing record's hook: gone (404) -> re-create keeping
+// key and holders; pointing elsewhere -> re-point keeping the secret (a 404
+// on the PATCH re-creates). Other gh errors fail in strict mode and are
+// tolerated otherwise.
+func (p *Provider) verify(ctx context.Context, rec *hookRecord, origin string, strict bool) error {
+	want := hookURL(origin, rec.Key)
+	if !strict && p.recentlyVerified(rec.Repo, want) {
+		return nil
+	}
+	h, err := p.getHook(ctx, rec.Repo, rec.HookID)
+	switch {
+	case isNotFound(err):
+		p.cfg.Log.Warn("webhook hook is gone on GitHub; re-creating it", "repo", rec.Repo, "hookId", rec.HookID)
+		return p.recreate(ctx, rec, origin)
+	case err != nil && strict:
+		return cannotManage(rec.Repo, err)
+	case err != nil:
+		p.cfg.Log.Warn("webhook hook check failed; keeping the record", "repo", rec.Repo, "hookId", rec.HookID, "err", err)
+		return nil
+	}
+	if h.Config.URL != want || rec.Origin != origin {
+		err := p.repointHook(ctx, rec, origin)
+		switch {
+		case isNotFound(err):
+			return p.recreate(ctx, rec, origin)
+		case err != nil && strict:
+			return cannotManage(rec.Repo, err)
+		case err != nil:
+			p.cfg.Log.Warn("webhook hook re-point failed", "repo", rec.Repo, "hookId", rec.HookID, "err", err)
+			return nil
+		}
+		p.cfg.Log.Info("webhook hook re-pointed", "repo", rec.Repo, "hookId", rec.HookID, "origin", origin)
+		rec.Origin = origin
+	}
+	p.remember(rec.Repo, want)
+	return nil
+}
+
+// recreate creates a hook for rec with a new secret, keeping its key and
+// holders.
+func (p *Provider) recreate(ctx context.Context, rec *hookRecord, origin string) error {
+	secret := newSecret()
+	id, err := p.createHook(ctx, rec.Repo, origin, rec.Key, secret)
+	if err != nil {
+		return err
+	}
+	rec.HookID, rec.Secret, rec.Origin = id, secret, origin
+	rec.Reconcile = nil
+	p.cfg.Log.Info("webhook hook created", "repo", rec.Repo, "hookId", id, "origin", origin)
+	p.remember(rec.Repo, hookURL(origin, rec.Key))
+	return nil
+}
+
+// withRepoLock runs fn under the repository's cross-node lock.
+func (p *Provider) withRepoLock(ctx context.Context, repo string, fn func() error) error {
+	unlock, err := p.cfg.Locker.Lock(ctx, lockName(repo))
+	if err != nil {
+		return fmt.Errorf("lock hook of %s: %w", repo, err)
+	}
+	defer unlock()
+	return fn()
+}
+
+func (p *Provider) store() store { return store{kv: p.cfg.Store} }
+
+// verifyTTL bounds how long a hook this process saw live is trusted
+// without another GET during attach.
+const verifyTTL = time.Minute
+
+func (p *Provider) recentlyVerified(repo, url string) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	v, ok := p.verified[repoKey(repo)]
+	return ok && v.url == url && p.cfg.Now().Sub(v.at) < verifyTTL
+}
+
+func (p *Provider) remember(repo, url string) {
+	p.mu.Lock()
+	p.verified[repoKey(repo)] = verifiedHook{url: url, at: p.cfg.Now()}
+	p.mu.Unlock()
+}
+
+func (p *Provider) forget(repo string) {
+	p.mu.Lock()
+	delete(p.verified, repoKey(repo))
+	p.mu.Unlock()
+}
+
+// handleFor is the handle of holder on rec's hook. It carries no secret.
+func handleFor(rec *hookRecord, holder string) sentinel.Handle {
+	return sentinel.Handle{
+		Provider: Slug,
+		RemoteID: strconv.FormatInt(rec.HookID, 10),
+		State:    map[string]any{"repo": rec.Repo, "hookKey": rec.Key, "holder": holder},
+	}
+}
+
+// errRecordMissing is the status detail of a handle whose record is gone.
+var errRecordMissing = errors.New("webhook record is missing — re-create the sentinel")

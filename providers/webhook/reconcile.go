@@ -1,0 +1,207 @@
+package webhook
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"sort"
+	"strconv"
+	"time"
+
+	"github.com/agentproto/sentinel"
+	"github.com/agentproto/sentinel/providers"
+)
+
+// RedeliveryHorizon is how far back GitHub accepts redelivery requests.
+const RedeliveryHorizon = 72 * time.Hour
+
+// maxAttempts bounds the redeliveries asked for one delivery guid.
+const maxAttempts = 3
+
+// reconcileState is the reconciliation memory kept in the hook record, so
+// it holds across nodes and across the sentinels sharing the hook.
+type reconcileState struct {
+	// LastRun is when the last pass ran (ISO-8601).
+	LastRun string `json:"lastRun,omitempty"`
+	// Checked, Failed and Redelivered are the last pass's counts.
+	Checked     int `json:"checked"`
+	Failed      int `json:"failed"`
+	Redelivered int `json:"redelivered"`
+	// TotalRedelivered counts every redelivery asked for on this hook.
+	TotalRedelivered int `json:"totalRedelivered"`
+	// LastError is the last pass's failure, if any.
+	LastError string `json:"lastError,omitempty"`
+	// Asked maps a delivery guid to what was asked for it.
+	Asked map[string]asked `json:"asked,omitempty"`
+}
+
+// asked records the redeliveries requested for one guid.
+type asked struct {
+	// Delivery is the delivery id whose redelivery GitHub last accepted.
+	Delivery int64 `json:"delivery"`
+	// Attempts counts the requests, accepted or not.
+	Attempts int `json:"attempts"`
+	// At is when the guid was first delivered (ms), for pruning.
+	At int64 `json:"at"`
+}
+
+// delivery is one entry of GET /repos/o/r/hooks/ID/deliveries.
+type delivery struct {
+	ID          int64  `json:"id"`
+	GUID        string `json:"guid"`
+	DeliveredAt string `json:"delivered_at"`
+	Redelivery  bool   `json:"redelivery"`
+	Status      string `json:"status"`
+	StatusCode  int    `json:"status_code"`
+	Event       string `json:"event"`
+}
+
+// ok reports a delivery our endpoint accepted.
+func (d delivery) ok() bool {
+	return d.StatusCode >= 200 && d.StatusCode < 300 && (d.Status == "" || d.Status == "OK")
+}
+
+// Reconcile lists the hook's recent deliveries and asks GitHub to redeliver
+// those that failed within its 3-day horizon and were not since delivered
+// successfully (a later delivery with the same guid). What was asked is
+// remembered in the hook record, so no pass asks twice for the same
+// delivery and one guid is retried at most three times. One hook is
+// reconciled at most once per ReconcileEvery however many sentinels share
+// it; a throttled call returns the last pass's counts.
+func (p *Provider) Reconcile(ctx context.Context, h sentinel.Handle) (providers.ReconcileResult, error) {
+	repo, key := h.StateString("repo"), h.StateString("hookKey")
+	if repo == "" || key == "" {
+		return providers.ReconcileResult{}, nil
+	}
+	var res providers.ReconcileResult
+	err := p.withRepoLock(ctx, repo, func() error {
+		st := p.store()
+		rec, rev, err := st.load(ctx, repo)
+		if err != nil {
+			return err
+		}
+		if rec == nil || rec.Key != key {
+			return errRecordMissing
+		}
+		now := p.cfg.Now()
+		rs := rec.Reconcile
+		if rs == nil {
+			rs = &reconcileState{}
+		}
+		if last, err := time.Parse(time.RFC3339Nano, rs.LastRun); err == nil && now.Sub(last) < p.cfg.ReconcileEvery && now.Sub(last) >= 0 {
+			res = providers.ReconcileResult{Checked: rs.Checked, Failed: rs.Failed, Redelivered: rs.Redelivered}
+			return nil
+		}
+		passErr := p.reconcilePass(ctx, rec, rs, now)
+		res = providers.ReconcileResult{Checked: rs.Checked, Failed: rs.Failed, Redelivered: rs.Redelivered}
+		rs.LastRun = sentinel.FormatTime(now)
+		rs.LastError = ""
+		if passErr != nil {
+			rs.LastError = passErr.Error()
+		}
+		rec.Reconcile = rs
+		if _, err := st.save(ctx, rec, rev); err != nil {
+			return err
+		}
+		return passErr
+	})
+	return res, err
+}
+
+// reconcilePass does one pass and updates rs.
+func (p *Provider) reconcilePass(ctx context.Context, rec *hookRecord, rs *reconcileState, now time.Time) error {
+	path := hookPath(rec.Repo, rec.HookID) + "/deliveries?per_page=100"
+	_, _, body, err := p.cfg.Runner.API(ctx, http.MethodGet, path, nil)
+	if err != nil {
+		return fmt.Errorf("list deliveries of hook %d of %s: %w", rec.HookID, rec.Repo, err)
+	}
+	var list []delivery
+	if err := json.Unmarshal(body, &list); err != nil {
+		return fmt.Errorf("list deliveries of hook %d of %s: bad answer: %w", rec.HookID, rec.Repo, err)
+	}
+	if rs.Asked == nil {
+		rs.Asked = map[string]asked{}
+	}
+	rs.Checked, rs.Failed, rs.Redelivered = len(list), 0, 0
+	var errs []error
+	for _, d := range toRedeliver(list, now) {
+		rs.Failed++
+		a, seen := rs.Asked[d.GUID]
+		if seen && (a.Delivery == d.ID || a.Attempts >= maxAttempts) {
+			continue
+		}
+		if rs.Redelivered >= p.cfg.MaxRedeliveries {
+			continue
+		}
+		at, _ := time.Parse(time.RFC3339, d.DeliveredAt)
+		if !seen {
+			a.At = at.UnixMilli()
+		}
+		a.Attempts++
+		rs.Asked[d.GUID] = a
+		attempt := hookPath(rec.Repo, rec.HookID) + "/deliveries/" + strconv.FormatInt(d.ID, 10) + "/attempts"
+		if _, _, _, err := p.cfg.Runner.API(ctx, http.MethodPost, attempt, nil); err != nil {
+			errs = append(errs, err)
+			p.cfg.Log.Warn("webhook redelivery request failed", "repo", rec.Repo, "hookId", rec.HookID, "delivery", d.ID, "err", err)
+			continue
+		}
+		a.Delivery = d.ID
+		rs.Asked[d.GUID] = a
+		rs.Redelivered++
+		rs.TotalRedelivered++
+		p.cfg.Log.Info("webhook redelivery requested", "repo", rec.Repo, "hookId", rec.HookID, "delivery", d.ID, "guid", d.GUID, "event", d.Event)
+	}
+	horizon := now.Add(-RedeliveryHorizon).UnixMilli()
+	for g, a := range rs.Asked {
+		if a.At < horizon {
+			delete(rs.Asked, g)
+		}
+	}
+	if len(errs) > 0 {
+		return fmt.Errorf("%d of the redelivery requests failed, first: %w", len(errs), errs[0])
+	}
+	return nil
+}
+
+// toRedeliver returns, per guid with no successful delivery, its latest
+// failed delivery when that is within the redelivery horizon. Pings are
+// skipped. The result is ordered oldest first.
+func toRedeliver(list []delivery, now time.Time) []delivery {
+	type guidState struct {
+		ok     bool
+		latest delivery
+		at     time.Time
+	}
+	byGUID := map[string]*guidState{}
+	for _, d := range list {
+		if d.GUID == "" || d.ID <= 0 || d.Event == "ping" {
+			continue
+		}
+		at, err := time.Parse(time.RFC3339, d.DeliveredAt)
+		if err != nil {
+			continue
+		}
+		g := byGUID[d.GUID]
+		if g == nil {
+			g = &guidState{}
+			byGUID[d.GUID] = g
+		}
+		if d.ok() {
+			g.ok = true
+			continue
+		}
+		if g.latest.ID == 0 || at.After(g.at) || (at.Equal(g.at) && d.ID > g.latest.ID) {
+			g.latest, g.at = d, at
+		}
+	}
+	var out []delivery
+	for _, g := range byGUID {
+		if g.ok || g.latest.ID == 0 || now.Sub(g.at) >= RedeliveryHorizon {
+			continue
+		}
+		out = append(out, g.latest)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
+	return out
+}

@@ -1,0 +1,79 @@
+package webhook
+
+import (
+	"sync"
+	"time"
+
+	"github.com/agentproto/sentinel"
+	"github.com/agentproto/sentinel/providers"
+)
+
+// Slug is the provider's slug.
+const Slug = "webhook"
+
+// Source is the CloudEvents source of the events this provider emits.
+const Source = "//agentproto.local/sentinel/webhook"
+
+// Provider is the webhook provider. It is safe for concurrent use; several
+// instances (one per node) may share one Store and Locker.
+type Provider struct {
+	cfg Config
+
+	mu sync.Mutex
+	// verified remembers, per repository key, the origin a hook was last
+	// seen pointing at and when, so that sentinels sharing a hook re-attach
+	// with one GET instead of one each. mu guards it.
+	verified map[string]verifiedHook
+}
+
+// verifiedHook is a hook this process saw live and pointing at url.
+type verifiedHook struct {
+	url string
+	at  time.Time
+}
+
+// New returns the provider, or an error naming the missing dependencies.
+func New(cfg Config) (*Provider, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	cfg.setDefaults()
+	return &Provider{cfg: cfg, verified: map[string]verifiedHook{}}, nil
+}
+
+// Info returns the provider's metadata.
+func (p *Provider) Info() providers.Info {
+	return providers.Info{
+		Slug:        Slug,
+		Name:        "GitHub webhook",
+		Version:     "1.0.0",
+		Description: "GitHub repository hooks created through the host's gh CLI, pushed to this daemon's public URL",
+	}
+}
+
+// Capabilities returns the declared capabilities (REFERENCE-NOTES 1.8).
+func (p *Provider) Capabilities() providers.Capabilities {
+	return providers.Capabilities{
+		Subjects:         []string{"github"},
+		Push:             true,
+		NeedsPublicURL:   true,
+		TypicalLatencyMs: 2000,
+	}
+}
+
+// DefaultTypes returns the GitHub PR default set for any subject the
+// provider accepts (github:o/r, github:o/r*, github:o/r#N), else none.
+func (p *Provider) DefaultTypes(subject string) []string {
+	if _, err := parseClauseSubject(subject); err != nil {
+		return []string{}
+	}
+	return sentinel.DefaultPRTypes()
+}
+
+// Interface guards.
+var (
+	_ providers.Provider         = (*Provider)(nil)
+	_ providers.InboundParser    = (*Provider)(nil)
+	_ providers.ReadinessChecker = (*Provider)(nil)
+	_ providers.Reconciler       = (*Provider)(nil)
+)
