@@ -116,7 +116,13 @@ func New(cfg Config, log *slog.Logger) (_ *App, err error) {
 	}
 	a.Metrics = metrics.New()
 
-	provs, err := buildProviders(cfg, providerDeps{log: log})
+	provs, err := buildProviders(cfg, providerDeps{
+		log: log, now: a.now,
+		hooks:     bus.NewKV(a.Bus.Hooks),
+		locker:    a.Bus.NewLocker(cfg.NATS.ServerName),
+		creds:     sentinels.NewCredStore(a.Bus.Creds),
+		publicURL: a.publicURL,
+	})
 	if err != nil {
 		return nil, fmt.Errorf("build providers: %w", err)
 	}
@@ -230,9 +236,10 @@ func (a *App) Start(ctx context.Context) error {
 	}
 	runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	a.runCancel = cancel
-	a.wg.Add(2)
+	a.wg.Add(3)
 	go func() { defer a.wg.Done(); _ = a.Loop.Run(runCtx) }()
 	go func() { defer a.wg.Done(); a.housekeeping(runCtx) }()
+	go func() { defer a.wg.Done(); a.reconcile(runCtx) }()
 	a.push("poll loop", func(context.Context) error { cancel(); a.wg.Wait(); return nil })
 	a.server = ingress.Serve(a.ln, a.handler, a.Log)
 	a.push("http server", a.server.Shutdown)
@@ -257,6 +264,25 @@ func (a *App) housekeeping(ctx context.Context) {
 		if info, err := a.Bus.Inbox.Info(ctx); err == nil {
 			a.Metrics.SetInboxDepth(float64(info.State.Msgs))
 		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// reconcile asks push providers to recover lost deliveries at start and
+// every ReconcileInterval.
+func (a *App) reconcile(ctx context.Context) {
+	every := a.Cfg.ReconcileInterval
+	if every <= 0 {
+		every = 5 * time.Minute
+	}
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		a.Sentinels.ReconcileAll(ctx)
 		select {
 		case <-ctx.Done():
 			return

@@ -41,6 +41,9 @@ type Config struct {
 	MaxInboundBytes int64 `mapstructure:"max_inbound_bytes"`
 	// ShutdownTimeout bounds Stop.
 	ShutdownTimeout time.Duration `mapstructure:"shutdown_timeout"`
+	// ReconcileInterval is how often push providers are asked to recover
+	// failed deliveries (webhook: GitHub redelivery).
+	ReconcileInterval time.Duration `mapstructure:"reconcile_interval"`
 	// SelectionOrder is the provider auto-selection order.
 	SelectionOrder []string `mapstructure:"selection_order"`
 
@@ -75,19 +78,20 @@ func DefaultConfig() Config {
 		}
 	}
 	return Config{
-		Home:            home,
-		Listen:          DefaultListen,
-		LogLevel:        "info",
-		LogFormat:       "text",
-		MaxBodyBytes:    1 << 20,
-		MaxInboundBytes: 25 << 20,
-		ShutdownTimeout: 20 * time.Second,
-		SelectionOrder:  append([]string(nil), sentinels.DefaultSelectionOrder...),
-		NATS:            embedded.DefaultConfig(),
-		Bus:             bus.DefaultConfig(),
-		Poll:            poll.DefaultConfig(),
-		Delivery:        deliver.DefaultWorkersConfig(),
-		Sentinel:        SentinelConfig{AutoWatchPRs: true},
+		Home:              home,
+		Listen:            DefaultListen,
+		LogLevel:          "info",
+		LogFormat:         "text",
+		MaxBodyBytes:      1 << 20,
+		MaxInboundBytes:   25 << 20,
+		ShutdownTimeout:   20 * time.Second,
+		ReconcileInterval: 5 * time.Minute,
+		SelectionOrder:    append([]string(nil), sentinels.DefaultSelectionOrder...),
+		NATS:              embedded.DefaultConfig(),
+		Bus:               bus.DefaultConfig(),
+		Poll:              poll.DefaultConfig(),
+		Delivery:          deliver.DefaultWorkersConfig(),
+		Sentinel:          SentinelConfig{AutoWatchPRs: true},
 	}
 }
 

@@ -3,21 +3,53 @@ package app
 import (
 	"errors"
 	"log/slog"
+	"time"
 
 	"github.com/agentproto/sentinel/providers"
+	"github.com/agentproto/sentinel/providers/agentpush"
 	"github.com/agentproto/sentinel/providers/fake"
+	"github.com/agentproto/sentinel/providers/github"
+	"github.com/agentproto/sentinel/providers/localgh"
+	"github.com/agentproto/sentinel/providers/webhook"
 )
 
-// providerDeps are what providers may be given: never the bus itself.
+// providerDeps are what providers may be given: narrow stores and
+// functions, never the bus itself.
 type providerDeps struct {
-	log *slog.Logger
+	log       *slog.Logger
+	now       func() time.Time
+	hooks     providers.KV
+	locker    providers.Locker
+	creds     providers.CredentialSource
+	publicURL providers.PublicURLFunc
 }
 
-// buildProviders names every provider constructor, in catalogue order. It
-// is the one place providers are listed: no init-time registration.
+// buildProviders names every provider constructor, in catalogue order
+// (local-gh, webhook, agentpush; the test-only fake last). It is the one
+// place providers are listed: no init-time registration.
 func buildProviders(cfg Config, deps providerDeps) ([]providers.Provider, error) {
 	var out []providers.Provider
 	var errs []error
+	runner := github.NewRunner(github.Config{})
+
+	lg, err := localgh.New(localgh.Config{Runner: runner, Now: deps.now, Logger: deps.log.With("provider", localgh.Slug)})
+	if err != nil {
+		errs = append(errs, err)
+	} else {
+		out = append(out, lg)
+	}
+
+	wh, err := webhook.New(webhook.Config{Runner: runner, Store: deps.hooks, Locker: deps.locker, PublicURL: deps.publicURL,
+		Now: deps.now, Log: deps.log.With("provider", "webhook")})
+	if err != nil {
+		errs = append(errs, err)
+	} else {
+		out = append(out, wh)
+	}
+
+	out = append(out, agentpush.New(agentpush.Config{Creds: deps.creds, PublicURL: deps.publicURL, Now: deps.now,
+		Log: deps.log.With("provider", agentpush.Slug)}))
+
 	if cfg.Testing.FakeProvider {
 		deps.log.Warn("the test-only fake provider is enabled")
 		out = append(out, fake.New(fake.Config{FeedFile: cfg.Testing.FakeFeed}))

@@ -346,3 +346,37 @@ func (s *Service) markError(ctx context.Context, id, msg string) {
 func sameHandle(a, b sentinel.Handle) bool {
 	return a.Provider == b.Provider && a.RemoteID == b.RemoteID && a.Cursor == b.Cursor && fmt.Sprint(a.State) == fmt.Sprint(b.State)
 }
+
+// ReconcileAll runs one reconciliation pass for every pollable sentinel
+// whose provider can lose deliveries (providers.Reconciler). Providers
+// throttle per remote resource themselves; failures are logged.
+func (s *Service) ReconcileAll(ctx context.Context) {
+	recs, err := s.Store.List(ctx)
+	if err != nil {
+		s.Log.Warn("reconcile: listing sentinels failed", "err", err)
+		return
+	}
+	for _, rec := range recs {
+		if !rec.Status.Pollable() {
+			continue
+		}
+		prov, ok := s.Registry.Get(rec.Provider)
+		if !ok {
+			continue
+		}
+		r, ok := prov.(providers.Reconciler)
+		if !ok {
+			continue
+		}
+		pctx, cancel := s.providerCtx(ctx)
+		res, err := r.Reconcile(pctx, rec.Handle)
+		cancel()
+		if err != nil {
+			s.Log.Warn("reconcile failed", "sentinel", rec.ID, "provider", rec.Provider, "err", err)
+			continue
+		}
+		if res.Redelivered > 0 || res.Failed > 0 {
+			s.Log.Info("reconciled", "sentinel", rec.ID, "provider", rec.Provider, "failed", res.Failed, "redelivered", res.Redelivered)
+		}
+	}
+}
