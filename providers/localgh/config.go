@@ -1,0 +1,67 @@
+package localgh
+
+import (
+	"errors"
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/agentproto/sentinel/providers/github"
+)
+
+// Slug is the provider's slug.
+const Slug = "local-gh"
+
+// Source is the CloudEvents source of every local-gh event.
+const Source = "//agentproto.local/sentinel/local-gh"
+
+// Backoff after failed polls: BackoffBase doubling per consecutive
+// failure, capped at BackoffMax.
+const (
+	BackoffBase = 30 * time.Second
+	BackoffMax  = 300 * time.Second
+)
+
+// Config configures the provider.
+type Config struct {
+	// Runner runs gh for readiness and credentials (default: gh on PATH with
+	// the process environment).
+	Runner *github.Runner
+	// Client is the in-process REST client. When nil one is built with the
+	// token from `gh auth token` through Runner, the host from GH_HOST, and
+	// HTTP.
+	Client *github.Client
+	// HTTP is the http.Client used when Client is nil (default: one with a
+	// 30 s timeout over the default transport).
+	HTTP *http.Client
+	// Now is the clock for backoff (default time.Now).
+	Now func() time.Time
+	// Logger receives poll failures (default: discard).
+	Logger *slog.Logger
+}
+
+// withDefaults fills the defaults and builds the client.
+func (c Config) withDefaults() (Config, error) {
+	if c.Runner == nil {
+		c.Runner = github.NewRunner(github.Config{})
+	}
+	if c.Now == nil {
+		c.Now = time.Now
+	}
+	if c.Logger == nil {
+		c.Logger = slog.New(slog.DiscardHandler)
+	}
+	if c.Client == nil {
+		cl, err := github.NewClient(github.ClientConfig{
+			Token: github.NewAuth(c.Runner, ""), HTTP: c.HTTP, Now: c.Now,
+		})
+		if err != nil {
+			return c, err
+		}
+		c.Client = cl
+	}
+	if c.Client == nil {
+		return c, errors.New("local-gh: no GitHub client")
+	}
+	return c, nil
+}

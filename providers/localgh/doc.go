@@ -1,0 +1,15 @@
+// Package localgh is the local-gh sentinel provider (slug "local-gh"): the
+// zero-infrastructure GitHub provider where watching is polling. It takes
+// its credentials and host from the host's gh setup (`gh auth token`,
+// GH_HOST) but makes its requests in-process through the shared
+// github.Client, with conditional GETs so an unchanged pull request costs
+// no rate-limit quota and no gh process.
+//
+// Scopes: a pull request (github:owner/repo#N: closed, reviews, comments,
+// synchronize, check suite rollups) and a repository (github:owner/repo,
+// until never: opened, ready for review, reviews, closed, one CI verdict per
+// head). All poll state lives in the handle's cursor as a JSON blob.
+//
+// Imports: sentinel, providers, providers/github and the standard library.
+// It never imports the bus, runtime, ingress or another provider.
+package localgh

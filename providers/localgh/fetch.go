@@ -1,0 +1,175 @@
+package localgh
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/agentproto/sentinel"
+	"github.com/agentproto/sentinel/providers"
+	"github.com/agentproto/sentinel/providers/github"
+)
+
+// optional reports whether a failed call may be skipped for this tick
+// rather than failing the poll: a non-retryable 403/404 on an auxiliary
+// resource (a token without checks or issues read access).
+func optional(err error) bool {
+	var pe *providers.Error
+	return errors.As(err, &pe) && !pe.Retryable &&
+		(pe.Reason == providers.ReasonForbidden || pe.Reason == providers.ReasonNotFound)
+}
+
+func decode(resp *github.Response, path string, v any) error {
+	if err := json.Unmarshal(resp.Body, v); err != nil {
+		return &providers.Error{Reason: providers.ReasonInvalid, Message: fmt.Sprintf("GET %s: invalid JSON: %v", path, err)}
+	}
+	return nil
+}
+
+func repoPath(ref sentinel.GitHubRef, format string, args ...any) string {
+	return "/repos/" + ref.FullName() + fmt.Sprintf(format, args...)
+}
+
+// prState maps a REST pull request to open, closed or merged, with
+// GitHub's own time of the closure.
+func prState(pr *github.PullRequest) (state, closedAt string) {
+	switch {
+	case pr.MergedAt != nil:
+		return stateMerged, pr.MergedAt.UTC().Format(time.RFC3339)
+	case pr.State == "closed":
+		at := ""
+		if pr.ClosedAt != nil {
+			at = pr.ClosedAt.UTC().Format(time.RFC3339)
+		}
+		return stateClosed, at
+	}
+	return stateOpen, ""
+}
+
+// snapshotOf fills a snapshot's PR fields (not reviews or checks).
+func snapshotOf(pr *github.PullRequest) snapshot {
+	state, closedAt := prState(pr)
+	return snapshot{
+		State: state, Head: pr.Head.SHA, ClosedAt: closedAt, MergedBy: github.LoginOf(pr.MergedBy),
+		Draft: pr.Draft, Author: github.LoginOf(pr.User), Assoc: pr.AuthorAssociation,
+		Title: pr.Title, URL: pr.HTMLURL, Updated: pr.UpdatedAt.UTC().Format(time.RFC3339),
+	}
+}
+
+// checksResp are the two responses the checks of a head come from.
+type checksResp struct {
+	runs, statuses *github.Response
+	known          bool
+}
+
+// fetchChecks gets the check runs and the combined status of sha. A
+// skippable failure leaves known false (no check events this tick).
+func (p *Provider) fetchChecks(ctx context.Context, ref sentinel.GitHubRef, sha string) (checksResp, error) {
+	if sha == "" {
+		return checksResp{}, nil
+	}
+	runs, err := p.cfg.Client.Get(ctx, repoPath(ref, "/commits/%s/check-runs?per_page=100", url.PathEscape(sha)))
+	if err != nil {
+		if optional(err) {
+			return checksResp{}, nil
+		}
+		return checksResp{}, err
+	}
+	sts, err := p.cfg.Client.Get(ctx, repoPath(ref, "/commits/%s/status?per_page=100", url.PathEscape(sha)))
+	if err != nil {
+		if optional(err) {
+			return checksResp{}, nil
+		}
+		return checksResp{}, err
+	}
+	return checksResp{runs: runs, statuses: sts, known: true}, nil
+}
+
+// decodeChecks maps check runs (conclusion once completed) and commit
+// statuses (success; failure or error as failure; pending as running) by
+// name. A check run wins over a status context of the same name.
+func decodeChecks(cr checksResp) (map[string]check, error) {
+	var runs github.CheckRuns
+	if err := decode(cr.runs, "check-runs", &runs); err != nil {
+		return nil, err
+	}
+	var combined github.CombinedStatus
+	if err := decode(cr.statuses, "status", &combined); err != nil {
+		return nil, err
+	}
+	out := make(map[string]check, len(runs.CheckRuns)+len(combined.Statuses))
+	for _, st := range combined.Statuses {
+		c := ""
+		switch st.State {
+		case "success":
+			c = "success"
+		case "failure", "error":
+			c = "failure"
+		}
+		out[st.Context] = check{C: c}
+	}
+	for _, r := range runs.CheckRuns {
+		c := ""
+		if strings.EqualFold(r.Status, "completed") && r.Conclusion != nil {
+			c = strings.ToLower(*r.Conclusion)
+		}
+		out[r.Name] = check{C: c, R: r.ID}
+	}
+	return out, nil
+}
+
+// newlyCompleted returns the checks of cur that completed since base (a
+// conclusion appeared, changed, or a re-run landed), sorted by name, the
+// id parts for them, and how many checks are still running.
+func newlyCompleted(base, cur map[string]check) (done []checkResult, parts []string, pending int) {
+	for name, c := range cur {
+		if c.C == "" {
+			pending++
+			continue
+		}
+		if b, ok := base[name]; ok && b.C == c.C && b.R == c.R {
+			continue
+		}
+		done = append(done, checkResult{Name: name, Conclusion: c.C})
+	}
+	sortResults(done)
+	for _, d := range done {
+		parts = append(parts, fmt.Sprintf("%s:%s:%d", d.Name, d.Conclusion, cur[d.Name].R))
+	}
+	return done, parts, pending
+}
+
+func sortResults(rs []checkResult) {
+	for i := 1; i < len(rs); i++ {
+		for j := i; j > 0 && rs[j].Name < rs[j-1].Name; j-- {
+			rs[j], rs[j-1] = rs[j-1], rs[j]
+		}
+	}
+}
+
+// newReviews returns the submitted reviews not in seen (and not before
+// from, when set), in GitHub's order, and the updated seen list.
+func newReviews(list []github.Review, seen []int64, from time.Time) ([]reviewInfo, []int64) {
+	known := make(map[int64]bool, len(seen))
+	for _, id := range seen {
+		known[id] = true
+	}
+	var out []reviewInfo
+	ids := make([]int64, 0, len(list))
+	for _, r := range list {
+		if r.State == "PENDING" || r.SubmittedAt == nil {
+			continue
+		}
+		ids = append(ids, r.ID)
+		if known[r.ID] || r.SubmittedAt.Before(from) {
+			continue
+		}
+		out = append(out, reviewInfo{ID: r.ID, Login: github.LoginOf(r.User), Bot: r.User.IsBot(), State: r.State,
+			SubmittedAt: *r.SubmittedAt, Assoc: r.AuthorAssociation, URL: r.HTMLURL})
+	}
+	return out, ids
+}

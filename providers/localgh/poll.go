@@ -1,0 +1,42 @@
+package localgh
+
+import (
+	"context"
+	"errors"
+
+	"github.com/agentproto/sentinel"
+	"github.com/agentproto/sentinel/providers"
+)
+
+// Poll implements providers.Poller. It fetches the watched PR (or
+// repository) conditionally, diffs against the cursor and returns the
+// events in the spec's order with the new cursor. limit is ignored: a
+// snapshot diff cannot be split.
+//
+// Poll failures (GitHub errors, rate limits, a logged-out gh) are not
+// returned as errors: they are recorded in the cursor (consecutive
+// failures, last error, next retry), back off 30 s doubling to 300 s with
+// no request meanwhile, and surface through Status. A handle that can never
+// be polled (a bad remote id) is an error.
+func (p *Provider) Poll(ctx context.Context, h sentinel.Handle, _ int) (providers.PollResult, error) {
+	ref, err := handleRef(h)
+	if err != nil {
+		return providers.PollResult{Cursor: h.Cursor}, err
+	}
+	if ref.Number > 0 {
+		return p.pollPR(ctx, ref, h.Cursor)
+	}
+	return p.pollRepo(ctx, ref, h.Cursor)
+}
+
+// failure logs a failed poll and returns the message and the wait GitHub
+// asked for.
+func (p *Provider) failure(ref sentinel.GitHubRef, err error) (string, int64) {
+	var pe *providers.Error
+	var wait int64
+	if errors.As(err, &pe) {
+		wait = int64(pe.RetryAfter)
+	}
+	p.cfg.Logger.Warn("local-gh poll failed", "subject", ref.Subject(), "reason", providers.ReasonOf(err).String(), "err", err)
+	return err.Error(), wait
+}
