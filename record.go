@@ -1,5 +1,10 @@
 package sentinel
 
+import (
+	"crypto/sha256"
+	"encoding/hex"
+)
+
 // Status of a sentinel record.
 type Status string
 
@@ -50,6 +55,10 @@ type Sentinel struct {
 	ClosedSubjects   []string `json:"closedSubjects"`
 	// SeenMarks counts ids marked seen; the seen window is pruned as it grows.
 	SeenMarks int `json:"seenMarks,omitempty"`
+	// Seen holds digests of the last MaxRecentSeen delivered event ids,
+	// written atomically with the counters (the long window lives in the
+	// seen bucket). It never leaves the daemon.
+	Seen []string `json:"seen,omitempty"`
 	// LastHandledID is the id of the last event whose counters were applied,
 	// so a redelivery after a crash does not count the event twice.
 	LastHandledID string `json:"lastHandledId,omitempty"`
@@ -146,6 +155,40 @@ func (s *Sentinel) AddTerminal(clauseSubjects []string) bool {
 		}
 	}
 	return true
+}
+
+// MaxRecentSeen caps the in-record seen ring.
+const MaxRecentSeen = 1000
+
+// SeenDigest is the digest of an event id kept in the seen ring.
+func SeenDigest(eventID string) string {
+	sum := sha256.Sum256([]byte(eventID))
+	return hex.EncodeToString(sum[:10])
+}
+
+// HasSeen reports whether the event id is in the ring.
+func (s *Sentinel) HasSeen(eventID string) bool {
+	d := SeenDigest(eventID)
+	for i := len(s.Seen) - 1; i >= 0; i-- {
+		if s.Seen[i] == d {
+			return true
+		}
+	}
+	return false
+}
+
+// AddSeen appends the event id to the ring and returns the digests evicted
+// past the cap (the caller moves them to the long window).
+func (s *Sentinel) AddSeen(eventID string) (evicted []string) {
+	if s.HasSeen(eventID) {
+		return nil
+	}
+	s.Seen = append(s.Seen, SeenDigest(eventID))
+	if n := len(s.Seen) - MaxRecentSeen; n > 0 {
+		evicted = append(evicted, s.Seen[:n]...)
+		s.Seen = append([]string(nil), s.Seen[n:]...)
+	}
+	return evicted
 }
 
 // ExpiredAt reports whether an until.at sentinel is past its time at nowMs.

@@ -32,6 +32,11 @@ func WithAckWait(d time.Duration) Option {
 	return func(c *bus.Config, _ *embedded.Config) { c.AckWait = d }
 }
 
+// WithSyncAlways sets fsync on every write (off by default in tests).
+func WithSyncAlways(on bool) Option {
+	return func(_ *bus.Config, e *embedded.Config) { e.SyncAlways = on }
+}
+
 // WithDir reuses dir as the store folder (to restart on the same data).
 func WithDir(dir string) Option {
 	return func(_ *bus.Config, e *embedded.Config) { e.StoreDir = dir }

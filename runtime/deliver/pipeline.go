@@ -45,7 +45,7 @@ type Pipeline struct {
 // the event is handled and may be acked; an error means it must stay
 // retryable (nothing was marked seen).
 func (p *Pipeline) Handle(ctx context.Context, sentinelID string, ev *sentinel.Event) (Result, error) {
-	rec, _, err := p.Store.Get(ctx, sentinelID)
+	rec, rev, err := p.Store.Get(ctx, sentinelID)
 	if errors.Is(err, sentinels.ErrNotFound) {
 		return ResultStopped, nil
 	}
@@ -65,9 +65,13 @@ func (p *Pipeline) Handle(ctx context.Context, sentinelID string, ev *sentinel.E
 		return ResultExpired, nil
 	}
 	// 3. Seen: skip.
-	seen, err := p.Seen.Has(ctx, sentinelID, ev.ID)
-	if err != nil {
-		return "", err
+	// The ring holds every id this sentinel marked until it overflows;
+	// only then is the long window in the seen bucket consulted.
+	seen := rec.HasSeen(ev.ID)
+	if !seen && rec.SeenMarks > len(rec.Seen) {
+		if seen, err = p.Seen.Has(ctx, sentinelID, ev.ID); err != nil {
+			return "", err
+		}
 	}
 	if seen {
 		p.Metrics.Inc(func(m *metrics.Metrics) prometheusCounter { return m.SeenDuplicates })
@@ -81,7 +85,7 @@ func (p *Pipeline) Handle(ctx context.Context, sentinelID string, ev *sentinel.E
 			return "", err
 		}
 		p.Metrics.IncVec(func(m *metrics.Metrics) prometheusCounterVec { return m.Parked }, "post_mortem")
-		if err := p.Seen.Mark(ctx, sentinelID, ev.ID); err != nil {
+		if err := p.markSeen(ctx, rec, rev, ev.ID, nil); err != nil {
 			return "", err
 		}
 		return ResultParked, nil
@@ -92,15 +96,7 @@ func (p *Pipeline) Handle(ctx context.Context, sentinelID string, ev *sentinel.E
 		defaults = prov.DefaultTypes
 	}
 	if !rec.Spec.Matches(ev, defaults) {
-		if closure != closureNone {
-			if _, err := p.Store.Update(ctx, sentinelID, func(r *sentinel.Sentinel) error {
-				applyClosure(r, closure, ev.Subject)
-				return nil
-			}); err != nil && !errors.Is(err, sentinels.ErrNotFound) {
-				return "", err
-			}
-		}
-		if err := p.Seen.Mark(ctx, sentinelID, ev.ID); err != nil {
+		if err := p.markSeen(ctx, rec, rev, ev.ID, func(r *sentinel.Sentinel) { applyClosure(r, closure, ev.Subject) }); err != nil {
 			return "", err
 		}
 		p.Metrics.Inc(func(m *metrics.Metrics) prometheusCounter { return m.Filtered })
@@ -111,17 +107,19 @@ func (p *Pipeline) Handle(ctx context.Context, sentinelID string, ev *sentinel.E
 	if err != nil {
 		return "", fmt.Errorf("deliver %s to %s: %w", ev.ID, sentinelID, err)
 	}
-	// 7. Counters, target, status, until; then mark seen.
+	// 7. Mark seen (the in-record ring), counters, target, status, until:
+	// one atomic write.
 	expired := false
-	updated, err := p.Store.Update(ctx, sentinelID, func(r *sentinel.Sentinel) error {
+	var evicted []string
+	updated, err := p.Store.UpdateFrom(ctx, sentinelID, rec, rev, func(r *sentinel.Sentinel) error {
 		expired = false
 		applyClosure(r, closure, ev.Subject)
+		evicted = addSeen(r, ev.ID)
 		if r.LastHandledID != ev.ID {
 			r.EventCount++
 			r.LastEventTs = now.UnixMilli()
 			r.LastHandledID = ev.ID
 		}
-		r.SeenMarks++
 		if out.RetargetTo != "" && r.Spec.Target.Kind == sentinel.TargetSession {
 			r.Spec.Target.SessionID = out.RetargetTo
 		}
@@ -153,9 +151,7 @@ func (p *Pipeline) Handle(ctx context.Context, sentinelID string, ev *sentinel.E
 	if err != nil {
 		return "", err
 	}
-	if err := p.Seen.Mark(ctx, sentinelID, ev.ID); err != nil {
-		return "", err
-	}
+	p.keepEvicted(ctx, sentinelID, evicted)
 	if expired {
 		p.Metrics.Inc(func(m *metrics.Metrics) prometheusCounter { return m.Expired })
 		p.Expirer.CancelProvider(ctx, updated)
@@ -175,6 +171,43 @@ func (p *Pipeline) Handle(ctx context.Context, sentinelID string, ev *sentinel.E
 	}
 	p.Metrics.Inc(func(m *metrics.Metrics) prometheusCounter { return m.Delivered })
 	return ResultDelivered, nil
+}
+
+// markSeen records a handled-but-not-delivered event id in the record's
+// ring (with an optional extra change) and, best effort, in the long
+// window.
+func (p *Pipeline) markSeen(ctx context.Context, rec *sentinel.Sentinel, rev uint64, eventID string, also func(*sentinel.Sentinel)) error {
+	var evicted []string
+	_, err := p.Store.UpdateFrom(ctx, rec.ID, rec, rev, func(r *sentinel.Sentinel) error {
+		if also != nil {
+			also(r)
+		}
+		evicted = addSeen(r, eventID)
+		return nil
+	})
+	if err != nil && !errors.Is(err, sentinels.ErrNotFound) {
+		return err
+	}
+	p.keepEvicted(ctx, rec.ID, evicted)
+	return nil
+}
+
+// keepEvicted moves digests evicted from the ring to the long window. A
+// failure is logged: the ring already holds the newest 1000 ids.
+func (p *Pipeline) keepEvicted(ctx context.Context, sentinelID string, digests []string) {
+	for _, d := range digests {
+		if err := p.Seen.Keep(ctx, sentinelID, d); err != nil {
+			p.Log.Warn("keeping an evicted seen id failed", "sentinel", sentinelID, "err", err)
+		}
+	}
+}
+
+func addSeen(r *sentinel.Sentinel, eventID string) []string {
+	if r.HasSeen(eventID) {
+		return nil
+	}
+	r.SeenMarks++
+	return r.AddSeen(eventID)
 }
 
 type closureAction int

@@ -138,9 +138,10 @@ func (w *Workers) handle(ctx context.Context, msg jetstream.Msg) {
 		_ = msg.NakWithDelay(delay)
 		return
 	}
-	actx, cancel := context.WithTimeout(ctx, 10*time.Second)
-	defer cancel()
-	if err := msg.DoubleAck(actx); err != nil {
+	// A plain ack: the event is already handled and marked seen, so an ack
+	// lost on the way only causes a redelivery that the seen window and the
+	// inbox's message id absorb.
+	if err := msg.Ack(); err != nil {
 		w.Log.Warn("ack failed; the event will be redelivered and deduplicated", "sentinel", sid, "event", ev.ID, "err", err)
 	}
 	w.Log.Debug("event handled", "sentinel", sid, "event", ev.ID, "result", string(res))

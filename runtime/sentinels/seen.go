@@ -2,15 +2,15 @@ package sentinels
 
 import (
 	"context"
-	"crypto/sha256"
 	"encoding/binary"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"sort"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/agentproto/sentinel"
 )
 
 // Seen window bounds: at least the last SeenKeep ids of a sentinel and
@@ -23,8 +23,11 @@ const (
 	seenPruneEvery = 256
 )
 
-// Seen is the persisted per-sentinel dedup window: one KV key per
-// (sentinel, event id), valued with the time it was marked.
+// Seen is the long part of the persisted per-sentinel dedup window: the
+// record itself holds the digests of its last MaxRecentSeen handled ids
+// (written atomically with its counters); digests evicted from that ring
+// land here, one KV key per (sentinel, digest) valued with the time, and
+// are pruned past SeenMinAge beyond the newest SeenKeep.
 type Seen struct {
 	kv  jetstream.KeyValue
 	now func() time.Time
@@ -39,8 +42,7 @@ func NewSeen(kv jetstream.KeyValue, now func() time.Time) *Seen {
 }
 
 func seenKey(sentinelID, eventID string) string {
-	sum := sha256.Sum256([]byte(eventID))
-	return sentinelID + "." + hex.EncodeToString(sum[:16])
+	return sentinelID + "." + sentinel.SeenDigest(eventID)
 }
 
 // Has reports whether the event id is in the sentinel's window.
@@ -57,10 +59,15 @@ func (s *Seen) Has(ctx context.Context, sentinelID, eventID string) (bool, error
 
 // Mark records the event id as handled.
 func (s *Seen) Mark(ctx context.Context, sentinelID, eventID string) error {
+	return s.Keep(ctx, sentinelID, sentinel.SeenDigest(eventID))
+}
+
+// Keep stores a digest evicted from a record's seen ring in the long window.
+func (s *Seen) Keep(ctx context.Context, sentinelID, digest string) error {
 	var buf [8]byte
 	binary.BigEndian.PutUint64(buf[:], uint64(s.now().UnixMilli()))
-	if _, err := s.kv.Put(ctx, seenKey(sentinelID, eventID), buf[:]); err != nil {
-		return fmt.Errorf("seen mark: %w", err)
+	if _, err := s.kv.Put(ctx, sentinelID+"."+digest, buf[:]); err != nil {
+		return fmt.Errorf("seen keep: %w", err)
 	}
 	return nil
 }

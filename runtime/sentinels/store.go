@@ -96,8 +96,22 @@ func (s *Store) List(ctx context.Context) ([]*sentinel.Sentinel, error) {
 // returns ErrSkip to leave the record unchanged. It returns the stored
 // record.
 func (s *Store) Update(ctx context.Context, id string, fn func(*sentinel.Sentinel) error) (*sentinel.Sentinel, error) {
+	return s.UpdateFrom(ctx, id, nil, 0, fn)
+}
+
+// UpdateFrom is Update starting from a record the caller already read at
+// revision startRev (saving a read); a conflict falls back to fresh reads.
+// start is modified by fn and must not be used afterwards.
+func (s *Store) UpdateFrom(ctx context.Context, id string, start *sentinel.Sentinel, startRev uint64, fn func(*sentinel.Sentinel) error) (*sentinel.Sentinel, error) {
 	for attempt := 0; ; attempt++ {
-		rec, rev, err := s.Get(ctx, id)
+		var rec *sentinel.Sentinel
+		var rev uint64
+		var err error
+		if attempt == 0 && start != nil {
+			rec, rev, err = start, startRev, nil
+		} else {
+			rec, rev, err = s.Get(ctx, id)
+		}
 		if err != nil {
 			return nil, err
 		}
