@@ -1,0 +1,4 @@
+package cli
+
+// benchVerbs are the benchmark harness verbs (sentinel bench ...).
+var benchVerbs = []verbBuilder{}
