@@ -1,0 +1,110 @@
+package sentinels_test
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/agentproto/sentinel"
+	"github.com/agentproto/sentinel/bus/bustest"
+	"github.com/agentproto/sentinel/runtime/sentinels"
+)
+
+func TestStoreCompareAndSetUnderContention(t *testing.T) {
+	env := bustest.Start(t)
+	st := sentinels.NewStore(env.Bus.Sentinels)
+	ctx := context.Background()
+	id := sentinel.NewSentinelID()
+	require.NoError(t, st.Create(ctx, &sentinel.Sentinel{ID: id, Status: sentinel.StatusActive}))
+	require.ErrorIs(t, st.Create(ctx, &sentinel.Sentinel{ID: id}), sentinel.ErrConflict)
+	var wg sync.WaitGroup
+	for w := 0; w < 8; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; i < 10; i++ {
+				_, err := st.Update(ctx, id, func(r *sentinel.Sentinel) error { r.EventCount++; return nil })
+				require.NoError(t, err)
+			}
+		}()
+	}
+	wg.Wait()
+	rec, _, err := st.Get(ctx, id)
+	require.NoError(t, err)
+	require.Equal(t, 80, rec.EventCount, "no lost update")
+	require.NotNil(t, rec.ClosedSubjects)
+}
+
+func TestStoreListAndDelete(t *testing.T) {
+	env := bustest.Start(t)
+	st := sentinels.NewStore(env.Bus.Sentinels)
+	ctx := context.Background()
+	empty, err := st.List(ctx)
+	require.NoError(t, err)
+	require.Empty(t, empty)
+	for i := 3; i >= 1; i-- {
+		require.NoError(t, st.Create(ctx, &sentinel.Sentinel{ID: sentinel.NewSentinelID(), CreatedTs: int64(i)}))
+	}
+	recs, err := st.List(ctx)
+	require.NoError(t, err)
+	require.Len(t, recs, 3)
+	require.Equal(t, []int64{1, 2, 3}, []int64{recs[0].CreatedTs, recs[1].CreatedTs, recs[2].CreatedTs}, "oldest first")
+	require.NoError(t, st.Delete(ctx, recs[0].ID))
+	require.ErrorIs(t, st.Delete(ctx, recs[0].ID), sentinels.ErrNotFound)
+	_, _, err = st.Get(ctx, "not a key!")
+	require.ErrorIs(t, err, sentinels.ErrNotFound)
+	recs, err = st.List(ctx)
+	require.NoError(t, err)
+	require.Len(t, recs, 2)
+}
+
+func TestSeenWindowKeepsAndPrunes(t *testing.T) {
+	env := bustest.Start(t)
+	ctx := context.Background()
+	seen := sentinels.NewSeen(env.Bus.Seen, nil)
+	has, err := seen.Has(ctx, "sen_a", "evt_1")
+	require.NoError(t, err)
+	require.False(t, has)
+	require.NoError(t, seen.Mark(ctx, "sen_a", "evt_1"))
+	has, err = seen.Has(ctx, "sen_a", "evt_1")
+	require.NoError(t, err)
+	require.True(t, has)
+	has, _ = seen.Has(ctx, "sen_b", "evt_1")
+	require.False(t, has, "windows are per sentinel")
+	require.NoError(t, seen.Forget(ctx, "sen_a"))
+	has, _ = seen.Has(ctx, "sen_a", "evt_1")
+	require.False(t, has)
+}
+
+func TestSeenPruneKeepsNewest1000AndEverythingYoungerThan72h(t *testing.T) {
+	env := bustest.Start(t)
+	ctx := context.Background()
+	clock := time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)
+	seen := sentinels.NewSeen(env.Bus.Seen, func() time.Time { return clock })
+	for i := 0; i < 10; i++ { // old ids
+		require.NoError(t, seen.Mark(ctx, "sen_a", fmt.Sprintf("old_%d", i)))
+	}
+	clock = clock.Add(80 * time.Hour)
+	for i := 0; i < sentinels.SeenKeep; i++ { // the newest 1000, all recent
+		require.NoError(t, seen.Mark(ctx, "sen_a", fmt.Sprintf("new_%d", i)))
+	}
+	dropped, err := seen.Prune(ctx, "sen_a")
+	require.NoError(t, err)
+	require.Equal(t, 10, dropped, "ids beyond the newest 1000 and older than 72 h go")
+	has, _ := seen.Has(ctx, "sen_a", "old_3")
+	require.False(t, has)
+	has, _ = seen.Has(ctx, "sen_a", "new_0")
+	require.True(t, has)
+
+	// Ids younger than 72 h stay even beyond the newest 1000.
+	for i := 0; i < 5; i++ {
+		require.NoError(t, seen.Mark(ctx, "sen_a", fmt.Sprintf("more_%d", i)))
+	}
+	dropped, err = seen.Prune(ctx, "sen_a")
+	require.NoError(t, err)
+	require.Zero(t, dropped)
+}
