@@ -14,7 +14,6 @@ import (
 	"time"
 
 	"github.com/go-chi/chi/v5"
-	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/agentproto/sentinel"
 	"github.com/agentproto/sentinel/bus"
@@ -129,7 +128,9 @@ func New(cfg Config, log *slog.Logger) (_ *App, err error) {
 	if a.Registry, err = providers.NewRegistry(provs...); err != nil {
 		return nil, err
 	}
-	a.wire()
+	if err := a.wire(pctx); err != nil {
+		return nil, err
+	}
 
 	if a.ln, err = ingress.Listen(cfg.Listen); err != nil {
 		return nil, err
@@ -146,9 +147,13 @@ func (a *App) publicURL() providers.PublicURL {
 }
 
 // wire builds the runtime components and the HTTP handler.
-func (a *App) wire() {
+func (a *App) wire(ctx context.Context) error {
 	b, log, now := a.Bus, a.Log, a.now
 	store := sentinels.NewStore(b.Sentinels)
+	if err := store.StartCache(ctx); err != nil {
+		return fmt.Errorf("load sentinel records: %w", err)
+	}
+	a.push("sentinel record cache", func(context.Context) error { store.StopCache(); return nil })
 	seen := sentinels.NewSeen(b.Seen, now)
 	a.Inbox = inbox.New(b)
 	a.Park = park.New(b, now)
@@ -169,7 +174,7 @@ func (a *App) wire() {
 		Public: []ingress.Mounter{},
 		API:    []ingress.Mounter{},
 		Raw: []ingress.Mounter{func(r chi.Router) {
-			r.Method(http.MethodGet, "/metrics", promhttp.HandlerFor(a.Metrics.Registry, promhttp.HandlerOpts{}))
+			r.Method(http.MethodGet, "/metrics", a.Metrics.Handler(a.refreshGauges))
 		}},
 	}
 	for _, s := range a.subsystems {
@@ -192,6 +197,7 @@ func (a *App) wire() {
 	routes.Public = append(routes.Public, in.Mount)
 	routes.API = append(routes.API, func(r chi.Router) { httpapi.SentinelRoutes(r, sapi) })
 	a.handler = ingress.NewHandler(ingress.Config{Token: a.Token, MaxBodyBytes: a.Cfg.MaxBodyBytes}, a, routes, log.With("component", "http"))
+	return nil
 }
 
 // Ready implements api.Health: the node is ready once started and while its
@@ -255,15 +261,13 @@ func (a *App) Start(ctx context.Context) error {
 	return nil
 }
 
-// housekeeping refreshes gauges every 15 s.
+// housekeeping refreshes gauges every 15 s (a scrape of /metrics also
+// refreshes them first; see metrics.go).
 func (a *App) housekeeping(ctx context.Context) {
 	t := time.NewTicker(15 * time.Second)
 	defer t.Stop()
 	for {
-		a.Workers.ReportPending(ctx)
-		if info, err := a.Bus.Inbox.Info(ctx); err == nil {
-			a.Metrics.SetInboxDepth(float64(info.State.Msgs))
-		}
+		a.refreshGauges(ctx)
 		select {
 		case <-ctx.Done():
 			return

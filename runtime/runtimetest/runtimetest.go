@@ -92,6 +92,10 @@ func Start(t testing.TB, o Options) *Env {
 	e := &Env{T: t, Bus: be, Fake: fk, Registry: reg, Clock: clock, Log: log}
 	b := be.Bus
 	e.Store = sentinels.NewStore(b.Sentinels)
+	if err := e.Store.StartCache(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(e.Store.StopCache)
 	e.Seen = sentinels.NewSeen(b.Seen, clock.Now)
 	e.Inbox = inbox.New(b)
 	e.Park = park.New(b, clock.Now)

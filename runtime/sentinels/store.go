@@ -5,7 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"sort"
+	"sync"
 
 	"github.com/nats-io/nats.go/jetstream"
 
@@ -16,6 +16,9 @@ import (
 // compare-and-set on the entry revision, retried on conflict.
 type Store struct {
 	kv jetstream.KeyValue
+
+	mu    sync.RWMutex
+	cache *cache // nil until StartCache
 }
 
 // NewStore returns a store on the bucket.
@@ -30,12 +33,14 @@ func (s *Store) Create(ctx context.Context, rec *sentinel.Sentinel) error {
 	if err != nil {
 		return fmt.Errorf("encode sentinel %s: %w", rec.ID, err)
 	}
-	if _, err := s.kv.Create(ctx, rec.ID, raw); err != nil {
+	rev, err := s.kv.Create(ctx, rec.ID, raw)
+	if err != nil {
 		if errors.Is(err, jetstream.ErrKeyExists) {
 			return fmt.Errorf("create sentinel %s: %w", rec.ID, sentinel.ErrConflict)
 		}
 		return fmt.Errorf("create sentinel %s: %w", rec.ID, err)
 	}
+	s.remember(rec.ID, raw, rev)
 	return nil
 }
 
@@ -61,6 +66,9 @@ func (s *Store) Get(ctx context.Context, id string) (*sentinel.Sentinel, uint64,
 // List returns every record, oldest first (by createdTs, then id). A record
 // that cannot be decoded is skipped.
 func (s *Store) List(ctx context.Context) ([]*sentinel.Sentinel, error) {
+	if c := s.mirror(); c != nil {
+		return c.list(), nil
+	}
 	w, err := s.kv.WatchAll(ctx, jetstream.IgnoreDeletes())
 	if err != nil {
 		return nil, fmt.Errorf("list sentinels: %w", err)
@@ -76,12 +84,7 @@ func (s *Store) List(ctx context.Context) ([]*sentinel.Sentinel, error) {
 				return nil, errors.New("list sentinels: watcher closed")
 			}
 			if e == nil { // initial values done
-				sort.Slice(out, func(i, j int) bool {
-					if out[i].CreatedTs != out[j].CreatedTs {
-						return out[i].CreatedTs < out[j].CreatedTs
-					}
-					return out[i].ID < out[j].ID
-				})
+				sortRecords(out)
 				return out, nil
 			}
 			if rec, err := decode(e.Value()); err == nil {
@@ -125,8 +128,9 @@ func (s *Store) UpdateFrom(ctx context.Context, id string, start *sentinel.Senti
 		if err != nil {
 			return nil, fmt.Errorf("encode sentinel %s: %w", id, err)
 		}
-		_, err = s.kv.Update(ctx, id, raw, rev)
+		nrev, err := s.kv.Update(ctx, id, raw, rev)
 		if err == nil {
+			s.remember(id, raw, nrev)
 			return rec, nil
 		}
 		if !(errors.Is(err, jetstream.ErrKeyExists) || errors.Is(err, jetstream.ErrKeyRevisionMismatch)) || attempt >= 50 {
@@ -146,7 +150,22 @@ func (s *Store) Delete(ctx context.Context, id string) error {
 	if err := s.kv.Delete(ctx, id); err != nil {
 		return fmt.Errorf("delete sentinel %s: %w", id, err)
 	}
+	if c := s.mirror(); c != nil {
+		c.del(id, 0)
+	}
 	return nil
+}
+
+// remember applies this store's own write to the mirror (a fresh decode, so
+// the caller's record is not shared).
+func (s *Store) remember(id string, raw []byte, rev uint64) {
+	c := s.mirror()
+	if c == nil {
+		return
+	}
+	if rec, err := decode(raw); err == nil {
+		c.put(id, rec, rev)
+	}
 }
 
 func decode(raw []byte) (*sentinel.Sentinel, error) {

@@ -108,3 +108,40 @@ func TestSeenPruneKeepsNewest1000AndEverythingYoungerThan72h(t *testing.T) {
 	require.NoError(t, err)
 	require.Zero(t, dropped)
 }
+
+func TestCacheSeesLocalWritesAtOnceAndOtherNodesEventually(t *testing.T) {
+	env := bustest.Start(t)
+	ctx := context.Background()
+	a := sentinels.NewStore(env.Bus.Sentinels)
+	require.NoError(t, a.StartCache(ctx))
+	defer a.StopCache()
+	b := sentinels.NewStore(env.Bus.Sentinels) // another node, no cache
+	id := sentinel.NewSentinelID()
+	require.NoError(t, a.Create(ctx, &sentinel.Sentinel{ID: id}))
+	recs, err := a.List(ctx)
+	require.NoError(t, err)
+	require.Len(t, recs, 1, "read your own write")
+	recs[0].ClosedSubjects = append(recs[0].ClosedSubjects, "mutated")
+	again, _ := a.List(ctx)
+	require.Empty(t, again[0].ClosedSubjects, "List hands out copies")
+
+	other := sentinel.NewSentinelID()
+	require.NoError(t, b.Create(ctx, &sentinel.Sentinel{ID: other}))
+	bustest.Eventually(t, 5*time.Second, func() bool { r, _ := a.List(ctx); return len(r) == 2 }, "the other node's record arrives")
+	_, err = b.Update(ctx, other, func(r *sentinel.Sentinel) error { r.EventCount = 7; return nil })
+	require.NoError(t, err)
+	bustest.Eventually(t, 5*time.Second, func() bool {
+		r, _ := a.List(ctx)
+		for _, x := range r {
+			if x.ID == other {
+				return x.EventCount == 7
+			}
+		}
+		return false
+	}, "the other node's update arrives")
+	require.NoError(t, a.Delete(ctx, id))
+	recs, _ = a.List(ctx)
+	require.Len(t, recs, 1, "a local delete is visible at once")
+	require.NoError(t, b.Delete(ctx, other))
+	bustest.Eventually(t, 5*time.Second, func() bool { r, _ := a.List(ctx); return len(r) == 0 }, "the other node's delete arrives")
+}

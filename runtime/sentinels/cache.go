@@ -1,0 +1,158 @@
+package sentinels
+
+import (
+	"context"
+	"maps"
+	"slices"
+	"sort"
+	"sync"
+
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/agentproto/sentinel"
+)
+
+// cache is an in-memory mirror of the records bucket, fed by a KV watcher
+// (so writes of other nodes arrive) and by this store's own writes (so a
+// List right after a write sees it). An entry is replaced only by a higher
+// revision, so a late watcher event never undoes a newer local write.
+type cache struct {
+	mu    sync.RWMutex
+	recs  map[string]*sentinel.Sentinel
+	known map[string]uint64 // highest revision applied per id, kept after deletes
+	ready bool
+	stop  context.CancelFunc
+	done  chan struct{}
+}
+
+// StartCache mirrors the bucket in memory and serves List from the mirror.
+// It returns once the initial values are loaded; StopCache stops it.
+func (s *Store) StartCache(ctx context.Context) error {
+	wctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	w, err := s.kv.WatchAll(wctx)
+	if err != nil {
+		cancel()
+		return err
+	}
+	c := &cache{recs: map[string]*sentinel.Sentinel{}, known: map[string]uint64{}, stop: cancel, done: make(chan struct{})}
+	initial := make(chan struct{})
+	go func() {
+		defer close(c.done)
+		defer func() { _ = w.Stop() }()
+		signalled := false
+		for {
+			select {
+			case <-wctx.Done():
+				return
+			case e, ok := <-w.Updates():
+				if !ok {
+					return
+				}
+				if e == nil {
+					if !signalled {
+						signalled = true
+						close(initial)
+					}
+					continue
+				}
+				if e.Operation() == jetstream.KeyValuePut {
+					if rec, err := decode(e.Value()); err == nil {
+						c.put(e.Key(), rec, e.Revision())
+					}
+				} else {
+					c.del(e.Key(), e.Revision())
+				}
+			}
+		}
+	}()
+	select {
+	case <-initial:
+	case <-ctx.Done():
+		cancel()
+		<-c.done
+		return context.Cause(ctx)
+	}
+	c.mu.Lock()
+	c.ready = true
+	c.mu.Unlock()
+	s.mu.Lock()
+	s.cache = c
+	s.mu.Unlock()
+	return nil
+}
+
+// StopCache stops the mirror; List falls back to reading the bucket.
+func (s *Store) StopCache() {
+	s.mu.Lock()
+	c := s.cache
+	s.cache = nil
+	s.mu.Unlock()
+	if c != nil {
+		c.stop()
+		<-c.done
+	}
+}
+
+func (s *Store) mirror() *cache {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return s.cache
+}
+
+func (c *cache) put(id string, rec *sentinel.Sentinel, rev uint64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if rev <= c.known[id] {
+		return
+	}
+	c.known[id] = rev
+	c.recs[id] = rec
+}
+
+func (c *cache) del(id string, rev uint64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if rev != 0 && rev < c.known[id] {
+		return
+	}
+	if rev > c.known[id] {
+		c.known[id] = rev
+	}
+	delete(c.recs, id)
+}
+
+// list returns copies of every record, oldest first.
+func (c *cache) list() []*sentinel.Sentinel {
+	c.mu.RLock()
+	out := make([]*sentinel.Sentinel, 0, len(c.recs))
+	for _, r := range c.recs {
+		out = append(out, copyRecord(r))
+	}
+	c.mu.RUnlock()
+	sortRecords(out)
+	return out
+}
+
+// copyRecord copies a record deeply enough that callers may modify it.
+func copyRecord(r *sentinel.Sentinel) *sentinel.Sentinel {
+	cp := *r
+	cp.Spec.Match = slices.Clone(r.Spec.Match)
+	for i := range cp.Spec.Match {
+		cp.Spec.Match[i].Types = slices.Clone(r.Spec.Match[i].Types)
+	}
+	cp.Handle.State = maps.Clone(r.Handle.State)
+	cp.TerminalSubjects = slices.Clone(r.TerminalSubjects)
+	cp.ClosedSubjects = slices.Clone(r.ClosedSubjects)
+	cp.Seen = slices.Clone(r.Seen)
+	return &cp
+}
+
+func sortRecords(out []*sentinel.Sentinel) {
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].CreatedTs != out[j].CreatedTs {
+			return out[i].CreatedTs < out[j].CreatedTs
+		}
+		return out[i].ID < out[j].ID
+	})
+}
+
