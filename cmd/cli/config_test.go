@@ -1,0 +1,60 @@
+package cli
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/spf13/cobra"
+	"github.com/stretchr/testify/require"
+
+	"github.com/agentproto/sentinel/runtime/app"
+)
+
+func TestConfigPrecedenceFlagsEnvFileDefaults(t *testing.T) {
+	home := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(home, "config.yaml"), []byte(`
+listen: 127.0.0.1:9001
+log_level: debug
+poll:
+  active_interval: 5s
+  idle_interval: 30s
+bus:
+  partitions: 8
+sentinel:
+  auto_watch_prs: false
+`), 0o600))
+	t.Setenv("AGENTPROTO_HOME", home)
+	t.Setenv("AGENTPROTO_LISTEN", "127.0.0.1:9002")
+	t.Setenv("AGENTPROTO_POLL_IDLE_INTERVAL", "45s")
+	t.Setenv("AGENTPROTO_PUBLIC_HTTP_ORIGIN", "https://alias.example")
+
+	run := func(args ...string) (cfg app.Config) {
+		cmd := newServeCmd(IO{})
+		root := &cobra.Command{Use: "sentinel"}
+		root.PersistentFlags().String("home", "", "")
+		root.AddCommand(cmd)
+		require.NoError(t, cmd.ParseFlags(args))
+		c, err := LoadConfig(cmd, map[string]string{"listen": "listen", "log-level": "log_level", "public-url": "public_url"})
+		require.NoError(t, err)
+		return c
+	}
+	cfg := run()
+	require.Equal(t, home, cfg.Home)
+	require.Equal(t, "127.0.0.1:9002", cfg.Listen, "env beats the file")
+	require.Equal(t, "debug", cfg.LogLevel, "the file beats the default")
+	require.Equal(t, 5*time.Second, cfg.Poll.ActiveInterval)
+	require.Equal(t, 45*time.Second, cfg.Poll.IdleInterval, "env beats the file for nested keys")
+	require.Equal(t, 8, cfg.Bus.Partitions)
+	require.False(t, cfg.Sentinel.AutoWatchPRs)
+	require.Equal(t, "https://alias.example", cfg.PublicURL, "AGENTPROTO_PUBLIC_HTTP_ORIGIN is an alias of the public URL")
+	require.True(t, cfg.NATS.SyncAlways, "fsync on every write by default")
+
+	cfg = run("--listen", "127.0.0.1:9003", "--log-level", "warn")
+	require.Equal(t, "127.0.0.1:9003", cfg.Listen, "a flag beats env")
+	require.Equal(t, "warn", cfg.LogLevel)
+
+	t.Setenv("AGENTPROTO_PUBLIC_URL", "https://main.example")
+	require.Equal(t, "https://main.example", run().PublicURL, "AGENTPROTO_PUBLIC_URL wins over the alias")
+}
