@@ -45,7 +45,7 @@ type Pipeline struct {
 // the event is handled and may be acked; an error means it must stay
 // retryable (nothing was marked seen).
 func (p *Pipeline) Handle(ctx context.Context, sentinelID string, ev *sentinel.Event) (Result, error) {
-	rec, rev, err := p.Store.Get(ctx, sentinelID)
+	rec, rev, err := p.Store.Peek(ctx, sentinelID)
 	if errors.Is(err, sentinels.ErrNotFound) {
 		return ResultStopped, nil
 	}
@@ -68,7 +68,7 @@ func (p *Pipeline) Handle(ctx context.Context, sentinelID string, ev *sentinel.E
 	// The ring holds every id this sentinel marked until it overflows;
 	// only then is the long window in the seen bucket consulted.
 	seen := rec.HasSeen(ev.ID)
-	if !seen && rec.SeenMarks > len(rec.Seen) {
+	if !seen && rec.SeenMarks > rec.SeenLen() {
 		if seen, err = p.Seen.Has(ctx, sentinelID, ev.ID); err != nil {
 			return "", err
 		}

@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/agentproto/sentinel"
@@ -34,7 +35,7 @@ func DefaultWorkersConfig() WorkersConfig {
 	return WorkersConfig{RetryBase: time.Second, RetryMax: time.Minute, HandleTimeout: 30 * time.Second}
 }
 
-// Workers run one consumer loop per partition.
+// Workers run one fetch loop per partition.
 type Workers struct {
 	Bus      *bus.Bus
 	Pipeline *Pipeline
@@ -43,79 +44,84 @@ type Workers struct {
 	Log      *slog.Logger
 	Cfg      WorkersConfig
 
-	stopping atomic.Bool
-	mu       sync.Mutex
-	iters    []jetstream.MessagesContext
-	wg       sync.WaitGroup
-	cancel   context.CancelFunc
+	stopping    atomic.Bool
+	wg          sync.WaitGroup
+	stopFetch   context.CancelFunc
+	cancelWork  context.CancelFunc
+	startedOnce atomic.Bool
 }
 
+// fetchWait bounds one pull request; an idle partition re-pulls after it.
+const fetchWait = 30 * time.Second
+
 // Start starts one goroutine per partition. It returns once every consumer
-// is attached.
+// is found.
 func (w *Workers) Start(ctx context.Context) error {
 	if w.Cfg.RetryBase <= 0 {
 		w.Cfg = DefaultWorkersConfig()
 	}
-	runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	w.cancel = cancel
+	fetchCtx, stopFetch := context.WithCancel(context.WithoutCancel(ctx))
+	workCtx, cancelWork := context.WithCancel(context.WithoutCancel(ctx))
+	w.stopFetch, w.cancelWork = stopFetch, cancelWork
+	w.startedOnce.Store(true)
 	for p := 0; p < w.Bus.Cfg.Partitions; p++ {
 		cons, err := w.Bus.PartitionConsumer(ctx, p)
 		if err != nil {
 			w.Stop()
 			return err
 		}
-		it, err := cons.Messages(jetstream.PullMaxMessages(1))
-		if err != nil {
-			w.Stop()
-			return err
-		}
-		w.mu.Lock()
-		w.iters = append(w.iters, it)
-		w.mu.Unlock()
 		w.wg.Add(1)
-		go w.loop(runCtx, p, it)
+		go w.loop(fetchCtx, workCtx, p, cons)
 	}
 	return nil
 }
 
-// Stop stops taking messages, lets the message in hand finish (its ack
-// completes) and waits. It is idempotent.
+// Stop stops pulling, lets the message in hand finish (its ack completes,
+// bounded by 10 s) and waits. It is idempotent.
 func (w *Workers) Stop() {
-	if !w.stopping.CompareAndSwap(false, true) {
+	if !w.stopping.CompareAndSwap(false, true) || !w.startedOnce.Load() {
 		return
 	}
-	w.mu.Lock()
-	for _, it := range w.iters {
-		it.Drain()
-	}
-	w.mu.Unlock()
+	w.stopFetch()
 	done := make(chan struct{})
 	go func() { w.wg.Wait(); close(done) }()
 	select {
 	case <-done:
 	case <-time.After(10 * time.Second):
-		if w.cancel != nil {
-			w.cancel()
-		}
+		w.cancelWork()
 		<-done
 	}
-	if w.cancel != nil {
-		w.cancel()
-	}
+	w.cancelWork()
 }
 
-func (w *Workers) loop(ctx context.Context, partition int, it jetstream.MessagesContext) {
+// loop pulls one message at a time (one in flight per partition keeps the
+// order per sentinel). Each pull is a fresh request, so a refused or
+// expired request never stalls the partition.
+func (w *Workers) loop(fetchCtx, workCtx context.Context, partition int, cons jetstream.Consumer) {
 	defer w.wg.Done()
-	for {
-		msg, err := it.Next()
+	for !w.stopping.Load() {
+		fctx, cancel := context.WithTimeout(fetchCtx, fetchWait)
+		batch, err := cons.Fetch(1, jetstream.FetchContext(fctx))
 		if err != nil {
-			if errors.Is(err, jetstream.ErrMsgIteratorClosed) || w.stopping.Load() {
+			cancel()
+			if fetchCtx.Err() != nil {
 				return
 			}
-			w.Log.Warn("consumer error", "partition", partition, "err", err)
+			w.Log.Warn("consumer fetch failed", "partition", partition, "err", err)
+			select {
+			case <-fetchCtx.Done():
+				return
+			case <-time.After(100 * time.Millisecond):
+			}
 			continue
 		}
-		w.handle(ctx, msg)
+		for msg := range batch.Messages() {
+			w.handle(workCtx, msg)
+		}
+		cancel()
+		if err := batch.Error(); err != nil && !errors.Is(err, context.DeadlineExceeded) && !errors.Is(err, context.Canceled) && !errors.Is(err, nats.ErrTimeout) && fetchCtx.Err() == nil {
+			w.Log.Debug("consumer pull ended", "partition", partition, "err", err)
+		}
 	}
 }
 
@@ -124,7 +130,9 @@ func (w *Workers) handle(ctx context.Context, msg jetstream.Msg) {
 	var ev sentinel.Event
 	if err := json.Unmarshal(msg.Data(), &ev); err != nil || ev.ID == "" {
 		// Nothing publishes undecodable events; journal it rather than loop.
-		_ = w.Park.Park(ctx, sid, park.Record{SentinelID: sid, Item: string(msg.Data()), Reason: "undecodable event"}, "")
+		if w.Park.Park(ctx, sid, park.Record{SentinelID: sid, Item: string(msg.Data()), Reason: "undecodable event"}, "") == nil {
+			w.Metrics.IncVec(func(m *metrics.Metrics) prometheusCounterVec { return m.Parked }, "undecodable")
+		}
 		_ = msg.Term()
 		return
 	}
@@ -138,9 +146,10 @@ func (w *Workers) handle(ctx context.Context, msg jetstream.Msg) {
 		_ = msg.NakWithDelay(delay)
 		return
 	}
-	// A plain ack: the event is already handled and marked seen, so an ack
-	// lost on the way only causes a redelivery that the seen window and the
-	// inbox's message id absorb.
+	// A plain ack: the event is handled and marked seen, so an ack lost on
+	// the way only causes a redelivery that the seen ring and the inbox's
+	// message id absorb. (The next pull is a fresh request, so one refused
+	// while this ack is in flight is simply retried.)
 	if err := msg.Ack(); err != nil {
 		w.Log.Warn("ack failed; the event will be redelivered and deduplicated", "sentinel", sid, "event", ev.ID, "err", err)
 	}

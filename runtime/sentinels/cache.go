@@ -1,6 +1,7 @@
 package sentinels
 
 import (
+	"bytes"
 	"context"
 	"maps"
 	"slices"
@@ -56,6 +57,9 @@ func (s *Store) StartCache(ctx context.Context) error {
 					continue
 				}
 				if e.Operation() == jetstream.KeyValuePut {
+					if !c.newer(e.Key(), e.Revision()) {
+						continue // this node's own write, already applied
+					}
 					if rec, err := decode(e.Value()); err == nil {
 						c.put(e.Key(), rec, e.Revision())
 					}
@@ -97,6 +101,23 @@ func (s *Store) mirror() *cache {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	return s.cache
+}
+
+func (c *cache) newer(id string, rev uint64) bool {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	return rev > c.known[id]
+}
+
+// get returns a copy of one record and its revision.
+func (c *cache) get(id string) (*sentinel.Sentinel, uint64, bool) {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	r, ok := c.recs[id]
+	if !ok {
+		return nil, 0, false
+	}
+	return copyRecord(r), c.known[id], true
 }
 
 func (c *cache) put(id string, rec *sentinel.Sentinel, rev uint64) {
@@ -143,7 +164,7 @@ func copyRecord(r *sentinel.Sentinel) *sentinel.Sentinel {
 	cp.Handle.State = maps.Clone(r.Handle.State)
 	cp.TerminalSubjects = slices.Clone(r.TerminalSubjects)
 	cp.ClosedSubjects = slices.Clone(r.ClosedSubjects)
-	cp.Seen = slices.Clone(r.Seen)
+	cp.Seen = bytes.Clone(r.Seen)
 	return &cp
 }
 
@@ -155,4 +176,3 @@ func sortRecords(out []*sentinel.Sentinel) {
 		return out[i].ID < out[j].ID
 	})
 }
-

@@ -63,6 +63,18 @@ func (s *Store) Get(ctx context.Context, id string) (*sentinel.Sentinel, uint64,
 	return rec, e.Revision(), nil
 }
 
+// Peek returns a record and its revision from the in-memory mirror when
+// there is one (falling back to Get). The copy may trail another node's
+// latest write; UpdateFrom starting from it detects that and re-reads.
+func (s *Store) Peek(ctx context.Context, id string) (*sentinel.Sentinel, uint64, error) {
+	if c := s.mirror(); c != nil {
+		if rec, rev, ok := c.get(id); ok {
+			return rec, rev, nil
+		}
+	}
+	return s.Get(ctx, id)
+}
+
 // List returns every record, oldest first (by createdTs, then id). A record
 // that cannot be decoded is skipped.
 func (s *Store) List(ctx context.Context) ([]*sentinel.Sentinel, error) {
@@ -130,7 +142,7 @@ func (s *Store) UpdateFrom(ctx context.Context, id string, start *sentinel.Senti
 		}
 		nrev, err := s.kv.Update(ctx, id, raw, rev)
 		if err == nil {
-			s.remember(id, raw, nrev)
+			s.rememberRecord(id, rec, nrev)
 			return rec, nil
 		}
 		if !(errors.Is(err, jetstream.ErrKeyExists) || errors.Is(err, jetstream.ErrKeyRevisionMismatch)) || attempt >= 50 {
@@ -154,6 +166,14 @@ func (s *Store) Delete(ctx context.Context, id string) error {
 		c.del(id, 0)
 	}
 	return nil
+}
+
+// rememberRecord applies this store's own write to the mirror (a copy, so
+// the caller's record is not shared).
+func (s *Store) rememberRecord(id string, rec *sentinel.Sentinel, rev uint64) {
+	if c := s.mirror(); c != nil {
+		c.put(id, copyRecord(rec), rev)
+	}
 }
 
 // remember applies this store's own write to the mirror (a fresh decode, so
