@@ -1,6 +1,7 @@
 package sentinel
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 )
@@ -55,10 +56,10 @@ type Sentinel struct {
 	ClosedSubjects   []string `json:"closedSubjects"`
 	// SeenMarks counts ids marked seen; the seen window is pruned as it grows.
 	SeenMarks int `json:"seenMarks,omitempty"`
-	// Seen holds digests of the last MaxRecentSeen delivered event ids,
-	// written atomically with the counters (the long window lives in the
-	// seen bucket). It never leaves the daemon.
-	Seen []string `json:"seen,omitempty"`
+	// Seen holds the digests of the last MaxRecentSeen handled event ids,
+	// concatenated (base64 in JSON), written atomically with the counters;
+	// the long window lives in the seen bucket. It never leaves the daemon.
+	Seen []byte `json:"seen,omitempty"`
 	// LastHandledID is the id of the last event whose counters were applied,
 	// so a redelivery after a crash does not count the event twice.
 	LastHandledID string `json:"lastHandledId,omitempty"`
@@ -160,33 +161,42 @@ func (s *Sentinel) AddTerminal(clauseSubjects []string) bool {
 // MaxRecentSeen caps the in-record seen ring.
 const MaxRecentSeen = 1000
 
-// SeenDigest is the digest of an event id kept in the seen ring.
-func SeenDigest(eventID string) string {
+// seenDigestLen is the length of one digest in the ring (80 bits of
+// SHA-256: collisions within one sentinel's window are negligible).
+const seenDigestLen = 10
+
+func seenDigest(eventID string) []byte {
 	sum := sha256.Sum256([]byte(eventID))
-	return hex.EncodeToString(sum[:10])
+	return sum[:seenDigestLen]
 }
+
+// SeenDigest is the hex digest of an event id, as kept in the long window.
+func SeenDigest(eventID string) string { return hex.EncodeToString(seenDigest(eventID)) }
 
 // HasSeen reports whether the event id is in the ring.
 func (s *Sentinel) HasSeen(eventID string) bool {
-	d := SeenDigest(eventID)
-	for i := len(s.Seen) - 1; i >= 0; i-- {
-		if s.Seen[i] == d {
+	d := seenDigest(eventID)
+	for i := len(s.Seen) - seenDigestLen; i >= 0; i -= seenDigestLen {
+		if bytes.Equal(s.Seen[i:i+seenDigestLen], d) {
 			return true
 		}
 	}
 	return false
 }
 
-// AddSeen appends the event id to the ring and returns the digests evicted
-// past the cap (the caller moves them to the long window).
+// SeenLen returns how many ids the ring holds.
+func (s *Sentinel) SeenLen() int { return len(s.Seen) / seenDigestLen }
+
+// AddSeen appends the event id to the ring and returns the hex digests
+// evicted past the cap (the caller moves them to the long window).
 func (s *Sentinel) AddSeen(eventID string) (evicted []string) {
 	if s.HasSeen(eventID) {
 		return nil
 	}
-	s.Seen = append(s.Seen, SeenDigest(eventID))
-	if n := len(s.Seen) - MaxRecentSeen; n > 0 {
-		evicted = append(evicted, s.Seen[:n]...)
-		s.Seen = append([]string(nil), s.Seen[n:]...)
+	s.Seen = append(s.Seen, seenDigest(eventID)...)
+	for s.SeenLen() > MaxRecentSeen {
+		evicted = append(evicted, hex.EncodeToString(s.Seen[:seenDigestLen]))
+		s.Seen = append([]byte(nil), s.Seen[seenDigestLen:]...)
 	}
 	return evicted
 }

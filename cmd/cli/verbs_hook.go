@@ -1,4 +1,4 @@
 package cli
 
 // hookVerbs are the agent-harness hook verbs (sentinel hook <event>).
-var hookVerbs = []verbBuilder{}
+var hookVerbs = []verbBuilder{newHookCmd}

@@ -15,25 +15,33 @@ const MCPPath = "/mcp"
 
 // wireMCP wires the MCP surface: streamable HTTP at /mcp, behind the bearer
 // token (a Raw route: no body limit, long calls allowed). The tools call
-// the same in-process services as the REST routes. Long calls end when the
+// the same in-process services as the REST routes. Long calls (inbox_wait)
+// end as soon as the start context ends (the signal context of `sentinel
+// serve`), before the HTTP server drains, or at the latest when the
 // subsystem stops.
 func (a *App) wireMCP() subsystem {
 	life, cancel := context.WithCancel(context.Background())
-	srv := mcp.NewServer(a.mcpServices(), mcp.Options{Log: a.Log.With("component", "mcp")})
-	h := mcp.HTTPHandler(life, srv, a.Log.With("component", "mcp"))
+	log := a.Log.With("component", "mcp")
+	srv := mcp.NewServer(a.mcpServices(), mcp.Options{Life: life})
+	h := mcp.HTTPHandler(srv, log)
 	return subsystem{
 		Raw: []ingress.Mounter{func(r chi.Router) {
 			for _, m := range []string{http.MethodGet, http.MethodPost, http.MethodDelete, http.MethodHead} {
 				r.Method(m, MCPPath, h)
 			}
 		}},
-		Stop: func(context.Context) error { cancel(); return nil },
+		Start: func(ctx context.Context) error { context.AfterFunc(ctx, cancel); return nil },
+		Stop:  func(context.Context) error { cancel(); return nil },
 	}
 }
 
-// mcpServices are the in-process services behind the MCP tools.
+// mcpServices are the in-process services behind the MCP tools: the
+// same adapters the REST routes call.
 func (a *App) mcpServices() mcp.Services {
+	_, inboxes, follows := a.sessionServices()
 	return mcp.Services{
 		Sentinels: sentinelAPI{svc: a.Sentinels, park: a.Park},
+		Follows:   follows,
+		Inbox:     inboxes,
 	}
 }

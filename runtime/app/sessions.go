@@ -2,10 +2,18 @@ package app
 
 import (
 	"context"
+	"sync"
+	"time"
+
+	"github.com/go-chi/chi/v5"
 
 	"github.com/agentproto/sentinel/ingress"
+	"github.com/agentproto/sentinel/ingress/api"
+	"github.com/agentproto/sentinel/ingress/httpapi"
 	"github.com/agentproto/sentinel/runtime/deliver"
+	"github.com/agentproto/sentinel/runtime/follow"
 	"github.com/agentproto/sentinel/runtime/sentinels"
+	"github.com/agentproto/sentinel/runtime/sessions"
 )
 
 // subsystem is what an optional part of the node (sessions and follows,
@@ -20,9 +28,134 @@ type subsystem struct {
 	Raw   []ingress.Mounter
 	Start func(ctx context.Context) error
 	Stop  func(ctx context.Context) error
+	// sessions is set on the sessions subsystem: its in-process services.
+	sessions *sessionWiring
 }
 
+// sessionWiring holds the session subsystem's components.
+type sessionWiring struct {
+	registry *sessions.Registry
+	inboxes  *sessions.Inboxes
+	notifier *sessions.Notifier
+	autolink *sessions.AutoLink
+	engine   *follow.Engine
+	follows  *follow.Store
+
+	stopOnce sync.Once
+	cancel   context.CancelFunc
+	wg       sync.WaitGroup
+}
+
+// HeartbeatSweepInterval is how often lapsed heartbeats are turned into
+// crashes.
+const HeartbeatSweepInterval = 15 * time.Second
+
 // wireSessions wires the session registry, inboxes, dead-target routing,
-// follows and PR auto-link. Until that subsystem exists the node delivers
-// straight into inboxes.
-func (a *App) wireSessions() subsystem { return subsystem{} }
+// notify and resume hooks, follows and PR auto-link.
+func (a *App) wireSessions() subsystem {
+	b, now := a.Bus, a.now
+	log := a.Log.With("component", "sessions")
+	reg := sessions.NewRegistry(b, now, log)
+	runner := &sessions.HookRunner{}
+	notifier := &sessions.Notifier{Registry: reg, Runner: runner, Log: log}
+	inboxes := sessions.NewInboxes(b, a.Inbox, reg, notifier)
+	resolver := &sessions.Resolver{Registry: reg, Runner: runner, Log: log}
+	autolink := &sessions.AutoLink{Sentinels: a.Sentinels, Enabled: func() bool { return a.Cfg.Sentinel.AutoWatchPRs }, Log: log.With("component", "autolink")}
+	reg.SetPRHook(autolink.PROpened)
+	router := &sessions.Router{Resolver: resolver, Append: inboxes.Append, Park: a.Park, Log: log, Now: now,
+		Merged: func(ctx context.Context, sessionID, prURL string) {
+			if err := reg.RecordPR(ctx, sessionID, prURL, sessions.PRMerged, ""); err != nil {
+				log.Warn("recording a merged PR failed", "session", sessionID, "pr", prURL, "err", err)
+			}
+		}}
+	store := follow.NewStore(b.Follows)
+	engine := follow.NewEngine(store, reg, resolver, inboxes.Append, a.Park, nil, a.Log.With("component", "follows"))
+	w := &sessionWiring{registry: reg, inboxes: inboxes, notifier: notifier, autolink: autolink, engine: engine, follows: store}
+	sapi, iapi, fapi := sessionsAPI{reg: reg}, inboxesAPI{svc: inboxes}, followsAPI{engine: engine}
+	return subsystem{
+		Router:  router,
+		Checker: sessions.Checker{Registry: reg},
+		API: []ingress.Mounter{func(r chi.Router) {
+			httpapi.SessionRoutes(r, sapi)
+			httpapi.InboxRoutes(r, iapi)
+			httpapi.FollowRoutes(r, fapi)
+		}},
+		Raw: []ingress.Mounter{func(r chi.Router) {
+			httpapi.InboxReadRoutes(r, iapi, httpapi.StreamConfig{})
+		}},
+		Start:    func(ctx context.Context) error { return w.start(ctx, a) },
+		Stop:     func(context.Context) error { w.stop(); return nil },
+		sessions: w,
+	}
+}
+
+// start runs the notify workers, the follow consumer, the heartbeat sweep
+// and the watcher that ends inbox streams as soon as the node starts
+// stopping.
+func (w *sessionWiring) start(ctx context.Context, a *App) error {
+	w.notifier.Start()
+	if err := w.engine.Start(ctx, a.Bus); err != nil {
+		w.notifier.Stop()
+		return err
+	}
+	life, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	w.cancel = cancel
+	w.wg.Add(2)
+	go func() {
+		defer w.wg.Done()
+		t := time.NewTicker(HeartbeatSweepInterval)
+		defer t.Stop()
+		for {
+			select {
+			case <-life.Done():
+				return
+			case <-t.C:
+				if _, err := w.registry.Sweep(life); err != nil {
+					a.Log.Warn("heartbeat sweep failed", "err", err)
+				}
+			}
+		}
+	}()
+	// The subsystem's Stop runs after the HTTP server drained, but a
+	// drain waits for open streams: end them as soon as stopping begins.
+	go func() {
+		defer w.wg.Done()
+		t := time.NewTicker(100 * time.Millisecond)
+		defer t.Stop()
+		for {
+			select {
+			case <-life.Done():
+				return
+			case <-t.C:
+				if a.stopped.Load() {
+					w.inboxes.Close()
+					return
+				}
+			}
+		}
+	}()
+	return nil
+}
+
+// stop ends streams, stops the sweep, flushes pending digests and waits
+// for auto-links and notify hooks. Idempotent.
+func (w *sessionWiring) stop() {
+	w.stopOnce.Do(func() {
+		w.inboxes.Close()
+		if w.cancel != nil {
+			w.cancel()
+		}
+		w.wg.Wait()
+		w.engine.Stop()
+		w.autolink.Stop()
+		w.notifier.Stop()
+	})
+}
+
+// sessionServices returns the in-process session, inbox and follow
+// services (for the MCP surface). They resolve the wiring at call time, so
+// they may be taken before wire() finishes.
+func (a *App) sessionServices() (api.Sessions, api.Inboxes, api.Follows) {
+	l := lazySessions{a: a}
+	return lazySessionsAPI{l}, lazyInboxesAPI{l}, lazyFollowsAPI{l}
+}

@@ -95,7 +95,11 @@ func TestAppendValidates(t *testing.T) {
 		func() inbox.Message { m := msg("bad id!", "s1", ""); return m }(),
 		func() inbox.Message { m := msg("msg_1", "s1", ""); m.Urgency = "now"; return m }(),
 		func() inbox.Message { m := msg("msg_1", "s1", ""); m.Kind = "chat"; return m }(),
-		func() inbox.Message { m := msg("msg_1", "s1", ""); m.Data = json.RawMessage(`"` + strings.Repeat("x", 20000) + `"`); return m }(),
+		func() inbox.Message {
+			m := msg("msg_1", "s1", "")
+			m.Data = json.RawMessage(`"` + strings.Repeat("x", 20000) + `"`)
+			return m
+		}(),
 	}
 	for i, m := range bad {
 		_, _, err := in.Append(context.Background(), m)

@@ -1,0 +1,189 @@
+package cli
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"net/url"
+	"os"
+	"strings"
+
+	"github.com/spf13/cobra"
+	"golang.org/x/term"
+
+	"github.com/agentproto/sentinel"
+	"github.com/agentproto/sentinel/ingress/api"
+)
+
+var adapterHints = hints{
+	sentinel.CodeProviderNotFound: "list the providers with `sentinel adapters`",
+	sentinel.CodeInvalidSetup:     "see the provider's setup fields with `sentinel adapters`",
+}
+
+// AdaptersOptions are the options of `sentinel adapters`.
+type AdaptersOptions struct{ ClientOptions }
+
+// NewCmdAdapters builds `sentinel adapters`.
+func NewCmdAdapters(io IO, runF func(*AdaptersOptions) error) *cobra.Command {
+	opts := &AdaptersOptions{}
+	cmd := &cobra.Command{
+		Use:   "adapters",
+		Short: "List the sentinel providers: status, capabilities, setup fields",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			opts.ClientOptions = newClientOptions(io, cmd)
+			opts.JSON = jsonFlag(cmd)
+			if runF != nil {
+				return runF(opts)
+			}
+			return adaptersRun(cmd, opts)
+		},
+	}
+	addClientFlags(cmd)
+	return cmd
+}
+
+func adaptersRun(cmd *cobra.Command, opts *AdaptersOptions) error {
+	var out struct {
+		Adapters []api.Adapter `json:"adapters"`
+	}
+	if printed, err := opts.call(cmd.Context(), "GET", "/adapters", nil, &out, adapterHints); err != nil || printed {
+		return err
+	}
+	if len(out.Adapters) == 0 {
+		fmt.Fprintln(opts.IO.Out, "No providers are registered on this node.")
+		return nil
+	}
+	w := opts.table()
+	row(w, "SLUG", "STATUS", "VERSION", "MODES", "SETUP FIELDS", "NOTE")
+	for _, a := range out.Adapters {
+		var modes []string
+		if a.Capabilities.Poll {
+			modes = append(modes, "poll")
+		}
+		if a.Capabilities.Push {
+			modes = append(modes, "push")
+		}
+		if a.Capabilities.Durable {
+			modes = append(modes, "durable")
+		}
+		var fields []string
+		for _, f := range a.SetupFields {
+			n := f.Name
+			if f.Required {
+				n += "*"
+			}
+			fields = append(fields, n)
+		}
+		row(w, a.Slug, a.Status, a.Version, strings.Join(modes, ","), strings.Join(fields, ","), clip(readinessNote(a.Info), 70))
+	}
+	return w.Flush()
+}
+
+// readinessNote extracts info.readiness.reason.
+func readinessNote(info map[string]any) string {
+	r, _ := info["readiness"].(map[string]any)
+	s, _ := r["reason"].(string)
+	return s
+}
+
+// SetupOptions are the options of `sentinel setup`.
+type SetupOptions struct {
+	ClientOptions
+	Slug   string
+	Fields []string
+	// ReadSecret reads a value without echo (a terminal prompt).
+	ReadSecret func(prompt string) (string, error)
+}
+
+// NewCmdSetup builds `sentinel setup <slug> --field k=v ...`.
+func NewCmdSetup(io IO, runF func(*SetupOptions) error) *cobra.Command {
+	opts := &SetupOptions{}
+	cmd := &cobra.Command{
+		Use:   "setup <slug> --field name[=value] ...",
+		Short: "Configure a provider that declares setup fields (values are never echoed)",
+		Long: `Configure a provider. Each --field is name=value, name=- (read the value
+from stdin, one line per such field), or a bare name (prompt for it without
+echo on a terminal). Prefer - or the prompt for secrets: a value on the
+command line is visible to other local users.`,
+		Example: `  printf '%s\n' "$AGENTPUSH_KEY" | sentinel setup agentpush --field apiKey=- --field baseUrl=https://agentpush.example`,
+		Args:    exactArgs(1, "give the provider slug (see `sentinel adapters`)"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.ClientOptions = newClientOptions(io, cmd)
+			opts.JSON = jsonFlag(cmd)
+			opts.Slug = args[0]
+			if opts.ReadSecret == nil {
+				opts.ReadSecret = terminalSecret(io)
+			}
+			if runF != nil {
+				return runF(opts)
+			}
+			return setupRun(cmd, opts)
+		},
+	}
+	cmd.Flags().StringArrayVar(&opts.Fields, "field", nil, "setup field: name=value, name=- (stdin) or name (prompt without echo); repeatable")
+	addClientFlags(cmd)
+	return cmd
+}
+
+func setupRun(cmd *cobra.Command, opts *SetupOptions) error {
+	if len(opts.Fields) == 0 {
+		return usageError("give at least one --field name=value (see the provider's setup fields with `sentinel adapters`)")
+	}
+	fields := map[string]string{}
+	stdin := bufio.NewReader(opts.IO.In)
+	for _, f := range opts.Fields {
+		name, value, hasValue := strings.Cut(f, "=")
+		name = strings.TrimSpace(name)
+		if name == "" {
+			return usageError("--field %q has no name: use name=value", f)
+		}
+		switch {
+		case hasValue && value == "-":
+			line, err := stdin.ReadString('\n')
+			if err != nil && (err != io.EOF || line == "") {
+				return usageError("--field %s=-: no value on stdin", name)
+			}
+			value = strings.TrimRight(line, "\r\n")
+		case !hasValue:
+			v, err := opts.ReadSecret(name + ": ")
+			if err != nil {
+				return usageError("--field %s: %v (use %s=- to read it from stdin)", name, err, name)
+			}
+			value = v
+		}
+		fields[name] = value
+	}
+	var out struct {
+		Setup api.SetupResult `json:"setup"`
+	}
+	path := "/adapters/" + url.PathEscape(opts.Slug) + "/setup"
+	if printed, err := opts.call(cmd.Context(), "POST", path, map[string]any{"fields": fields}, &out, adapterHints); err != nil || printed {
+		return err
+	}
+	r := out.Setup
+	ready := "ready"
+	if !r.Readiness.Ready {
+		ready = "not ready: " + r.Readiness.Reason
+	}
+	fmt.Fprintf(opts.IO.Out, "Configured %s (stored %s); %s\n", r.Slug, strings.Join(r.Stored, ", "), ready)
+	return nil
+}
+
+// terminalSecret prompts on stderr and reads a line without echo from the
+// terminal on stdin.
+func terminalSecret(io IO) func(string) (string, error) {
+	return func(prompt string) (string, error) {
+		f, isFile := io.In.(*os.File)
+		if !isFile || !term.IsTerminal(int(f.Fd())) {
+			return "", fmt.Errorf("stdin is not a terminal, cannot prompt")
+		}
+		fmt.Fprint(io.ErrOut, prompt)
+		b, err := term.ReadPassword(int(f.Fd()))
+		fmt.Fprintln(io.ErrOut)
+		if err != nil {
+			return "", err
+		}
+		return string(b), nil
+	}
+}

@@ -1,0 +1,103 @@
+package cli
+
+import (
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/agentproto/sentinel/ingress/api"
+	"github.com/agentproto/sentinel/ingress/apiclient"
+)
+
+// InboxOptions are the options of `sentinel inbox`.
+type InboxOptions struct {
+	ClientOptions
+	Session     string
+	Wait        time.Duration
+	After       int64
+	Correlation string
+	Limit       int
+	Ack         bool
+}
+
+// NewCmdInbox builds `sentinel inbox [session]`.
+func NewCmdInbox(io IO, runF func(*InboxOptions) error) *cobra.Command {
+	opts := &InboxOptions{}
+	cmd := &cobra.Command{
+		Use:   "inbox [session]",
+		Short: "Read a session's inbox (with --wait, long-poll for the next message)",
+		Long: `Read a session's inbox (default $AGENTPROTO_SESSION), oldest first. Without
+--after it reads after the session's read cursor; --ack advances the
+cursor past what was read. --wait (1s..49s) returns as soon as a matching
+message is there, or empty when the wait ends.`,
+		Example: `  sentinel inbox s1
+  sentinel inbox s1 --wait 20s --correlation 'sentinel:github:acme/widgets#7'`,
+		Args: cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.ClientOptions = newClientOptions(io, cmd)
+			opts.JSON = jsonFlag(cmd)
+			s := ""
+			if len(args) == 1 {
+				s = args[0]
+			}
+			opts.Session = sessionDefault(s)
+			if runF != nil {
+				return runF(opts)
+			}
+			return inboxRun(cmd, opts)
+		},
+	}
+	f := cmd.Flags()
+	f.DurationVar(&opts.Wait, "wait", 0, "wait up to this long (1s..49s) for a matching message")
+	f.Int64Var(&opts.After, "after", -1, "read after this sequence (default: the session's read cursor)")
+	f.StringVar(&opts.Correlation, "correlation", "", "only messages with this correlation id (e.g. sentinel:github:owner/repo#12)")
+	f.IntVar(&opts.Limit, "limit", 0, "at most this many messages, 1..500 (default 50)")
+	f.BoolVar(&opts.Ack, "ack", false, "advance the read cursor past the messages read")
+	addClientFlags(cmd)
+	return cmd
+}
+
+func inboxRun(cmd *cobra.Command, opts *InboxOptions) error {
+	if opts.Session == "" {
+		return usageError("give the session id, or set %s", EnvSession)
+	}
+	if opts.Wait != 0 && (opts.Wait < api.MinWait || opts.Wait > api.MaxWait) {
+		return usageError("--wait must be within 1s..49s (got %s)", opts.Wait)
+	}
+	if opts.Limit < 0 || opts.Limit > 500 {
+		return usageError("--limit must be within 1..500 (got %d)", opts.Limit)
+	}
+	q := api.InboxQuery{SessionID: opts.Session, Limit: opts.Limit, CorrelationID: opts.Correlation, Ack: opts.Ack}
+	if opts.After >= 0 {
+		a := uint64(opts.After)
+		q.After = &a
+	}
+	var page api.InboxPage
+	if printed, err := opts.call(cmd.Context(), "GET", apiclient.InboxPath(q, opts.Wait), nil, &page, sessionHints); err != nil || printed {
+		return err
+	}
+	if len(page.Messages) == 0 {
+		if opts.Wait > 0 {
+			fmt.Fprintf(opts.IO.Out, "No messages for %s (waited %s). next: %d\n", opts.Session, opts.Wait, page.Next)
+		} else {
+			fmt.Fprintf(opts.IO.Out, "No messages for %s. next: %d\n", opts.Session, page.Next)
+		}
+		return nil
+	}
+	w := opts.table()
+	row(w, "SEQ", "TIME", "URGENCY", "KIND", "FROM", "CORRELATION", "TEXT")
+	for _, m := range page.Messages {
+		from := m.From.Relation
+		if m.From.SessionID != "" {
+			from += ":" + m.From.SessionID
+		}
+		row(w, strconv.FormatUint(m.Seq, 10), isoTime(m.Ts), string(m.Urgency), m.Kind, from, m.CorrelationID, clip(m.Text, 80))
+	}
+	if err := w.Flush(); err != nil {
+		return err
+	}
+	fmt.Fprintf(opts.IO.Out, "next: %d (pass --after %d to read on)\n", page.Next, page.Next)
+	return nil
+}

@@ -1,0 +1,404 @@
+package cli
+
+import (
+	"fmt"
+	"maps"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/agentproto/sentinel"
+	"github.com/agentproto/sentinel/ingress/api"
+)
+
+// sentinelHints name the fix for the sentinel verbs' node errors.
+var sentinelHints = hints{
+	sentinel.CodeSentinelNotFound: "list the ids with `sentinel list`",
+	sentinel.CodeNoCallerIdentity: "pass --session <id> or set " + EnvSession,
+	sentinel.CodeUnknownProvider:  "list the providers with `sentinel adapters`",
+	sentinel.CodeProviderNotReady: "see `sentinel adapters` for what the provider needs",
+	sentinel.CodeInvalidPRURL:     "give a URL like https://github.com/owner/repo/pull/12",
+	sentinel.CodeMissingSubject:   "give a subject like github:owner/repo#12, or `watch pr <url>`",
+	sentinel.CodeSessionNotAlive:  "the target session has ended; register it again or pick another with --session",
+}
+
+// WatchOptions are the options of `sentinel watch`.
+type WatchOptions struct {
+	ClientOptions
+	PRURL    string
+	Subject  string
+	Session  string
+	Urgency  string
+	Until    string
+	Provider string
+	Types    []string
+	Group    string
+	Label    string
+}
+
+// NewCmdWatch builds `sentinel watch pr <url>` / `sentinel watch <subject>`.
+func NewCmdWatch(io IO, runF func(*WatchOptions) error) *cobra.Command {
+	opts := &WatchOptions{}
+	cmd := &cobra.Command{
+		Use:   "watch (pr <url> | <subject>)",
+		Short: "Watch a pull request or a subject and deliver its events to a session's inbox",
+		Long: `Create a sentinel.
+
+  sentinel watch pr https://github.com/owner/repo/pull/12
+      watches the pull request with the default PR event types until it
+      closes (--until closed).
+  sentinel watch github:owner/repo#12 --types github.check_suite.completed
+      watches a subject (<scheme>:<path>; a trailing * is a prefix match),
+      until never by default.
+
+The events land in the inbox of --session (default $AGENTPROTO_SESSION).`,
+		Example: `  sentinel watch pr https://github.com/acme/widgets/pull/7 --session s1
+  sentinel watch 'github:acme/widgets*' --session s1 --urgency fyi --json`,
+		Args: func(cmd *cobra.Command, args []string) error {
+			switch {
+			case len(args) == 2 && args[0] == "pr":
+				return nil
+			case len(args) == 1 && args[0] != "pr":
+				return nil
+			case len(args) == 1:
+				return usageError("`watch pr` needs the pull request URL: sentinel watch pr https://github.com/owner/repo/pull/12")
+			}
+			return usageError("give `pr <url>` or one subject (e.g. github:owner/repo#12)")
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.ClientOptions = newClientOptions(io, cmd)
+			opts.JSON = jsonFlag(cmd)
+			if len(args) == 2 {
+				opts.PRURL = args[1]
+			} else {
+				opts.Subject = args[0]
+			}
+			if runF != nil {
+				return runF(opts)
+			}
+			return watchRun(cmd, opts)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&opts.Session, "session", "", "session whose inbox receives the events (default $"+EnvSession+")")
+	f.StringVar(&opts.Urgency, "urgency", "", "delivery urgency: fyi, next-turn (default), steer, interrupt")
+	f.StringVar(&opts.Until, "until", "", "stop condition: closed (default for pr) or never (default for a subject)")
+	f.StringVar(&opts.Provider, "provider", "", "provider slug (default: the best ready provider; see `sentinel adapters`)")
+	f.StringSliceVar(&opts.Types, "types", nil, "event-type globs, comma-separated (default: the provider's defaults)")
+	f.StringVar(&opts.Group, "group", "", "descriptive group")
+	f.StringVar(&opts.Label, "label", "", "descriptive label")
+	addClientFlags(cmd)
+	return cmd
+}
+
+func watchRun(cmd *cobra.Command, opts *WatchOptions) error {
+	req := sentinel.WatchRequest{
+		Subject:   opts.Subject,
+		PRURL:     opts.PRURL,
+		SessionID: sessionDefault(opts.Session),
+		Types:     opts.Types,
+		Provider:  opts.Provider,
+		Group:     opts.Group,
+		Label:     opts.Label,
+	}
+	if opts.Urgency != "" {
+		u := sentinel.Urgency(opts.Urgency)
+		if !u.Valid() {
+			return usageError("--urgency must be one of fyi, next-turn, steer, interrupt (got %q)", opts.Urgency)
+		}
+		req.Urgency = u
+	}
+	if opts.Until != "" {
+		kind := sentinel.UntilKindAlias(opts.Until)
+		if kind != sentinel.UntilSubjectTerminal && kind != sentinel.UntilNever {
+			return usageError("--until must be closed or never (got %q)", opts.Until)
+		}
+		req.Until = &sentinel.UntilArg{Until: sentinel.Until{Kind: kind}}
+	}
+	var out struct {
+		Sentinel sentinel.View `json:"sentinel"`
+	}
+	if printed, err := opts.call(cmd.Context(), "POST", "/sentinels", req, &out, sentinelHints); err != nil || printed {
+		return err
+	}
+	v := out.Sentinel
+	fmt.Fprintf(opts.IO.Out, "Watching %s as %s\n", subjects(v.Match), v.ID)
+	printView(&opts.ClientOptions, v)
+	return nil
+}
+
+// printView prints one sentinel as aligned key/value lines.
+func printView(o *ClientOptions, v sentinel.View) {
+	types := []string{}
+	for _, c := range v.Match {
+		types = append(types, c.Types...)
+	}
+	o.kv(
+		"id", v.ID,
+		"provider", v.Provider,
+		"status", string(v.Status),
+		"subject", subjects(v.Match),
+		"types", strings.Join(types, ","),
+		"until", untilText(v.Until),
+		"target", targetText(v.Target),
+		"group", v.Group,
+		"label", v.Label,
+		"created", msTime(v.CreatedTs),
+		"events", strconv.Itoa(v.EventCount),
+		"last event", msTime(v.LastEventTs),
+		"last error", v.LastError,
+	)
+}
+
+// ListOptions are the options of `sentinel list`.
+type ListOptions struct{ ClientOptions }
+
+// NewCmdList builds `sentinel list`.
+func NewCmdList(io IO, runF func(*ListOptions) error) *cobra.Command {
+	opts := &ListOptions{}
+	cmd := &cobra.Command{
+		Use:     "list",
+		Aliases: []string{"ls"},
+		Short:   "List every sentinel on the node",
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			opts.ClientOptions = newClientOptions(io, cmd)
+			opts.JSON = jsonFlag(cmd)
+			if runF != nil {
+				return runF(opts)
+			}
+			return listRun(cmd, opts)
+		},
+	}
+	addClientFlags(cmd)
+	return cmd
+}
+
+func listRun(cmd *cobra.Command, opts *ListOptions) error {
+	var out struct {
+		Sentinels []sentinel.View `json:"sentinels"`
+	}
+	if printed, err := opts.call(cmd.Context(), "GET", "/sentinels", nil, &out, sentinelHints); err != nil || printed {
+		return err
+	}
+	if len(out.Sentinels) == 0 {
+		fmt.Fprintln(opts.IO.Out, "No sentinels. Create one with `sentinel watch pr <url> --session <id>`.")
+		return nil
+	}
+	w := opts.table()
+	row(w, "ID", "PROVIDER", "STATUS", "SUBJECT", "UNTIL", "TARGET", "EVENTS", "LAST EVENT", "LAST ERROR")
+	for _, v := range out.Sentinels {
+		row(w, v.ID, v.Provider, string(v.Status), subjects(v.Match), untilText(v.Until), targetText(v.Target),
+			strconv.Itoa(v.EventCount), msTime(v.LastEventTs), clip(v.LastError, 60))
+	}
+	return w.Flush()
+}
+
+// RmOptions are the options of `sentinel rm`.
+type RmOptions struct {
+	ClientOptions
+	ID string
+}
+
+// NewCmdRm builds `sentinel rm <id>` (aliases delete, unwatch).
+func NewCmdRm(io IO, runF func(*RmOptions) error) *cobra.Command {
+	opts := &RmOptions{}
+	cmd := &cobra.Command{
+		Use:     "rm <id>",
+		Aliases: []string{"delete", "unwatch"},
+		Short:   "Remove a sentinel (cancels its provider-side watch, best effort)",
+		Args:    exactArgs(1, "give the sentinel id (see `sentinel list`)"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.ClientOptions = newClientOptions(io, cmd)
+			opts.JSON = jsonFlag(cmd)
+			opts.ID = args[0]
+			if runF != nil {
+				return runF(opts)
+			}
+			var out struct{}
+			if printed, err := opts.call(cmd.Context(), "DELETE", "/sentinels/"+url.PathEscape(opts.ID), nil, &out, sentinelHints); err != nil || printed {
+				return err
+			}
+			fmt.Fprintf(opts.IO.Out, "Removed %s\n", opts.ID)
+			return nil
+		},
+	}
+	addClientFlags(cmd)
+	return cmd
+}
+
+// StatusOptions are the options of `sentinel status`.
+type StatusOptions struct {
+	ClientOptions
+	ID string
+}
+
+// NewCmdStatus builds `sentinel status <id>`.
+func NewCmdStatus(io IO, runF func(*StatusOptions) error) *cobra.Command {
+	opts := &StatusOptions{}
+	cmd := &cobra.Command{
+		Use:   "status <id>",
+		Short: "Show a sentinel's provider health (backoff, last error, hook state)",
+		Args:  exactArgs(1, "give the sentinel id (see `sentinel list`)"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.ClientOptions = newClientOptions(io, cmd)
+			opts.JSON = jsonFlag(cmd)
+			opts.ID = args[0]
+			if runF != nil {
+				return runF(opts)
+			}
+			return statusRun(cmd, opts)
+		},
+	}
+	addClientFlags(cmd)
+	return cmd
+}
+
+func statusRun(cmd *cobra.Command, opts *StatusOptions) error {
+	var out struct {
+		Status api.SentinelStatus `json:"status"`
+	}
+	if printed, err := opts.call(cmd.Context(), "GET", "/sentinels/"+url.PathEscape(opts.ID)+"/status", nil, &out, sentinelHints); err != nil || printed {
+		return err
+	}
+	st := out.Status
+	health := "ok"
+	if !st.OK {
+		health = "NOT OK"
+	}
+	pairs := []string{
+		"id", opts.ID,
+		"provider", st.Provider,
+		"status", string(st.Status),
+		"health", health,
+		"detail", st.Detail,
+		"last error", st.LastError,
+	}
+	for _, k := range sortedKeys(st.Extra) {
+		pairs = append(pairs, k, fmt.Sprint(st.Extra[k]))
+	}
+	opts.kv(pairs...)
+	return nil
+}
+
+// PollOptions are the options of `sentinel poll`.
+type PollOptions struct {
+	ClientOptions
+	ID string
+}
+
+// NewCmdPoll builds `sentinel poll [id]`.
+func NewCmdPoll(io IO, runF func(*PollOptions) error) *cobra.Command {
+	opts := &PollOptions{}
+	cmd := &cobra.Command{
+		Use:   "poll [id]",
+		Short: "Run one poll tick now over every pollable sentinel (id: show that sentinel afterwards)",
+		Args:  cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.ClientOptions = newClientOptions(io, cmd)
+			opts.JSON = jsonFlag(cmd)
+			if len(args) == 1 {
+				opts.ID = args[0]
+			}
+			if runF != nil {
+				return runF(opts)
+			}
+			path := "/sentinels/poll"
+			if opts.ID != "" {
+				path += "?id=" + url.QueryEscape(opts.ID)
+			}
+			var out struct {
+				Sentinel *sentinel.View `json:"sentinel"`
+			}
+			if printed, err := opts.call(cmd.Context(), "POST", path, nil, &out, sentinelHints); err != nil || printed {
+				return err
+			}
+			fmt.Fprintln(opts.IO.Out, "Polled.")
+			if out.Sentinel != nil {
+				printView(&opts.ClientOptions, *out.Sentinel)
+			}
+			return nil
+		},
+	}
+	addClientFlags(cmd)
+	return cmd
+}
+
+// ParkedOptions are the options of `sentinel parked`.
+type ParkedOptions struct {
+	ClientOptions
+	Sentinel string
+	Limit    int
+}
+
+// NewCmdParked builds `sentinel parked`.
+func NewCmdParked(io IO, runF func(*ParkedOptions) error) *cobra.Command {
+	opts := &ParkedOptions{}
+	cmd := &cobra.Command{
+		Use:   "parked",
+		Short: "List parked (undeliverable or post-mortem) events, newest last",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			opts.ClientOptions = newClientOptions(io, cmd)
+			opts.JSON = jsonFlag(cmd)
+			if runF != nil {
+				return runF(opts)
+			}
+			return parkedRun(cmd, opts)
+		},
+	}
+	cmd.Flags().StringVar(&opts.Sentinel, "sentinel", "", "only this sentinel's records")
+	cmd.Flags().IntVar(&opts.Limit, "limit", 100, "at most this many records (1..1000)")
+	addClientFlags(cmd)
+	return cmd
+}
+
+func parkedRun(cmd *cobra.Command, opts *ParkedOptions) error {
+	if opts.Limit < 1 || opts.Limit > 1000 {
+		return usageError("--limit must be within 1..1000 (got %d)", opts.Limit)
+	}
+	q := url.Values{"limit": {strconv.Itoa(opts.Limit)}}
+	if opts.Sentinel != "" {
+		q.Set("sentinel", opts.Sentinel)
+	}
+	var out struct {
+		Parked []api.Parked `json:"parked"`
+	}
+	if printed, err := opts.call(cmd.Context(), "GET", "/parked?"+q.Encode(), nil, &out, sentinelHints); err != nil || printed {
+		return err
+	}
+	if len(out.Parked) == 0 {
+		fmt.Fprintln(opts.IO.Out, "No parked events.")
+		return nil
+	}
+	w := opts.table()
+	row(w, "TIME", "SENTINEL/FOLLOW", "REASON", "TYPE", "SUBJECT", "SUMMARY")
+	for _, p := range out.Parked {
+		owner := p.SentinelID
+		if owner == "" {
+			owner = p.FollowID
+		}
+		typ, subj, summary := "", "", clip(p.Text, 60)
+		if p.Event != nil {
+			typ, subj, summary = p.Event.Type, p.Event.Subject, clip(p.Event.Summary, 60)
+		}
+		row(w, isoTime(p.Ts), owner, p.Reason, typ, subj, summary)
+	}
+	return w.Flush()
+}
+
+// exactArgs requires n arguments, naming the fix otherwise.
+func exactArgs(n int, fix string) cobra.PositionalArgs {
+	return func(_ *cobra.Command, args []string) error {
+		if len(args) != n {
+			return usageError("%s", fix)
+		}
+		return nil
+	}
+}
+
+// sortedKeys returns the keys of m in order.
+func sortedKeys(m map[string]any) []string { return slices.Sorted(maps.Keys(m)) }

@@ -1,0 +1,261 @@
+// Package e2e drives the built sentinel binary through its surfaces: the
+// CLI verbs and the MCP tools over stdio and streamable HTTP, with the
+// official MCP Go SDK as an independent client.
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+// binary is the sentinel binary built once for the package.
+var binary string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "sentinel-surface-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "temp dir:", err)
+		os.Exit(1)
+	}
+	binary = filepath.Join(dir, "sentinel")
+	build := exec.Command("go", "build", "-o", binary, "github.com/agentproto/sentinel/cmd/sentinel")
+	build.Stdout, build.Stderr = os.Stderr, os.Stderr
+	if err := build.Run(); err != nil {
+		fmt.Fprintln(os.Stderr, "build sentinel:", err)
+		_ = os.RemoveAll(dir)
+		os.Exit(1)
+	}
+	code := m.Run()
+	_ = os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// surfaceNode is a running `sentinel serve` on a temporary home with the
+// fake provider fed from feed.
+type surfaceNode struct {
+	t     *testing.T
+	home  string
+	feed  string
+	url   string
+	token string
+	cmd   *exec.Cmd
+	logs  *lockedBuffer
+	done  chan struct{}
+	mu    sync.Mutex
+	seq   int
+}
+
+// startSurfaceNode starts a node and waits for /readyz (with a deadline).
+func startSurfaceNode(t *testing.T) *surfaceNode {
+	t.Helper()
+	home := t.TempDir()
+	n := &surfaceNode{t: t, home: home, feed: filepath.Join(home, "feed.jsonl"), logs: &lockedBuffer{}, done: make(chan struct{})}
+	n.cmd = exec.Command(binary, "serve", "--listen", "127.0.0.1:0")
+	n.cmd.Env = append(cleanEnv(), "AGENTPROTO_HOME="+home, "AGENTPROTO_TESTING_FAKE_PROVIDER=true",
+		"AGENTPROTO_TESTING_FAKE_FEED="+n.feed)
+	n.cmd.Stdout, n.cmd.Stderr = n.logs, n.logs
+	require.NoError(t, n.cmd.Start())
+	go func() { _ = n.cmd.Wait(); close(n.done) }()
+	t.Cleanup(func() {
+		_ = n.cmd.Process.Signal(syscall.SIGTERM)
+		select {
+		case <-n.done:
+		case <-time.After(15 * time.Second):
+			_ = n.cmd.Process.Kill()
+			<-n.done
+		}
+		if t.Failed() {
+			t.Logf("node logs:\n%s", n.logs.String())
+		}
+	})
+
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		require.Truef(t, time.Now().Before(deadline), "node not ready in time; logs:\n%s", n.logs.String())
+		select {
+		case <-n.done:
+			t.Fatalf("node exited early; logs:\n%s", n.logs.String())
+		default:
+		}
+		if n.url == "" {
+			raw, err := os.ReadFile(filepath.Join(home, "daemon.json"))
+			var info struct {
+				URL string `json:"url"`
+			}
+			if err == nil && json.Unmarshal(raw, &info) == nil && info.URL != "" {
+				n.url = info.URL
+				tok, err := os.ReadFile(filepath.Join(home, "daemon-token"))
+				require.NoError(t, err)
+				n.token = strings.TrimSpace(string(tok))
+			}
+		}
+		if n.url != "" {
+			resp, err := http.Get(n.url + "/readyz")
+			if err == nil {
+				_ = resp.Body.Close()
+				if resp.StatusCode == http.StatusOK {
+					return n
+				}
+			}
+		}
+		time.Sleep(25 * time.Millisecond)
+	}
+}
+
+// cleanEnv is the test process environment without AGENTPROTO_* settings.
+func cleanEnv() []string {
+	var out []string
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "AGENTPROTO_") {
+			out = append(out, kv)
+		}
+	}
+	return out
+}
+
+// env is the environment of a client process of this node.
+func (n *surfaceNode) env(extra ...string) []string {
+	return append(append(cleanEnv(), "AGENTPROTO_HOME="+n.home), extra...)
+}
+
+// emit appends one fake event for subject to the feed and returns its id.
+func (n *surfaceNode) emit(subject, typ string) string {
+	n.t.Helper()
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	n.seq++
+	id := fmt.Sprintf("evt_surface_%d", n.seq)
+	parts := strings.SplitN(subject, "#", 2)
+	subjects := []string{subject}
+	if len(parts) == 2 {
+		subjects = append(subjects, parts[0])
+	}
+	ev := map[string]any{
+		"specversion": "1.0", "id": id, "source": "//agentproto.local/sentinel/fake", "type": typ,
+		"subject": subject, "time": time.Now().UTC().Format(time.RFC3339), "datacontenttype": "application/json",
+		"data": map[string]any{"n": n.seq}, "summary": "surface test event " + id, "subjects": subjects, "terminal": false,
+	}
+	raw, err := json.Marshal(ev)
+	require.NoError(n.t, err)
+	f, err := os.OpenFile(n.feed, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o600)
+	require.NoError(n.t, err)
+	_, err = f.Write(append(raw, '\n'))
+	require.NoError(n.t, err)
+	require.NoError(n.t, f.Close())
+	return id
+}
+
+// api sends one authenticated REST request and decodes the JSON answer.
+func (n *surfaceNode) api(method, path string, body any) (int, map[string]any) {
+	n.t.Helper()
+	var rd io.Reader
+	if body != nil {
+		raw, err := json.Marshal(body)
+		require.NoError(n.t, err)
+		rd = bytes.NewReader(raw)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, method, n.url+path, rd)
+	require.NoError(n.t, err)
+	req.Header.Set("Authorization", "Bearer "+n.token)
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(n.t, err)
+	defer resp.Body.Close()
+	var out map[string]any
+	raw, _ := io.ReadAll(resp.Body)
+	_ = json.Unmarshal(raw, &out)
+	return resp.StatusCode, out
+}
+
+// cliResult is one CLI run.
+type cliResult struct {
+	Code   int
+	Stdout string
+	Stderr string
+}
+
+// JSON decodes stdout.
+func (r cliResult) JSON(t *testing.T) map[string]any {
+	t.Helper()
+	var out map[string]any
+	require.NoErrorf(t, json.Unmarshal([]byte(r.Stdout), &out), "stdout is not JSON: %q (stderr %q)", r.Stdout, r.Stderr)
+	return out
+}
+
+// runCLI runs the binary with args against this node (env: its home).
+func (n *surfaceNode) runCLI(stdin string, args ...string) cliResult {
+	n.t.Helper()
+	return runBinary(n.t, n.env(), stdin, args...)
+}
+
+// runBinary runs the binary with env and args, bounded to 60 s.
+func runBinary(t *testing.T, env []string, stdin string, args ...string) cliResult {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, binary, args...)
+	cmd.Env = env
+	cmd.Stdin = strings.NewReader(stdin)
+	var out, errOut bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	err := cmd.Run()
+	code := 0
+	if err != nil {
+		ee, isExit := err.(*exec.ExitError)
+		require.Truef(t, isExit, "run %v: %v", args, err)
+		code = ee.ExitCode()
+	}
+	return cliResult{Code: code, Stdout: out.String(), Stderr: errOut.String()}
+}
+
+// lockedBuffer is a goroutine-safe bytes.Buffer.
+type lockedBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *lockedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+// dig walks a decoded JSON value by keys and indexes.
+func dig(v any, path ...any) any {
+	for _, p := range path {
+		switch k := p.(type) {
+		case string:
+			m, _ := v.(map[string]any)
+			v = m[k]
+		case int:
+			a, _ := v.([]any)
+			if k >= len(a) {
+				return nil
+			}
+			v = a[k]
+		}
+	}
+	return v
+}

@@ -1,0 +1,355 @@
+package api
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/agentproto/sentinel"
+)
+
+// Session statuses.
+const (
+	SessionRunning       = "running"
+	SessionIdle          = "idle"
+	SessionAwaitingInput = "awaiting-input"
+	SessionEnded         = "ended"
+)
+
+// Lifecycle report kinds accepted by POST /sessions/{id}/events.
+const (
+	EventTurnEnd       = "turn-end"
+	EventAwaitingInput = "awaiting-input"
+	EventExited        = "exited"
+	EventCrashed       = "crashed"
+)
+
+// PR states accepted by POST /sessions/{id}/prs.
+const (
+	PROpen   = "open"
+	PRMerged = "merged"
+	PRClosed = "closed"
+)
+
+// Hook is a session hook: either a command argv template (run without a
+// shell; placeholders {sessionId}, {messageId}, {urgency}, {kind} are
+// substituted in each argument) or an http(s) URL the node POSTs to.
+// On the wire it is an argv array, a URL string, or the object form.
+type Hook struct {
+	Command []string `json:"command,omitempty"`
+	URL     string   `json:"url,omitempty"`
+	// TimeoutMs bounds one run (default 10000, at most 120000).
+	TimeoutMs int `json:"timeoutMs,omitempty"`
+}
+
+// UnmarshalJSON accepts ["argv", ...], "https://url" or the object form.
+func (h *Hook) UnmarshalJSON(b []byte) error {
+	b = bytes.TrimSpace(b)
+	switch {
+	case len(b) > 0 && b[0] == '[':
+		var argv []string
+		if err := json.Unmarshal(b, &argv); err != nil {
+			return err
+		}
+		*h = Hook{Command: argv}
+		return nil
+	case len(b) > 0 && b[0] == '"':
+		var s string
+		if err := json.Unmarshal(b, &s); err != nil {
+			return err
+		}
+		*h = Hook{URL: s}
+		return nil
+	}
+	type plain Hook
+	var p plain
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&p); err != nil {
+		return err
+	}
+	*h = Hook(p)
+	return nil
+}
+
+// Validate checks that exactly one of command and URL is set.
+func (h *Hook) Validate(name string) error {
+	switch {
+	case len(h.Command) == 0 && h.URL == "":
+		return sentinel.Errorf(sentinel.CodeInvalidInput, "hooks.%s: give a command argv or a URL", name)
+	case len(h.Command) > 0 && h.URL != "":
+		return sentinel.Errorf(sentinel.CodeInvalidInput, "hooks.%s: give either a command or a URL, not both", name)
+	case h.URL != "" && !strings.HasPrefix(h.URL, "http://") && !strings.HasPrefix(h.URL, "https://"):
+		return sentinel.Errorf(sentinel.CodeInvalidInput, "hooks.%s: URL must be http(s)", name)
+	case len(h.Command) > 0 && h.Command[0] == "":
+		return sentinel.Errorf(sentinel.CodeInvalidInput, "hooks.%s: command is empty", name)
+	case h.TimeoutMs < 0 || h.TimeoutMs > 120000:
+		return sentinel.Errorf(sentinel.CodeInvalidInput, "hooks.%s: timeoutMs must be within 0..120000", name)
+	}
+	return nil
+}
+
+// SessionHooks are a session's optional hooks. Resume revives an ended
+// session and prints (command) or returns (URL, JSON {"sessionId"} or
+// text) its live id; notify runs when a message lands, with the message
+// JSON on stdin or as the body.
+type SessionHooks struct {
+	Resume *Hook `json:"resume,omitempty"`
+	Notify *Hook `json:"notify,omitempty"`
+}
+
+// SessionPR is one PR a session recorded.
+type SessionPR struct {
+	URL   string `json:"url"`
+	State string `json:"state"`
+	Title string `json:"title,omitempty"`
+	// Ts is the time of the last change (RFC 3339), set by the node.
+	Ts string `json:"ts,omitempty"`
+}
+
+// Session is the registry view of one session.
+type Session struct {
+	ID              string        `json:"id"`
+	Label           string        `json:"label,omitempty"`
+	Cwd             string        `json:"cwd,omitempty"`
+	ParentSessionID string        `json:"parentSessionId,omitempty"`
+	Status          string        `json:"status"`
+	EndedReason     string        `json:"endedReason,omitempty"`
+	CreatedTs       int64         `json:"createdTs"`
+	LastSeenTs      int64         `json:"lastSeenTs"`
+	HeartbeatTTLMs  int64         `json:"heartbeatTtlMs,omitempty"`
+	Sentinel        bool          `json:"sentinel"`
+	Hooks           *SessionHooks `json:"hooks,omitempty"`
+	// ContinuedTo names the session that took over (a resume under a new
+	// id); such a session is retired.
+	ContinuedTo string `json:"continuedTo,omitempty"`
+	// LastOutput is the tail of the session's last reported turn.
+	LastOutput string `json:"lastOutput,omitempty"`
+	// LastError is the last reported error or crash reason.
+	LastError string `json:"lastError,omitempty"`
+	// NotifyError is the last failure of the notify hook, NotifyErrorTs
+	// its time (ms).
+	NotifyError   string      `json:"notifyError,omitempty"`
+	NotifyErrorTs int64       `json:"notifyErrorTs,omitempty"`
+	PRs           []SessionPR `json:"prs,omitempty"`
+}
+
+// RegisterSession is the body of POST /sessions. Absent optional fields
+// keep their stored value on an update.
+type RegisterSession struct {
+	ID              string        `json:"id"`
+	Label           *string       `json:"label,omitempty"`
+	Cwd             *string       `json:"cwd,omitempty"`
+	ParentSessionID *string       `json:"parentSessionId,omitempty"`
+	Hooks           *SessionHooks `json:"hooks,omitempty"`
+	HeartbeatTTLMs  *int64        `json:"heartbeatTtlMs,omitempty"`
+	// Sentinel false opts the session out of PR auto-link.
+	Sentinel *bool `json:"sentinel,omitempty"`
+}
+
+// SessionEvent is the body of POST /sessions/{id}/events.
+type SessionEvent struct {
+	Kind          string `json:"kind"`
+	AwaitingInput bool   `json:"awaitingInput,omitempty"`
+	Empty         bool   `json:"empty,omitempty"`
+	Excerpt       string `json:"excerpt,omitempty"`
+	Reason        string `json:"reason,omitempty"`
+}
+
+// RecordPR is the body of POST /sessions/{id}/prs.
+type RecordPR struct {
+	URL   string `json:"url"`
+	State string `json:"state"`
+	Title string `json:"title,omitempty"`
+}
+
+// Sessions is the session registry every surface calls. Errors are
+// *sentinel.Error values: invalid_session_id, invalid_input,
+// session_not_found.
+type Sessions interface {
+	// Register creates (created = true) or updates a session. Registering
+	// an ended session revives it.
+	Register(ctx context.Context, req RegisterSession) (s Session, created bool, err error)
+	// List returns every session, oldest first.
+	List(ctx context.Context) ([]Session, error)
+	// Get returns one session (session_not_found when unknown).
+	Get(ctx context.Context, id string) (Session, error)
+	// End ends a session with a reason (default operator-stopped). The
+	// reason "forgotten" removes the row: later deliveries to it park.
+	End(ctx context.Context, id, reason string) (Session, error)
+	// ReportEvent records a lifecycle report and publishes it on the
+	// lifecycle stream. An unknown session is registered implicitly.
+	ReportEvent(ctx context.Context, id string, ev SessionEvent) error
+	// RecordPR records PR activity: pr-opened for a new PR, pr-merged when
+	// it reaches merged, and PR auto-link. An unknown session is
+	// registered implicitly.
+	RecordPR(ctx context.Context, id string, pr RecordPR) error
+}
+
+// MessageFrom is the computed sender of a message.
+type MessageFrom struct {
+	Relation  string `json:"relation"`
+	SessionID string `json:"sessionId,omitempty"`
+	Label     string `json:"label,omitempty"`
+}
+
+// Message is an AIP-46 inbox message.
+type Message struct {
+	ID            string           `json:"id"`
+	Seq           uint64           `json:"seq"`
+	Ts            string           `json:"ts"`
+	To            string           `json:"to"`
+	From          MessageFrom      `json:"from"`
+	Kind          string           `json:"kind"`
+	Urgency       sentinel.Urgency `json:"urgency"`
+	CorrelationID string           `json:"correlationId,omitempty"`
+	ReplyTo       string           `json:"replyTo,omitempty"`
+	Text          string           `json:"text"`
+	Data          json.RawMessage  `json:"data,omitempty"`
+	Source        string           `json:"source,omitempty"`
+	Origin        string           `json:"origin,omitempty"`
+}
+
+// SendMessage is the body of POST /sessions/{id}/messages. The sender is
+// computed by the node, never taken from the caller.
+type SendMessage struct {
+	Text          string           `json:"text"`
+	Kind          string           `json:"kind,omitempty"`
+	Urgency       sentinel.Urgency `json:"urgency,omitempty"`
+	CorrelationID string           `json:"correlationId,omitempty"`
+	ReplyTo       string           `json:"replyTo,omitempty"`
+	Data          json.RawMessage  `json:"data,omitempty"`
+}
+
+// InboxQuery selects messages of one inbox.
+type InboxQuery struct {
+	SessionID string
+	// After is the exclusive sequence to read after; nil reads after the
+	// session's read cursor.
+	After         *uint64
+	Limit         int
+	CorrelationID string
+	// Ack advances the read cursor past the returned page (only without a
+	// correlation filter, so no unmatched message is skipped).
+	Ack bool
+}
+
+// InboxPage is one read of an inbox.
+type InboxPage struct {
+	Messages []Message `json:"messages"`
+	// Next is the sequence to pass as after next time.
+	Next     uint64 `json:"next"`
+	TimedOut bool   `json:"timedOut,omitempty"`
+}
+
+// Wait bounds of inbox_wait.
+const (
+	MinWait = time.Second
+	MaxWait = 49 * time.Second
+)
+
+// Inboxes is the inbox service every surface calls.
+type Inboxes interface {
+	// Send stores a message in a session's inbox. callerSession is the
+	// trusted identity of the sender ("" for a human API caller); the
+	// relation is computed from the registry.
+	Send(ctx context.Context, to string, req SendMessage, callerSession string) (Message, error)
+	// Read returns a page of messages, oldest first, without waiting.
+	Read(ctx context.Context, q InboxQuery) (InboxPage, error)
+	// Wait returns at once when a match is there, else waits up to
+	// timeout (MinWait..MaxWait) for one; TimedOut reports an empty wait.
+	Wait(ctx context.Context, q InboxQuery, timeout time.Duration) (InboxPage, error)
+	// Done is closed when the node stops: streams end.
+	Done() <-chan struct{}
+}
+
+// Follow events.
+const (
+	FollowTurnEnd       = "turn-end"
+	FollowAwaitingInput = "awaiting-input"
+	FollowExited        = "exited"
+	FollowCrashed       = "crashed"
+	FollowPROpened      = "pr-opened"
+	FollowPRMerged      = "pr-merged"
+)
+
+// FollowEvents lists the six follow events in their canonical order.
+func FollowEvents() []string {
+	return []string{FollowTurnEnd, FollowAwaitingInput, FollowExited, FollowCrashed, FollowPROpened, FollowPRMerged}
+}
+
+// FollowExclude never delivers these sessions.
+type FollowExclude struct {
+	SessionIDs []string `json:"sessionIds,omitempty"`
+	Labels     []string `json:"labels,omitempty"`
+}
+
+// FollowSelector picks the followed sessions.
+type FollowSelector struct {
+	SessionIDs []string `json:"sessionIds,omitempty"`
+	All        bool     `json:"all,omitempty"`
+	CwdPrefix  string   `json:"cwdPrefix,omitempty"`
+	// RootOnly defaults to All when absent; it is stored resolved.
+	RootOnly *bool `json:"rootOnly,omitempty"`
+	// Exclude is accepted here too and merged into the follow's exclude.
+	Exclude *FollowExclude `json:"exclude,omitempty"`
+}
+
+// FollowRequest is the body of POST /follows and the session_follow
+// parameters.
+type FollowRequest struct {
+	Follower                string         `json:"follower,omitempty"`
+	Key                     string         `json:"key,omitempty"`
+	Selector                FollowSelector `json:"selector"`
+	Exclude                 *FollowExclude `json:"exclude,omitempty"`
+	Events                  []string       `json:"events,omitempty"`
+	BatchMs                 *int           `json:"batchMs,omitempty"`
+	SkipEmptyTurns          *bool          `json:"skipEmptyTurns,omitempty"`
+	ExcludeFollowerChildren *bool          `json:"excludeFollowerChildren,omitempty"`
+}
+
+// Follow is a stored session follow.
+type Follow struct {
+	ID                      string         `json:"id"`
+	Key                     string         `json:"key,omitempty"`
+	Follower                string         `json:"follower"`
+	CreatedAt               string         `json:"createdAt"`
+	Selector                FollowSelector `json:"selector"`
+	Exclude                 *FollowExclude `json:"exclude,omitempty"`
+	Events                  []string       `json:"events"`
+	BatchMs                 int            `json:"batchMs"`
+	SkipEmptyTurns          bool           `json:"skipEmptyTurns"`
+	ExcludeFollowerChildren bool           `json:"excludeFollowerChildren"`
+}
+
+// Follows is the session-follow service every surface calls. Errors:
+// invalid_input, invalid_selector, no_follower, session_not_found (unknown
+// follower), follow_not_found.
+type Follows interface {
+	// Upsert creates a follow, or updates the one with the same key in
+	// place (keeping id and createdAt); created tells which. callerSession
+	// is the default follower (MCP); HTTP callers pass follower.
+	Upsert(ctx context.Context, req FollowRequest, callerSession string) (f Follow, created bool, err error)
+	// List returns the follows, of one follower when follower is set.
+	List(ctx context.Context, follower string) ([]Follow, error)
+	// Remove deletes a follow by id or key and returns its id.
+	Remove(ctx context.Context, idOrKey string) (string, error)
+}
+
+// ParseWait parses the wait query value: a Go duration ("25s") or a
+// number of seconds, bounded to MinWait..MaxWait.
+func ParseWait(s string) (time.Duration, error) {
+	var d time.Duration
+	if secs, err := strconv.ParseFloat(s, 64); err == nil {
+		d = time.Duration(secs * float64(time.Second))
+	} else if d, err = time.ParseDuration(s); err != nil {
+		return 0, sentinel.Errorf(sentinel.CodeInvalidInput, "wait %q must be a duration (25s) or a number of seconds", s)
+	}
+	if d < MinWait || d > MaxWait {
+		return 0, sentinel.Errorf(sentinel.CodeInvalidInput, "wait must be within 1s..49s")
+	}
+	return d, nil
+}

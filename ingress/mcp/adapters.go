@@ -1,0 +1,73 @@
+package mcp
+
+import (
+	"context"
+	"strings"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/agentproto/sentinel/ingress/api"
+)
+
+// Tool names of the adapter group.
+const (
+	ToolAdapters = "list_sentinel_adapters"
+	ToolSetup    = "setup_sentinel_provider"
+)
+
+// SetupArgs are the setup_sentinel_provider arguments.
+type SetupArgs struct {
+	Slug   string            `json:"slug" jsonschema_description:"Provider slug (see list_sentinel_adapters)."`
+	Fields map[string]string `json:"fields" jsonschema_description:"Setup field values by name (see the provider's setupFields). Sensitive values are stored 0600 and never echoed."`
+}
+
+func adapterTools(svc api.Sentinels) []server.ServerTool {
+	return []server.ServerTool{
+		{
+			Tool: mcp.NewTool(ToolAdapters,
+				mcp.WithDescription("List every sentinel provider with its status (supported, available, ready), version, declared capabilities and setup fields. A provider that is not ready says why in info.readiness."),
+				inputSchema[NoArgs](),
+				annotations("List sentinel providers", true, false, true, false),
+			),
+			Handler: func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+				if err := bind(req, &NoArgs{}); err != nil {
+					return fail(ToolAdapters, err, nil), nil
+				}
+				as, err := svc.Adapters(ctx)
+				if err != nil {
+					return fail(ToolAdapters, err, nil), nil
+				}
+				if as == nil {
+					as = []api.Adapter{}
+				}
+				return ok(map[string]any{"adapters": as}), nil
+			},
+		},
+		{
+			Tool: mcp.NewTool(ToolSetup,
+				mcp.WithDescription("Configure a provider that declares setup fields (e.g. agentpush). Returns the names of the stored fields and the provider's readiness; values are never echoed."),
+				inputSchema[SetupArgs](),
+				annotations("Set up a sentinel provider", false, true, true, false),
+			),
+			Handler: func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+				var a SetupArgs
+				if err := bind(req, &a); err != nil {
+					return fail(ToolSetup, err, nil), nil
+				}
+				slug := strings.TrimSpace(a.Slug)
+				if slug == "" {
+					return invalid(ToolSetup, "slug is required (a provider slug from list_sentinel_adapters)"), nil
+				}
+				if len(a.Fields) == 0 {
+					return invalid(ToolSetup, "fields is required: an object of setup field values by name"), nil
+				}
+				res, err := svc.Setup(ctx, slug, a.Fields)
+				if err != nil {
+					return fail(ToolSetup, err, nil), nil
+				}
+				return ok(map[string]any{"setup": res}), nil
+			},
+		},
+	}
+}

@@ -1,0 +1,134 @@
+package mcp
+
+import (
+	"context"
+	"strings"
+	"time"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/agentproto/sentinel"
+	"github.com/agentproto/sentinel/ingress/api"
+)
+
+// Tool names of the inbox group.
+const (
+	ToolInboxRead = "inbox_read"
+	ToolInboxWait = "inbox_wait"
+)
+
+// Inbox limits of the tools.
+const (
+	DefaultWaitMs  = 25000
+	MaxReadLimit   = 500
+	DefaultReadMax = 50
+)
+
+// InboxReadArgs are the inbox_read arguments.
+type InboxReadArgs struct {
+	SessionID     string  `json:"sessionId,omitempty" jsonschema_description:"Inbox to read. Defaults to the calling session."`
+	After         *uint64 `json:"after,omitempty" jsonschema_description:"Read messages after this sequence (default: after the session's read cursor)."`
+	Limit         int     `json:"limit,omitempty" jsonschema_description:"At most this many messages, 1 to 500 (default 50)."`
+	CorrelationID string  `json:"correlationId,omitempty" jsonschema_description:"Only messages of this thread (e.g. sentinel:github:owner/repo#12)."`
+	Ack           bool    `json:"ack,omitempty" jsonschema_description:"Advance the read cursor past the returned messages (default false)."`
+}
+
+// InboxWaitArgs are the inbox_wait arguments.
+type InboxWaitArgs struct {
+	SessionID     string  `json:"sessionId,omitempty" jsonschema_description:"Inbox to wait on. Defaults to the calling session."`
+	After         *uint64 `json:"after,omitempty" jsonschema_description:"Wait for messages after this sequence (default: after the session's read cursor)."`
+	CorrelationID string  `json:"correlationId,omitempty" jsonschema_description:"Only messages of this thread (e.g. sentinel:github:owner/repo#12)."`
+	TimeoutMs     *int    `json:"timeoutMs,omitempty" jsonschema_description:"How long to wait, 1000 to 49000 ms (default 25000). Returns at once when a match is already there."`
+	Ack           *bool   `json:"ack,omitempty" jsonschema_description:"Advance the read cursor past the returned messages (default true; ignored with correlationId)."`
+}
+
+func inboxTools(svc api.Inboxes) []server.ServerTool {
+	return []server.ServerTool{
+		{
+			Tool: mcp.NewTool(ToolInboxRead,
+				mcp.WithDescription("Read a session's inbox without waiting: messages oldest first, and the sequence to pass as after next time."),
+				inputSchema[InboxReadArgs](),
+				annotations("Read an inbox", false, false, false, false),
+			),
+			Handler: func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+				var a InboxReadArgs
+				if err := bind(req, &a); err != nil {
+					return fail(ToolInboxRead, err, nil), nil
+				}
+				q, err := inboxQuery(ctx, a.SessionID, a.After, a.CorrelationID, a.Ack)
+				if err != nil {
+					return fail(ToolInboxRead, err, nil), nil
+				}
+				if a.Limit < 0 || a.Limit > MaxReadLimit {
+					return invalid(ToolInboxRead, "limit must be within 1..%d (got %d)", MaxReadLimit, a.Limit), nil
+				}
+				q.Limit = a.Limit
+				if q.Limit == 0 {
+					q.Limit = DefaultReadMax
+				}
+				page, err := svc.Read(ctx, q)
+				if err != nil {
+					return fail(ToolInboxRead, err, nil), nil
+				}
+				return ok(pageFields(page, false)), nil
+			},
+		},
+		{
+			Tool: mcp.NewTool(ToolInboxWait,
+				mcp.WithDescription("Wait until a matching message is in a session's inbox (at once when one is already there), up to timeoutMs. Filter by correlationId to wait on one sentinel's subject: sentinel:<subject>."),
+				inputSchema[InboxWaitArgs](),
+				annotations("Wait on an inbox", false, false, false, false),
+			),
+			Handler: func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+				var a InboxWaitArgs
+				if err := bind(req, &a); err != nil {
+					return fail(ToolInboxWait, err, nil), nil
+				}
+				timeout := DefaultWaitMs
+				if a.TimeoutMs != nil {
+					timeout = *a.TimeoutMs
+				}
+				if d := time.Duration(timeout) * time.Millisecond; d < api.MinWait || d > api.MaxWait {
+					return invalid(ToolInboxWait, "timeoutMs must be within %d..%d (got %d)", api.MinWait.Milliseconds(), api.MaxWait.Milliseconds(), timeout), nil
+				}
+				ack := a.Ack == nil || *a.Ack
+				q, err := inboxQuery(ctx, a.SessionID, a.After, a.CorrelationID, ack)
+				if err != nil {
+					return fail(ToolInboxWait, err, nil), nil
+				}
+				page, err := svc.Wait(ctx, q, time.Duration(timeout)*time.Millisecond)
+				if err != nil {
+					return fail(ToolInboxWait, err, nil), nil
+				}
+				return ok(pageFields(page, true)), nil
+			},
+		},
+	}
+}
+
+// inboxQuery resolves the inbox (the caller's by default) and builds the
+// query; acking is only meaningful without a correlation filter.
+func inboxQuery(ctx context.Context, session string, after *uint64, correlation string, ack bool) (api.InboxQuery, error) {
+	session = strings.TrimSpace(session)
+	if session == "" {
+		session = CallerFrom(ctx)
+	}
+	if session == "" {
+		return api.InboxQuery{}, sentinel.Errorf(sentinel.CodeNoCallerIdentity,
+			"no sessionId given and the caller has no session identity; pass sessionId")
+	}
+	return api.InboxQuery{SessionID: session, After: after, CorrelationID: correlation, Ack: ack && correlation == ""}, nil
+}
+
+func pageFields(p api.InboxPage, wait bool) map[string]any {
+	msgs := p.Messages
+	if msgs == nil {
+		msgs = []api.Message{}
+	}
+	out := map[string]any{"messages": msgs, "next": p.Next}
+	if wait {
+		out["timedOut"] = p.TimedOut || len(msgs) == 0
+	}
+	return out
+}

@@ -1,0 +1,177 @@
+package mcp
+
+import (
+	"context"
+	"strings"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/agentproto/sentinel"
+	"github.com/agentproto/sentinel/ingress/api"
+)
+
+// Tool names of the sentinel group.
+const (
+	ToolWatch   = "sentinel_watch"
+	ToolList    = "sentinel_list"
+	ToolUnwatch = "sentinel_unwatch"
+	ToolPollNow = "sentinel_poll_now"
+)
+
+// notFound renames the REST not-found code to the spec's tool code.
+var notFound = map[string]string{sentinel.CodeSentinelNotFound: sentinel.CodeNotFound}
+
+// WatchArgs are the sentinel_watch arguments.
+type WatchArgs struct {
+	Subject   string   `json:"subject,omitempty" jsonschema_description:"Subject to watch, <scheme>:<path> (github:owner/repo#12 a pull request, github:owner/repo a repository; a trailing * is a prefix match). Exclusive with prUrl."`
+	PRURL     string   `json:"prUrl,omitempty" jsonschema_description:"Pull request URL (https://github.com/owner/repo/pull/12): watches the PR with the default PR event types until it closes. Exclusive with subject."`
+	SessionID string   `json:"sessionId,omitempty" jsonschema_description:"Session whose inbox receives the events. Defaults to the calling session."`
+	Types     []string `json:"types,omitempty" jsonschema_description:"Event-type globs (github.check_suite.completed, github.pull_request.*). Default: the provider's defaults for the subject."`
+	Urgency   string   `json:"urgency,omitempty" jsonschema:"enum=fyi,enum=next-turn,enum=steer,enum=interrupt" jsonschema_description:"Inbox urgency of deliveries (default next-turn)."`
+	Until     string   `json:"until,omitempty" jsonschema:"enum=subject_terminal,enum=never" jsonschema_description:"Stop condition: subject_terminal (when the PR closes; default for prUrl) or never (default for subject)."`
+	Provider  string   `json:"provider,omitempty" jsonschema_description:"Provider slug (local-gh, webhook, agentpush). Default: the best ready provider."`
+	Group     string   `json:"group,omitempty" jsonschema_description:"Descriptive group."`
+	Label     string   `json:"label,omitempty" jsonschema_description:"Descriptive label."`
+}
+
+// IDArgs carry one sentinel id.
+type IDArgs struct {
+	ID string `json:"id" jsonschema_description:"Sentinel id (sen_...)."`
+}
+
+// PollArgs are the sentinel_poll_now arguments.
+type PollArgs struct {
+	ID string `json:"id,omitempty" jsonschema_description:"Sentinel id whose post-poll state to return; every pollable sentinel is polled regardless."`
+}
+
+// NoArgs is the argument set of tools without parameters.
+type NoArgs struct{}
+
+func sentinelTools(svc api.Sentinels) []server.ServerTool {
+	return []server.ServerTool{
+		{
+			Tool: mcp.NewTool(ToolWatch,
+				mcp.WithDescription("Create a sentinel: a persistent watch over a subject (or a pull request URL) that delivers matching events into a session's inbox. Give exactly one of subject or prUrl."),
+				inputSchema[WatchArgs](),
+				annotations("Watch a subject", false, false, false, true),
+			),
+			Handler: watchHandler(svc),
+		},
+		{
+			Tool: mcp.NewTool(ToolList,
+				mcp.WithDescription("List every sentinel on the node: id, provider, status, match, until, target, counters and last error."),
+				inputSchema[NoArgs](),
+				annotations("List sentinels", true, false, true, false),
+			),
+			Handler: func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+				if err := bind(req, &NoArgs{}); err != nil {
+					return fail(ToolList, err, nil), nil
+				}
+				vs, err := svc.List(ctx)
+				if err != nil {
+					return fail(ToolList, err, nil), nil
+				}
+				if vs == nil {
+					vs = []sentinel.View{}
+				}
+				return ok(map[string]any{"sentinels": vs}), nil
+			},
+		},
+		{
+			Tool: mcp.NewTool(ToolUnwatch,
+				mcp.WithDescription("Remove a sentinel: cancel its provider-side watch (best effort) and delete the record. An unknown id is not_found."),
+				inputSchema[IDArgs](),
+				annotations("Remove a sentinel", false, true, true, true),
+			),
+			Handler: func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+				var a IDArgs
+				if err := bind(req, &a); err != nil {
+					return fail(ToolUnwatch, err, nil), nil
+				}
+				if strings.TrimSpace(a.ID) == "" {
+					return invalid(ToolUnwatch, "id is required (a sentinel id from sentinel_list)"), nil
+				}
+				if err := svc.Remove(ctx, a.ID); err != nil {
+					return fail(ToolUnwatch, err, notFound), nil
+				}
+				return ok(map[string]any{"removed": true, "id": a.ID}), nil
+			},
+		},
+		{
+			Tool: mcp.NewTool(ToolPollNow,
+				mcp.WithDescription("Run one poll tick now over every poll-capable sentinel. With id, return that sentinel's state after the poll (an unknown id is not_found)."),
+				inputSchema[PollArgs](),
+				annotations("Poll now", false, false, true, true),
+			),
+			Handler: func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+				var a PollArgs
+				if err := bind(req, &a); err != nil {
+					return fail(ToolPollNow, err, nil), nil
+				}
+				v, err := svc.PollNow(ctx, strings.TrimSpace(a.ID))
+				if err != nil {
+					return fail(ToolPollNow, err, notFound), nil
+				}
+				out := map[string]any{"polled": true}
+				if v != nil {
+					out["sentinel"] = v
+				}
+				return ok(out), nil
+			},
+		},
+	}
+}
+
+func watchHandler(svc api.Sentinels) server.ToolHandlerFunc {
+	return func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		var a WatchArgs
+		if err := bind(req, &a); err != nil {
+			return fail(ToolWatch, err, nil), nil
+		}
+		wr, err := a.request()
+		if err != nil {
+			return fail(ToolWatch, err, nil), nil
+		}
+		v, err := svc.Watch(ctx, wr, CallerFrom(ctx))
+		if err != nil {
+			return fail(ToolWatch, err, nil), nil
+		}
+		return ok(map[string]any{"sentinel": v}), nil
+	}
+}
+
+// request validates the arguments the tool surface restricts (urgency and
+// the two until kinds) and builds the service request; the service checks
+// the rest with the spec's codes.
+func (a WatchArgs) request() (sentinel.WatchRequest, error) {
+	wr := sentinel.WatchRequest{
+		Subject:   strings.TrimSpace(a.Subject),
+		PRURL:     strings.TrimSpace(a.PRURL),
+		SessionID: strings.TrimSpace(a.SessionID),
+		Types:     a.Types,
+		Provider:  strings.TrimSpace(a.Provider),
+		Group:     a.Group,
+		Label:     a.Label,
+	}
+	if a.Urgency != "" {
+		u := sentinel.Urgency(a.Urgency)
+		if !u.Valid() {
+			return wr, sentinel.Errorf(sentinel.CodeInvalidUrgency, "urgency must be one of fyi, next-turn, steer, interrupt (got %q)", a.Urgency)
+		}
+		wr.Urgency = u
+	}
+	if a.Until != "" {
+		kind := sentinel.UntilKindAlias(a.Until)
+		if kind != sentinel.UntilSubjectTerminal && kind != sentinel.UntilNever {
+			return wr, sentinel.Errorf(sentinel.CodeInvalidUntil, "until must be subject_terminal or never (got %q)", a.Until)
+		}
+		wr.Until = &sentinel.UntilArg{Until: sentinel.Until{Kind: kind}}
+	}
+	for i, t := range a.Types {
+		if strings.TrimSpace(t) == "" {
+			return wr, sentinel.Errorf(sentinel.CodeInvalidTypes, "types[%d] is empty; give event-type globs such as github.pull_request.closed", i)
+		}
+	}
+	return wr, nil
+}

@@ -1,0 +1,314 @@
+package app
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/agentproto/sentinel"
+	"github.com/agentproto/sentinel/ingress/api"
+	"github.com/agentproto/sentinel/runtime/follow"
+	"github.com/agentproto/sentinel/runtime/inbox"
+	"github.com/agentproto/sentinel/runtime/sessions"
+)
+
+// convert copies between the runtime records and the wire DTOs, which
+// share their JSON shape.
+func convert[T any](v any) (T, error) {
+	var out T
+	raw, err := json.Marshal(v)
+	if err != nil {
+		return out, fmt.Errorf("convert %T: %w", v, err)
+	}
+	if err := json.Unmarshal(raw, &out); err != nil {
+		return out, fmt.Errorf("convert %T: %w", v, err)
+	}
+	return out, nil
+}
+
+// sessionsAPI adapts the registry to api.Sessions.
+type sessionsAPI struct{ reg *sessions.Registry }
+
+func (s sessionsAPI) Register(ctx context.Context, req api.RegisterSession) (api.Session, bool, error) {
+	in := sessions.RegisterInput{ID: req.ID, Label: req.Label, Cwd: req.Cwd, ParentSessionID: req.ParentSessionID,
+		HeartbeatTTLMs: req.HeartbeatTTLMs, Sentinel: req.Sentinel}
+	if req.Hooks != nil {
+		h, err := convert[sessions.Hooks](req.Hooks)
+		if err != nil {
+			return api.Session{}, false, err
+		}
+		in.Hooks = &h
+	}
+	rec, created, err := s.reg.Register(ctx, in)
+	if err != nil {
+		return api.Session{}, false, err
+	}
+	v, err := convert[api.Session](rec.Effective(s.reg.Now()))
+	return v, created, err
+}
+
+func (s sessionsAPI) List(ctx context.Context) ([]api.Session, error) {
+	recs, err := s.reg.List(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return convert[[]api.Session](recs)
+}
+
+func (s sessionsAPI) Get(ctx context.Context, id string) (api.Session, error) {
+	rec, err := s.reg.Get(ctx, id)
+	if err != nil {
+		return api.Session{}, err
+	}
+	return convert[api.Session](rec)
+}
+
+func (s sessionsAPI) End(ctx context.Context, id, reason string) (api.Session, error) {
+	rec, err := s.reg.End(ctx, id, reason)
+	if err != nil {
+		return api.Session{}, err
+	}
+	return convert[api.Session](rec)
+}
+
+func (s sessionsAPI) ReportEvent(ctx context.Context, id string, ev api.SessionEvent) error {
+	return s.reg.Report(ctx, id, sessions.ReportInput{Kind: ev.Kind, AwaitingInput: ev.AwaitingInput, Empty: ev.Empty, Excerpt: ev.Excerpt, Reason: ev.Reason})
+}
+
+func (s sessionsAPI) RecordPR(ctx context.Context, id string, pr api.RecordPR) error {
+	return s.reg.RecordPR(ctx, id, pr.URL, pr.State, pr.Title)
+}
+
+// inboxesAPI adapts the inbox service to api.Inboxes.
+type inboxesAPI struct{ svc *sessions.Inboxes }
+
+func (s inboxesAPI) Send(ctx context.Context, to string, req api.SendMessage, caller string) (api.Message, error) {
+	msg, err := s.svc.Send(ctx, to, sessions.SendInput{Text: req.Text, Kind: req.Kind, Urgency: req.Urgency,
+		CorrelationID: req.CorrelationID, ReplyTo: req.ReplyTo, Data: req.Data}, caller)
+	if err != nil {
+		return api.Message{}, err
+	}
+	return convert[api.Message](msg)
+}
+
+func (s inboxesAPI) query(q api.InboxQuery) sessions.Query {
+	return sessions.Query{SessionID: q.SessionID, After: q.After, Limit: q.Limit, CorrelationID: q.CorrelationID, Ack: q.Ack}
+}
+
+func (s inboxesAPI) page(msgs []inbox.Message, next uint64) (api.InboxPage, error) {
+	out, err := convert[[]api.Message](msgs)
+	if err != nil {
+		return api.InboxPage{}, err
+	}
+	if out == nil {
+		out = []api.Message{}
+	}
+	return api.InboxPage{Messages: out, Next: next}, nil
+}
+
+func (s inboxesAPI) Read(ctx context.Context, q api.InboxQuery) (api.InboxPage, error) {
+	msgs, next, err := s.svc.Read(ctx, s.query(q))
+	if err != nil {
+		return api.InboxPage{}, err
+	}
+	return s.page(msgs, next)
+}
+
+func (s inboxesAPI) Wait(ctx context.Context, q api.InboxQuery, timeout time.Duration) (api.InboxPage, error) {
+	if timeout < api.MinWait || timeout > api.MaxWait {
+		return api.InboxPage{}, sentinel.Errorf(sentinel.CodeInvalidInput, "wait must be within 1s..49s")
+	}
+	msgs, next, err := s.svc.Wait(ctx, s.query(q), timeout)
+	if err != nil {
+		return api.InboxPage{}, err
+	}
+	p, err := s.page(msgs, next)
+	p.TimedOut = len(msgs) == 0
+	return p, err
+}
+
+func (s inboxesAPI) Done() <-chan struct{} { return s.svc.Done() }
+
+// followsAPI adapts the follow engine to api.Follows.
+type followsAPI struct{ engine *follow.Engine }
+
+func (s followsAPI) Upsert(ctx context.Context, req api.FollowRequest, caller string) (api.Follow, bool, error) {
+	in, err := convert[follow.Request](req)
+	if err != nil {
+		return api.Follow{}, false, err
+	}
+	f, created, err := s.engine.Upsert(ctx, in, caller)
+	if err != nil {
+		return api.Follow{}, false, err
+	}
+	v, err := convert[api.Follow](f)
+	return v, created, err
+}
+
+func (s followsAPI) List(ctx context.Context, follower string) ([]api.Follow, error) {
+	fs, err := s.engine.Store.List(ctx, follower)
+	if err != nil {
+		return nil, err
+	}
+	return convert[[]api.Follow](fs)
+}
+
+func (s followsAPI) Remove(ctx context.Context, idOrKey string) (string, error) {
+	return s.engine.Store.Remove(ctx, idOrKey)
+}
+
+// lazySessions finds the sessions subsystem at call time.
+type lazySessions struct{ a *App }
+
+func (l lazySessions) wiring() (*sessionWiring, error) {
+	for _, s := range l.a.subsystems {
+		if s.sessions != nil {
+			return s.sessions, nil
+		}
+	}
+	return nil, sentinel.Errorf(sentinel.CodeUnavailable, "the session subsystem is not wired")
+}
+
+type lazySessionsAPI struct{ l lazySessions }
+
+func (x lazySessionsAPI) get() (sessionsAPI, error) {
+	w, err := x.l.wiring()
+	if err != nil {
+		return sessionsAPI{}, err
+	}
+	return sessionsAPI{reg: w.registry}, nil
+}
+
+func (x lazySessionsAPI) Register(ctx context.Context, req api.RegisterSession) (api.Session, bool, error) {
+	s, err := x.get()
+	if err != nil {
+		return api.Session{}, false, err
+	}
+	return s.Register(ctx, req)
+}
+
+func (x lazySessionsAPI) List(ctx context.Context) ([]api.Session, error) {
+	s, err := x.get()
+	if err != nil {
+		return nil, err
+	}
+	return s.List(ctx)
+}
+
+func (x lazySessionsAPI) Get(ctx context.Context, id string) (api.Session, error) {
+	s, err := x.get()
+	if err != nil {
+		return api.Session{}, err
+	}
+	return s.Get(ctx, id)
+}
+
+func (x lazySessionsAPI) End(ctx context.Context, id, reason string) (api.Session, error) {
+	s, err := x.get()
+	if err != nil {
+		return api.Session{}, err
+	}
+	return s.End(ctx, id, reason)
+}
+
+func (x lazySessionsAPI) ReportEvent(ctx context.Context, id string, ev api.SessionEvent) error {
+	s, err := x.get()
+	if err != nil {
+		return err
+	}
+	return s.ReportEvent(ctx, id, ev)
+}
+
+func (x lazySessionsAPI) RecordPR(ctx context.Context, id string, pr api.RecordPR) error {
+	s, err := x.get()
+	if err != nil {
+		return err
+	}
+	return s.RecordPR(ctx, id, pr)
+}
+
+type lazyInboxesAPI struct{ l lazySessions }
+
+func (x lazyInboxesAPI) get() (inboxesAPI, error) {
+	w, err := x.l.wiring()
+	if err != nil {
+		return inboxesAPI{}, err
+	}
+	return inboxesAPI{svc: w.inboxes}, nil
+}
+
+func (x lazyInboxesAPI) Send(ctx context.Context, to string, req api.SendMessage, caller string) (api.Message, error) {
+	s, err := x.get()
+	if err != nil {
+		return api.Message{}, err
+	}
+	return s.Send(ctx, to, req, caller)
+}
+
+func (x lazyInboxesAPI) Read(ctx context.Context, q api.InboxQuery) (api.InboxPage, error) {
+	s, err := x.get()
+	if err != nil {
+		return api.InboxPage{}, err
+	}
+	return s.Read(ctx, q)
+}
+
+func (x lazyInboxesAPI) Wait(ctx context.Context, q api.InboxQuery, timeout time.Duration) (api.InboxPage, error) {
+	s, err := x.get()
+	if err != nil {
+		return api.InboxPage{}, err
+	}
+	return s.Wait(ctx, q, timeout)
+}
+
+func (x lazyInboxesAPI) Done() <-chan struct{} {
+	s, err := x.get()
+	if err != nil {
+		return nil
+	}
+	return s.Done()
+}
+
+type lazyFollowsAPI struct{ l lazySessions }
+
+func (x lazyFollowsAPI) get() (followsAPI, error) {
+	w, err := x.l.wiring()
+	if err != nil {
+		return followsAPI{}, err
+	}
+	return followsAPI{engine: w.engine}, nil
+}
+
+func (x lazyFollowsAPI) Upsert(ctx context.Context, req api.FollowRequest, caller string) (api.Follow, bool, error) {
+	s, err := x.get()
+	if err != nil {
+		return api.Follow{}, false, err
+	}
+	return s.Upsert(ctx, req, caller)
+}
+
+func (x lazyFollowsAPI) List(ctx context.Context, follower string) ([]api.Follow, error) {
+	s, err := x.get()
+	if err != nil {
+		return nil, err
+	}
+	return s.List(ctx, follower)
+}
+
+func (x lazyFollowsAPI) Remove(ctx context.Context, idOrKey string) (string, error) {
+	s, err := x.get()
+	if err != nil {
+		return "", err
+	}
+	return s.Remove(ctx, idOrKey)
+}
+
+var (
+	_ api.Sessions = sessionsAPI{}
+	_ api.Inboxes  = inboxesAPI{}
+	_ api.Follows  = followsAPI{}
+	_ api.Sessions = lazySessionsAPI{}
+	_ api.Inboxes  = lazyInboxesAPI{}
+	_ api.Follows  = lazyFollowsAPI{}
+)

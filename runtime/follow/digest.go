@@ -1,0 +1,135 @@
+package follow
+
+import (
+	"path"
+	"strconv"
+	"strings"
+
+	"github.com/agentproto/sentinel/runtime/sessions"
+)
+
+// Digest limits.
+const (
+	MaxDigestLines = 40
+	MaxExcerpt     = 300
+)
+
+// Entry is one event in a follower's batch.
+type Entry struct {
+	FollowID  string
+	SessionID string
+	Label     string
+	Cwd       string
+	Kind      string
+	Key       string
+	Excerpt   string
+}
+
+// sameGroup reports whether two entries collapse: same session, same key,
+// and the same kind or both in the turn family.
+func sameGroup(a, b Entry) bool {
+	if a.SessionID != b.SessionID || a.Key != b.Key {
+		return false
+	}
+	return a.Kind == b.Kind || (turnFamily(a.Kind) && turnFamily(b.Kind))
+}
+
+func turnFamily(k string) bool { return k == sessions.KindTurnEnd || k == sessions.KindAwaitingInput }
+
+// Collapse appends e to entries after removing the most recent entry of
+// its collapse group: the latest wins and moves to the end.
+func Collapse(entries []Entry, e Entry) []Entry {
+	for i := len(entries) - 1; i >= 0; i-- {
+		if sameGroup(entries[i], e) {
+			entries = append(entries[:i:i], entries[i+1:]...)
+			break
+		}
+	}
+	return append(entries, e)
+}
+
+// Digest renders the digest text of a batch (REFERENCE-NOTES 5.6).
+func Digest(entries []Entry) string {
+	n := len(entries)
+	word := "events"
+	if n == 1 {
+		word = "event"
+	}
+	var b strings.Builder
+	b.WriteString("[session-follow] automatic digest \u2014 " + strconv.Itoa(n) + " " + word +
+		" from sessions you follow. Decide whether anything needs the human's attention; if not, no reply is needed.")
+	for i, e := range entries {
+		if i == MaxDigestLines {
+			b.WriteString("\n[session-follow] \u2026 and " + strconv.Itoa(n-MaxDigestLines) + " more event(s)")
+			break
+		}
+		b.WriteString("\n" + Line(e))
+	}
+	return b.String()
+}
+
+// Line renders one digest line.
+func Line(e Entry) string {
+	name := e.Label
+	if name == "" {
+		name = e.SessionID
+	}
+	s := "[session-follow] " + name + " (" + e.SessionID + ") " + e.Kind
+	if e.Cwd != "" {
+		if base := path.Base(strings.TrimRight(e.Cwd, "/")); base != "" && base != "." && base != "/" {
+			s += " \u2014 " + base
+		}
+	}
+	if x := Excerpt(e.Excerpt); x != "" {
+		s += " \u2014 " + x
+	}
+	return s
+}
+
+// Excerpt collapses whitespace and keeps the tail: longer than 300
+// characters becomes … plus the last 299.
+func Excerpt(s string) string {
+	s = strings.Join(strings.Fields(s), " ")
+	r := []rune(s)
+	if len(r) > MaxExcerpt {
+		return "\u2026" + string(r[len(r)-(MaxExcerpt-1):])
+	}
+	return s
+}
+
+// excerptSource picks the excerpt text of an event per kind: PR title;
+// "<reason>: <error>" for a crash; "<reason>: <output>" for an exit; the
+// detail, else the last output, for turns.
+func excerptSource(kind string, ev *sessions.LifecycleEvent, desc *sessions.Session) string {
+	lastOut, lastErr := "", ""
+	if desc != nil {
+		lastOut, lastErr = desc.LastOutput, desc.LastError
+	}
+	join := func(a, b string) string {
+		switch {
+		case a == "":
+			return b
+		case b == "":
+			return a
+		}
+		return a + ": " + b
+	}
+	switch kind {
+	case sessions.KindPROpened, sessions.KindPRMerged:
+		return ev.Detail
+	case sessions.KindCrashed:
+		return join(ev.Reason, firstNonEmpty(ev.Detail, lastErr))
+	case sessions.KindExited:
+		return join(ev.Reason, firstNonEmpty(ev.Detail, lastOut))
+	}
+	return firstNonEmpty(ev.Detail, lastOut)
+}
+
+func firstNonEmpty(v ...string) string {
+	for _, s := range v {
+		if s != "" {
+			return s
+		}
+	}
+	return ""
+}

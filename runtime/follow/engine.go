@@ -1,0 +1,227 @@
+package follow
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strconv"
+	"sync/atomic"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/agentproto/sentinel"
+	"github.com/agentproto/sentinel/bus"
+	"github.com/agentproto/sentinel/runtime/inbox"
+	"github.com/agentproto/sentinel/runtime/park"
+	"github.com/agentproto/sentinel/runtime/sessions"
+)
+
+// ConsumerName is the durable lifecycle consumer of the follow engine.
+const ConsumerName = "follows"
+
+// Engine evaluates lifecycle events against follows at event time,
+// batches entries per follower and delivers one digest per batch.
+type Engine struct {
+	Store    *Store
+	Registry *sessions.Registry
+	Resolver *sessions.Resolver
+	Append   sessions.AppendFunc
+	Park     *park.Journal
+	Log      *slog.Logger
+
+	batcher *Batcher
+	clock   Clock
+
+	cc      jetstream.ConsumeContext
+	stopped atomic.Bool
+}
+
+// NewEngine returns an engine on the clock (RealClock when nil).
+func NewEngine(store *Store, reg *sessions.Registry, res *sessions.Resolver, appendFn sessions.AppendFunc, pk *park.Journal, clock Clock, log *slog.Logger) *Engine {
+	if clock == nil {
+		clock = RealClock{}
+	}
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	e := &Engine{Store: store, Registry: reg, Resolver: res, Append: appendFn, Park: pk, Log: log, clock: clock}
+	e.batcher = NewBatcher(clock, e.flushAsync)
+	return e
+}
+
+// Upsert validates and stores a follow (created = false for an update by
+// key). The follower must be known to the registry (session_not_found).
+func (e *Engine) Upsert(ctx context.Context, req Request, caller string) (Follow, bool, error) {
+	f, err := normalize(req, caller)
+	if err != nil {
+		return Follow{}, false, err
+	}
+	s, err := e.Registry.Lookup(ctx, f.Follower)
+	if err != nil {
+		return Follow{}, false, err
+	}
+	if s == nil || s.Forgotten {
+		return Follow{}, false, sentinel.Errorf(sentinel.CodeSessionNotFound, "follower session %q is not known to the registry", f.Follower)
+	}
+	return e.Store.Upsert(ctx, f, sentinel.FormatTime(e.clock.Now()))
+}
+
+// Handle evaluates one lifecycle event: for each follower, the first
+// matching follow claims it and one entry joins that follower's batch.
+func (e *Engine) Handle(ctx context.Context, ev sessions.LifecycleEvent) error {
+	follows, err := e.Store.List(ctx, "")
+	if err != nil {
+		return err
+	}
+	if len(follows) == 0 {
+		return nil
+	}
+	cache := map[string]*sessions.Session{}
+	var lookupErr error
+	lookup := func(id string) *sessions.Session {
+		if s, ok := cache[id]; ok {
+			return s
+		}
+		s, err := e.Registry.Lookup(ctx, id)
+		if err != nil {
+			lookupErr = err
+		}
+		if s != nil && s.Forgotten {
+			s = nil
+		}
+		cache[id] = s
+		return s
+	}
+	claimed := map[string]bool{}
+	for i := range follows {
+		f := &follows[i]
+		if claimed[f.Follower] {
+			continue
+		}
+		kind, ok := Wants(f, &ev)
+		if !ok || !Covers(f, &ev, lookup) {
+			continue
+		}
+		claimed[f.Follower] = true
+		desc := lookup(ev.SessionID)
+		entry := Entry{FollowID: f.ID, SessionID: ev.SessionID, Label: ev.Label, Kind: kind, Key: ev.Key, Excerpt: excerptSource(kind, &ev, desc)}
+		if desc != nil {
+			if desc.Label != "" {
+				entry.Label = desc.Label
+			}
+			entry.Cwd = desc.Cwd
+		}
+		e.batcher.Add(f.Follower, entry, f.BatchMs)
+	}
+	return lookupErr
+}
+
+// Flush delivers follower's pending batch now, on the calling goroutine.
+func (e *Engine) Flush(follower string) { e.batcher.Flush(follower) }
+
+// flushAsync is the batcher's flush, run on the clock's timer goroutine
+// (the batcher's Close waits for it).
+func (e *Engine) flushAsync(follower string, entries []Entry) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	if err := e.deliver(ctx, follower, entries); err != nil {
+		e.Log.Error("follow digest not delivered", "follower", follower, "err", err)
+	}
+}
+
+// deliver sends one digest: to the current follower of the claiming follow
+// (a re-point mid-batch wins), resolved like a sentinel target (resumed
+// under a new id re-points every follow), else parked. Never dropped.
+func (e *Engine) deliver(ctx context.Context, follower string, entries []Entry) error {
+	text := Digest(entries)
+	followID := entries[0].FollowID
+	target := follower
+	if f, _, err := e.Store.Get(ctx, followID); err == nil && f.Follower != follower {
+		target = f.Follower
+	}
+	res, err := e.Resolver.Resolve(ctx, target, false)
+	if err != nil {
+		return e.park(ctx, followID, target, text, "reading the session registry failed: "+err.Error())
+	}
+	if res.Action != sessions.Deliver {
+		return e.park(ctx, followID, target, text, "follower "+target+" cannot receive: "+res.Reason)
+	}
+	if res.To != target {
+		n, err := e.Store.SetFollower(ctx, target, res.To)
+		if err != nil {
+			e.Log.Warn("re-pointing follows failed", "from", target, "to", res.To, "err", err)
+		}
+		e.Log.Info("follows re-pointed to the resumed follower", "from", target, "to", res.To, "follows", n)
+	}
+	now := e.clock.Now()
+	msg := inbox.Message{
+		ID: inbox.DeterministicID("session-follow", res.To, followID, strconv.FormatInt(now.UnixNano(), 10), text),
+		Ts: sentinel.FormatTime(now), To: res.To, From: inbox.From{Relation: inbox.RelationSystem},
+		Kind: inbox.KindNotice, Urgency: sentinel.UrgencyNextTurn, Text: text,
+		Source: "session-follow", Origin: "follow:" + res.To,
+	}
+	msg.CorrelationID = msg.ID
+	if _, _, err := e.Append(ctx, msg); err != nil {
+		return e.park(ctx, followID, res.To, text, "sending the digest failed: "+err.Error())
+	}
+	return nil
+}
+
+func (e *Engine) park(ctx context.Context, followID, follower, text, reason string) error {
+	e.Log.Info("follow digest parked", "follower", follower, "reason", reason)
+	if err := e.Park.Park(ctx, followID, park.Record{FollowID: followID, Follower: follower, Text: text, Reason: reason}, ""); err != nil {
+		return fmt.Errorf("park digest for %s: %w", follower, err)
+	}
+	return nil
+}
+
+// Start consumes the lifecycle stream with a durable consumer (one node of
+// a cluster handles each event) from now on.
+func (e *Engine) Start(ctx context.Context, b *bus.Bus) error {
+	cons, err := b.Lifecycle.CreateOrUpdateConsumer(ctx, jetstream.ConsumerConfig{
+		Durable:       ConsumerName,
+		Description:   "session follows",
+		AckPolicy:     jetstream.AckExplicitPolicy,
+		DeliverPolicy: jetstream.DeliverNewPolicy,
+		AckWait:       30 * time.Second,
+		MaxDeliver:    5,
+	})
+	if err != nil {
+		return fmt.Errorf("follows: lifecycle consumer: %w", err)
+	}
+	e.cc, err = cons.Consume(func(m jetstream.Msg) {
+		var ev sessions.LifecycleEvent
+		if json.Unmarshal(m.Data(), &ev) != nil {
+			_ = m.Term()
+			return
+		}
+		hctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		if err := e.Handle(hctx, ev); err != nil && !errors.Is(err, context.Canceled) {
+			e.Log.Warn("follow evaluation failed", "session", ev.SessionID, "kind", ev.Kind, "err", err)
+			_ = m.NakWithDelay(time.Second)
+			return
+		}
+		_ = m.Ack()
+	})
+	if err != nil {
+		return fmt.Errorf("follows: consume lifecycle: %w", err)
+	}
+	return nil
+}
+
+// Stop stops consuming, flushes every pending batch (never dropped) and
+// waits for deliveries. Idempotent.
+func (e *Engine) Stop() {
+	if e == nil || !e.stopped.CompareAndSwap(false, true) {
+		return
+	}
+	if e.cc != nil {
+		e.cc.Drain()
+		<-e.cc.Closed()
+	}
+	e.batcher.Close()
+}

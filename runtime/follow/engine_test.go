@@ -1,0 +1,285 @@
+package follow_test
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/agentproto/sentinel"
+	"github.com/agentproto/sentinel/bus/bustest"
+	"github.com/agentproto/sentinel/runtime/follow"
+	"github.com/agentproto/sentinel/runtime/inbox"
+	"github.com/agentproto/sentinel/runtime/park"
+	"github.com/agentproto/sentinel/runtime/sessions"
+)
+
+type fenv struct {
+	bus    *bustest.Env
+	reg    *sessions.Registry
+	inbox  *inbox.Inbox
+	park   *park.Journal
+	clock  *fakeClock
+	engine *follow.Engine
+}
+
+func newFenv(t *testing.T) *fenv {
+	t.Helper()
+	be := bustest.Start(t)
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	clock := newFakeClock()
+	reg := sessions.NewRegistry(be.Bus, clock.Now, log)
+	ib := inbox.New(be.Bus)
+	pk := park.New(be.Bus, clock.Now)
+	runner := &sessions.HookRunner{}
+	n := &sessions.Notifier{Registry: reg, Runner: runner, Log: log}
+	inboxes := sessions.NewInboxes(be.Bus, ib, reg, n)
+	res := &sessions.Resolver{Registry: reg, Runner: runner, Log: log}
+	eng := follow.NewEngine(follow.NewStore(be.Bus.Follows), reg, res, inboxes.Append, pk, clock, log)
+	t.Cleanup(eng.Stop)
+	return &fenv{bus: be, reg: reg, inbox: ib, park: pk, clock: clock, engine: eng}
+}
+
+func (e *fenv) register(t *testing.T, id string, in sessions.RegisterInput) {
+	t.Helper()
+	in.ID = id
+	_, _, err := e.reg.Register(context.Background(), in)
+	require.NoError(t, err)
+}
+
+func (e *fenv) follow(t *testing.T, req follow.Request) follow.Follow {
+	t.Helper()
+	f, _, err := e.engine.Upsert(context.Background(), req, "")
+	require.NoError(t, err)
+	return f
+}
+
+func (e *fenv) handle(t *testing.T, evs ...sessions.LifecycleEvent) {
+	t.Helper()
+	for _, ev := range evs {
+		require.NoError(t, e.engine.Handle(context.Background(), ev))
+	}
+}
+
+func (e *fenv) inboxOf(t *testing.T, id string) []inbox.Message {
+	t.Helper()
+	msgs, _, err := e.inbox.Read(context.Background(), inbox.Query{SessionID: id, Limit: 500})
+	require.NoError(t, err)
+	return msgs
+}
+
+func ms(n int) *int { return &n }
+
+func TestBatchBoundariesWithInjectedClock(t *testing.T) {
+	e := newFenv(t)
+	e.register(t, "chief", sessions.RegisterInput{})
+	e.register(t, "w1", sessions.RegisterInput{Label: ptr("worker"), Cwd: ptr("/src/app")})
+	e.follow(t, follow.Request{Follower: "chief", Selector: follow.Selector{All: true}, BatchMs: ms(1000)})
+
+	e.handle(t, sessions.LifecycleEvent{Kind: "turn-end", SessionID: "w1", Detail: "one"})
+	e.clock.Advance(999 * time.Millisecond)
+	require.Empty(t, e.inboxOf(t, "chief"), "nothing before batchMs")
+	e.handle(t,
+		sessions.LifecycleEvent{Kind: "turn-end", SessionID: "w1", Detail: "two"},
+		sessions.LifecycleEvent{Kind: "turn-end", SessionID: "w1", AwaitingInput: true, Detail: "ship it?"})
+	e.clock.Advance(time.Millisecond)
+	msgs := e.inboxOf(t, "chief")
+	require.Len(t, msgs, 1, "one digest per batch")
+	m := msgs[0]
+	require.Equal(t, inbox.RelationSystem, m.From.Relation)
+	require.Equal(t, inbox.KindNotice, m.Kind)
+	require.Equal(t, sentinel.UrgencyNextTurn, m.Urgency)
+	require.Equal(t, m.ID, m.CorrelationID)
+	require.Equal(t, "[session-follow] automatic digest \u2014 1 event from sessions you follow. Decide whether anything needs the human's attention; if not, no reply is needed.\n"+
+		"[session-follow] worker (w1) awaiting-input \u2014 app \u2014 ship it?", m.Text)
+
+	// An event after the flush starts a new batch with a new timer.
+	e.handle(t, sessions.LifecycleEvent{Kind: "crashed", SessionID: "w1", Reason: "crashed", Detail: "oom"})
+	e.clock.Advance(500 * time.Millisecond)
+	require.Len(t, e.inboxOf(t, "chief"), 1)
+	e.clock.Advance(500 * time.Millisecond)
+	msgs = e.inboxOf(t, "chief")
+	require.Len(t, msgs, 2)
+	require.True(t, strings.HasSuffix(msgs[1].Text, "worker (w1) crashed \u2014 app \u2014 crashed: oom"), msgs[1].Text)
+}
+
+func TestBatchMsZeroIsNextTick(t *testing.T) {
+	e := newFenv(t)
+	e.register(t, "chief", sessions.RegisterInput{})
+	e.follow(t, follow.Request{Follower: "chief", Selector: follow.Selector{SessionIDs: []string{"a", "b"}}, BatchMs: ms(0)})
+	e.handle(t, sessions.LifecycleEvent{Kind: "exited", SessionID: "a", Reason: "operator-completed"},
+		sessions.LifecycleEvent{Kind: "exited", SessionID: "b", Reason: "exited"})
+	require.Empty(t, e.inboxOf(t, "chief"))
+	e.clock.Advance(0)
+	msgs := e.inboxOf(t, "chief")
+	require.Len(t, msgs, 1)
+	require.Contains(t, msgs[0].Text, "2 events")
+	require.Contains(t, msgs[0].Text, "a (a) exited \u2014 operator-completed")
+}
+
+func TestOneEntryPerFollowerAndNeverOwnEvents(t *testing.T) {
+	e := newFenv(t)
+	for _, id := range []string{"chief", "deputy", "w"} {
+		e.register(t, id, sessions.RegisterInput{})
+	}
+	e.follow(t, follow.Request{Follower: "chief", Selector: follow.Selector{All: true}, BatchMs: ms(0)})
+	e.follow(t, follow.Request{Follower: "chief", Selector: follow.Selector{SessionIDs: []string{"w", "chief"}}, BatchMs: ms(0)})
+	e.follow(t, follow.Request{Follower: "deputy", Selector: follow.Selector{All: true}, BatchMs: ms(0)})
+	e.handle(t, sessions.LifecycleEvent{Kind: "turn-end", SessionID: "w", Detail: "x"},
+		sessions.LifecycleEvent{Kind: "turn-end", SessionID: "chief", Detail: "mine"})
+	e.clock.Advance(0)
+	chief := e.inboxOf(t, "chief")
+	require.Len(t, chief, 1)
+	require.Contains(t, chief[0].Text, "1 event from")
+	require.NotContains(t, chief[0].Text, "(chief)")
+	deputy := e.inboxOf(t, "deputy")
+	require.Len(t, deputy, 1, "another follower gets its own digest")
+	require.Contains(t, deputy[0].Text, "2 events")
+}
+
+func TestDeadFollowerResumedAndRepointed(t *testing.T) {
+	e := newFenv(t)
+	e.register(t, "chief", sessions.RegisterInput{Hooks: &sessions.Hooks{Resume: &sessions.Hook{Command: []string{"echo", "chief-2"}}}})
+	e.register(t, "w", sessions.RegisterInput{})
+	f1 := e.follow(t, follow.Request{Follower: "chief", Key: "k1", Selector: follow.Selector{All: true}, BatchMs: ms(0)})
+	f2 := e.follow(t, follow.Request{Follower: "chief", Selector: follow.Selector{SessionIDs: []string{"x"}}, BatchMs: ms(0)})
+	require.NoError(t, e.reg.Report(context.Background(), "chief", sessions.ReportInput{Kind: "crashed"}))
+	e.handle(t, sessions.LifecycleEvent{Kind: "turn-end", SessionID: "w", Detail: "done"})
+	e.clock.Advance(0)
+	require.Empty(t, e.inboxOf(t, "chief"))
+	require.Len(t, e.inboxOf(t, "chief-2"), 1)
+	for _, id := range []string{f1.ID, f2.ID} {
+		f, _, err := e.engine.Store.Get(context.Background(), id)
+		require.NoError(t, err)
+		require.Equal(t, "chief-2", f.Follower, "every follow of the old follower is re-pointed")
+	}
+}
+
+func TestDeadFollowerParkedNeverDropped(t *testing.T) {
+	cases := []struct {
+		name   string
+		end    func(e *fenv) error
+		reason string
+	}{
+		{"closed on purpose", func(e *fenv) error {
+			_, err := e.reg.End(context.Background(), "chief", sessions.ReasonOperatorCompleted)
+			return err
+		}, "closed on purpose (operator-completed)"},
+		{"no resume hook", func(e *fenv) error {
+			return e.reg.Report(context.Background(), "chief", sessions.ReportInput{Kind: "crashed"})
+		}, "has no resume hook"},
+		{"gone", func(e *fenv) error {
+			_, err := e.reg.End(context.Background(), "chief", sessions.ReasonForgotten)
+			return err
+		}, "no longer exists"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newFenv(t)
+			e.register(t, "chief", sessions.RegisterInput{Hooks: &sessions.Hooks{}})
+			e.register(t, "w", sessions.RegisterInput{})
+			f := e.follow(t, follow.Request{Follower: "chief", Selector: follow.Selector{All: true}, BatchMs: ms(0)})
+			require.NoError(t, tc.end(e))
+			e.handle(t, sessions.LifecycleEvent{Kind: "turn-end", SessionID: "w", Detail: "done"})
+			e.clock.Advance(0)
+			require.Empty(t, e.inboxOf(t, "chief"))
+			parked, err := e.park.List(context.Background(), f.ID, 10)
+			require.NoError(t, err)
+			require.Len(t, parked, 1)
+			require.Equal(t, "chief", parked[0].Follower)
+			require.Contains(t, parked[0].Reason, tc.reason)
+			require.Contains(t, parked[0].Text, "w (w) turn-end \u2014 done")
+			_, _, err = e.engine.Store.Get(context.Background(), f.ID)
+			require.NoError(t, err, "the follow is kept")
+		})
+	}
+}
+
+func TestRepointMidBatchGoesToTheNewFollower(t *testing.T) {
+	e := newFenv(t)
+	e.register(t, "chief", sessions.RegisterInput{})
+	e.register(t, "chief-b", sessions.RegisterInput{})
+	e.follow(t, follow.Request{Follower: "chief", Key: "main", Selector: follow.Selector{All: true}, BatchMs: ms(100)})
+	e.handle(t, sessions.LifecycleEvent{Kind: "turn-end", SessionID: "w", Detail: "x"})
+	f, created, err := e.engine.Upsert(context.Background(), follow.Request{Follower: "chief-b", Key: "main", Selector: follow.Selector{All: true}}, "")
+	require.NoError(t, err)
+	require.False(t, created)
+	e.clock.Advance(100 * time.Millisecond)
+	require.Empty(t, e.inboxOf(t, "chief"))
+	require.Len(t, e.inboxOf(t, "chief-b"), 1)
+	require.Equal(t, "chief-b", f.Follower)
+}
+
+func TestUpsertValidation(t *testing.T) {
+	e := newFenv(t)
+	e.register(t, "chief", sessions.RegisterInput{})
+	ctx := context.Background()
+	cases := []struct {
+		name string
+		req  follow.Request
+		code string
+	}{
+		{"no follower", follow.Request{Selector: follow.Selector{All: true}}, sentinel.CodeNoFollower},
+		{"empty selector", follow.Request{Follower: "chief"}, sentinel.CodeInvalidSelector},
+		{"empty sessionIds is not a selector", follow.Request{Follower: "chief", Selector: follow.Selector{SessionIDs: []string{}}}, sentinel.CodeInvalidSelector},
+		{"unknown follower", follow.Request{Follower: "ghost", Selector: follow.Selector{All: true}}, sentinel.CodeSessionNotFound},
+		{"bad event", follow.Request{Follower: "chief", Selector: follow.Selector{All: true}, Events: []string{"nap"}}, sentinel.CodeInvalidInput},
+		{"batchMs too large", follow.Request{Follower: "chief", Selector: follow.Selector{All: true}, BatchMs: ms(600001)}, sentinel.CodeInvalidInput},
+		{"empty id in a list", follow.Request{Follower: "chief", Selector: follow.Selector{SessionIDs: []string{""}}}, sentinel.CodeInvalidInput},
+		{"key too long", follow.Request{Follower: "chief", Key: strings.Repeat("k", 201), Selector: follow.Selector{All: true}}, sentinel.CodeInvalidInput},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			_, _, err := e.engine.Upsert(ctx, tc.req, "")
+			require.ErrorIs(t, err, &sentinel.Error{Code: tc.code})
+		})
+	}
+
+	f, created, err := e.engine.Upsert(ctx, follow.Request{Key: "k", Selector: follow.Selector{All: true, SessionIDs: []string{"a", "a"}},
+		Exclude: &follow.Exclude{Labels: []string{"x", "x"}, SessionIDs: []string{}}, Events: []string{"crashed", "crashed"}}, "chief")
+	require.NoError(t, err)
+	require.True(t, created)
+	require.Equal(t, "chief", f.Follower, "the caller is the default follower")
+	require.True(t, sentinel.ValidFollowID(f.ID))
+	require.Equal(t, []string{"a"}, f.Selector.SessionIDs)
+	require.True(t, *f.Selector.RootOnly, "rootOnly defaults to all")
+	require.Equal(t, &follow.Exclude{Labels: []string{"x"}}, f.Exclude)
+	require.Equal(t, []string{"crashed"}, f.Events)
+	require.Equal(t, follow.DefaultBatchMs, f.BatchMs)
+	require.True(t, f.SkipEmptyTurns)
+	require.True(t, f.ExcludeFollowerChildren)
+
+	e.clock.Advance(time.Hour)
+	g, created, err := e.engine.Upsert(ctx, follow.Request{Follower: "chief", Key: "k", Selector: follow.Selector{CwdPrefix: "/w"}}, "")
+	require.NoError(t, err)
+	require.False(t, created)
+	require.Equal(t, f.ID, g.ID)
+	require.Equal(t, f.CreatedAt, g.CreatedAt)
+	require.False(t, *g.Selector.RootOnly)
+	require.Equal(t, follow.Events(), g.Events)
+
+	id, err := e.engine.Store.Remove(ctx, "k")
+	require.NoError(t, err)
+	require.Equal(t, f.ID, id)
+	_, err = e.engine.Store.Remove(ctx, f.ID)
+	require.ErrorIs(t, err, &sentinel.Error{Code: sentinel.CodeFollowNotFound})
+}
+
+func TestEngineConsumesTheLifecycleStream(t *testing.T) {
+	e := newFenv(t)
+	e.register(t, "chief", sessions.RegisterInput{})
+	e.follow(t, follow.Request{Follower: "chief", Selector: follow.Selector{All: true}, BatchMs: ms(0)})
+	require.NoError(t, e.engine.Start(context.Background(), e.bus.Bus))
+	require.NoError(t, e.reg.RecordPR(context.Background(), "w9", "https://github.com/o/r/pull/4", sessions.PRMerged, "Merge me"))
+	bustest.Eventually(t, 10*time.Second, func() bool {
+		e.clock.Advance(0)
+		return len(e.inboxOf(t, "chief")) == 1
+	}, "the digest")
+	require.Contains(t, e.inboxOf(t, "chief")[0].Text, "w9 (w9) pr-merged \u2014 Merge me")
+}
+
+func ptr[T any](v T) *T { return &v }

@@ -1,0 +1,112 @@
+package sessions_test
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"sync/atomic"
+	"testing"
+
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/stretchr/testify/require"
+
+	"github.com/agentproto/sentinel"
+	"github.com/agentproto/sentinel/providers"
+	"github.com/agentproto/sentinel/runtime/deliver"
+	"github.com/agentproto/sentinel/runtime/inbox"
+	"github.com/agentproto/sentinel/runtime/runtimetest"
+	"github.com/agentproto/sentinel/runtime/sessions"
+)
+
+// proxyRouter lets the test build the sessions router after the runtime
+// (and its bus) exists.
+type proxyRouter struct {
+	r atomic.Pointer[sessions.Router]
+}
+
+func (p *proxyRouter) Route(ctx context.Context, rec *sentinel.Sentinel, ev *sentinel.Event) (deliver.Outcome, error) {
+	return p.r.Load().Route(ctx, rec, ev)
+}
+
+type env struct {
+	*runtimetest.Env
+	Reg      *sessions.Registry
+	Inboxes  *sessions.Inboxes
+	Notifier *sessions.Notifier
+	Resolver *sessions.Resolver
+	Router   *sessions.Router
+	// reject, when set, makes every append fail with session_not_alive.
+	reject atomic.Bool
+}
+
+func newEnv(t *testing.T, extra ...providers.Provider) *env {
+	t.Helper()
+	p := &proxyRouter{}
+	rt := runtimetest.Start(t, runtimetest.Options{Router: p, Extra: extra})
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	b := rt.Bus.Bus
+	e := &env{Env: rt}
+	e.Reg = sessions.NewRegistry(b, rt.Clock.Now, log)
+	runner := &sessions.HookRunner{}
+	e.Notifier = &sessions.Notifier{Registry: e.Reg, Runner: runner, Log: log}
+	e.Notifier.Start()
+	t.Cleanup(e.Notifier.Stop)
+	e.Inboxes = sessions.NewInboxes(b, rt.Inbox, e.Reg, e.Notifier)
+	e.Resolver = &sessions.Resolver{Registry: e.Reg, Runner: runner, Log: log}
+	appendFn := func(ctx context.Context, m inbox.Message) (inbox.Message, bool, error) {
+		if e.reject.Load() {
+			return inbox.Message{}, false, sentinel.Errorf(sentinel.CodeSessionNotAlive, "session %q is not alive", m.To)
+		}
+		return e.Inboxes.Append(ctx, m)
+	}
+	e.Router = &sessions.Router{Resolver: e.Resolver, Append: appendFn, Park: rt.Park, Log: log, Now: rt.Clock.Now,
+		Merged: func(ctx context.Context, id, url string) {
+			_ = e.Reg.RecordPR(ctx, id, url, sessions.PRMerged, "")
+		}}
+	p.r.Store(e.Router)
+	rt.Service.Sessions = sessions.Checker{Registry: e.Reg}
+	return e
+}
+
+func (e *env) register(t *testing.T, in sessions.RegisterInput) sessions.Session {
+	t.Helper()
+	s, _, err := e.Reg.Register(context.Background(), in)
+	require.NoError(t, err)
+	return s
+}
+
+func ptr[T any](v T) *T { return &v }
+
+// lifecycle returns every event on the lifecycle stream, oldest first.
+func (e *env) lifecycle(t *testing.T) []sessions.LifecycleEvent {
+	t.Helper()
+	ctx := context.Background()
+	cons, err := e.Bus.Bus.Lifecycle.OrderedConsumer(ctx, jetstream.OrderedConsumerConfig{})
+	require.NoError(t, err)
+	var out []sessions.LifecycleEvent
+	for {
+		batch, err := cons.FetchNoWait(100)
+		require.NoError(t, err)
+		n := 0
+		for m := range batch.Messages() {
+			n++
+			var ev sessions.LifecycleEvent
+			require.NoError(t, json.Unmarshal(m.Data(), &ev))
+			out = append(out, ev)
+		}
+		if n == 0 {
+			return out
+		}
+	}
+}
+
+func kinds(evs []sessions.LifecycleEvent, session string) []string {
+	var out []string
+	for _, ev := range evs {
+		if ev.SessionID == session {
+			out = append(out, ev.Kind)
+		}
+	}
+	return out
+}

@@ -1,0 +1,256 @@
+package sessions
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/agentproto/sentinel"
+	"github.com/agentproto/sentinel/bus"
+	"github.com/agentproto/sentinel/runtime/inbox"
+)
+
+// Inboxes is the inbox service: sends with a computed sender, reads and
+// waits after a per-session read cursor (KV), and the notify hook on every
+// stored message.
+type Inboxes struct {
+	Inbox    *inbox.Inbox
+	Registry *Registry
+	Notifier *Notifier
+	cursors  jetstream.KeyValue
+
+	doneOnce sync.Once
+	done     chan struct{}
+}
+
+// NewInboxes returns the inbox service.
+func NewInboxes(b *bus.Bus, ib *inbox.Inbox, reg *Registry, n *Notifier) *Inboxes {
+	return &Inboxes{Inbox: ib, Registry: reg, Notifier: n, cursors: b.Cursors, done: make(chan struct{})}
+}
+
+// Close closes Done (streams end). Idempotent.
+func (s *Inboxes) Close() { s.doneOnce.Do(func() { close(s.done) }) }
+
+// Done is closed when the service stops.
+func (s *Inboxes) Done() <-chan struct{} { return s.done }
+
+// Append stores msg and, when it is new, hands it to the notify hook.
+func (s *Inboxes) Append(ctx context.Context, msg inbox.Message) (inbox.Message, bool, error) {
+	stored, dup, err := s.Inbox.Append(ctx, msg)
+	if err != nil {
+		return inbox.Message{}, false, err
+	}
+	if !dup {
+		s.Notifier.Notify(stored)
+	}
+	return stored, dup, nil
+}
+
+// SendInput is a message to send; the sender is computed.
+type SendInput struct {
+	Text          string
+	Kind          string
+	Urgency       sentinel.Urgency
+	CorrelationID string
+	ReplyTo       string
+	Data          json.RawMessage
+}
+
+// Send stores a message from callerSession ("" is a human API caller) in
+// to's inbox. The relation is computed from the registry: parent when the
+// caller is the recipient's parent, child when it is the recipient's
+// child, else sibling.
+func (s *Inboxes) Send(ctx context.Context, to string, in SendInput, callerSession string) (inbox.Message, error) {
+	if !sentinel.ValidSessionID(to) {
+		return inbox.Message{}, sentinel.Errorf(sentinel.CodeInvalidSessionID, "session id %q must match [A-Za-z0-9_-]{1,128}", to)
+	}
+	if in.Text == "" {
+		return inbox.Message{}, sentinel.Errorf(sentinel.CodeInvalidInput, "text is required")
+	}
+	if len(in.Data) > 0 {
+		var obj map[string]any
+		if json.Unmarshal(in.Data, &obj) != nil {
+			return inbox.Message{}, sentinel.Errorf(sentinel.CodeInvalidInput, "data must be a JSON object")
+		}
+	}
+	from, err := s.from(ctx, to, callerSession)
+	if err != nil {
+		return inbox.Message{}, err
+	}
+	kind := in.Kind
+	if kind == "" {
+		kind = inbox.KindReport
+	}
+	urgency := in.Urgency
+	if urgency == "" {
+		urgency = sentinel.UrgencyNextTurn
+		if kind == inbox.KindBlocker || kind == inbox.KindQuestion {
+			urgency = sentinel.UrgencySteer
+		}
+	}
+	msg := inbox.Message{
+		ID: newMessageID(), Ts: sentinel.FormatTime(s.Registry.Now()), To: to, From: from, Kind: kind, Urgency: urgency,
+		ReplyTo: in.ReplyTo, Text: in.Text, Data: in.Data, Source: "api",
+	}
+	msg.CorrelationID = firstNonEmpty(in.CorrelationID, in.ReplyTo, msg.ID)
+	if callerSession != "" {
+		msg.Origin = callerSession
+	}
+	stored, _, err := s.Append(ctx, msg)
+	return stored, err
+}
+
+func (s *Inboxes) from(ctx context.Context, to, caller string) (inbox.From, error) {
+	if caller == "" {
+		return inbox.From{Relation: inbox.RelationHuman}, nil
+	}
+	if !sentinel.ValidSessionID(caller) {
+		return inbox.From{}, sentinel.Errorf(sentinel.CodeInvalidSessionID, "caller session id %q is invalid", caller)
+	}
+	from := inbox.From{Relation: inbox.RelationSibling, SessionID: caller}
+	cs, err := s.Registry.Lookup(ctx, caller)
+	if err != nil {
+		return inbox.From{}, err
+	}
+	if cs != nil {
+		from.Label = cs.Label
+		if cs.ParentSessionID == to {
+			from.Relation = inbox.RelationChild
+			return from, nil
+		}
+	}
+	ts, err := s.Registry.Lookup(ctx, to)
+	if err != nil {
+		return inbox.From{}, err
+	}
+	if ts != nil && ts.ParentSessionID == caller {
+		from.Relation = inbox.RelationParent
+	}
+	return from, nil
+}
+
+func newMessageID() string {
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	return "msg_" + hex.EncodeToString(b[:])
+}
+
+// Query selects messages; After nil reads after the read cursor, and Ack
+// advances the cursor past the returned page (only without a correlation
+// filter).
+type Query struct {
+	SessionID     string
+	After         *uint64
+	Limit         int
+	CorrelationID string
+	Ack           bool
+}
+
+// Read returns a page of messages without waiting.
+func (s *Inboxes) Read(ctx context.Context, q Query) ([]inbox.Message, uint64, error) {
+	iq, err := s.query(ctx, q)
+	if err != nil {
+		return nil, 0, err
+	}
+	msgs, next, err := s.Inbox.Read(ctx, iq)
+	if err != nil {
+		return nil, 0, err
+	}
+	return msgs, next, s.ack(ctx, q, msgs, next)
+}
+
+// Wait returns at once when a match is there, else waits up to timeout
+// for one; an empty page means it timed out.
+func (s *Inboxes) Wait(ctx context.Context, q Query, timeout time.Duration) ([]inbox.Message, uint64, error) {
+	iq, err := s.query(ctx, q)
+	if err != nil {
+		return nil, 0, err
+	}
+	msgs, next, err := s.Inbox.Wait(ctx, iq, timeout)
+	if err != nil {
+		return nil, 0, err
+	}
+	return msgs, next, s.ack(ctx, q, msgs, next)
+}
+
+func (s *Inboxes) query(ctx context.Context, q Query) (inbox.Query, error) {
+	if !sentinel.ValidSessionID(q.SessionID) {
+		return inbox.Query{}, sentinel.Errorf(sentinel.CodeInvalidSessionID, "session id %q must match [A-Za-z0-9_-]{1,128}", q.SessionID)
+	}
+	if q.Limit < 0 || q.Limit > 500 {
+		return inbox.Query{}, sentinel.Errorf(sentinel.CodeInvalidInput, "limit must be within 1..500")
+	}
+	iq := inbox.Query{SessionID: q.SessionID, Limit: q.Limit, CorrelationID: q.CorrelationID}
+	if q.After != nil {
+		iq.After = *q.After
+		return iq, nil
+	}
+	c, err := s.Cursor(ctx, q.SessionID)
+	if err != nil {
+		return inbox.Query{}, err
+	}
+	iq.After = c
+	return iq, nil
+}
+
+// ack advances the read cursor past the page: to the last returned
+// message when the page was cut by the limit, else to next.
+func (s *Inboxes) ack(ctx context.Context, q Query, msgs []inbox.Message, next uint64) error {
+	if !q.Ack || q.CorrelationID != "" || len(msgs) == 0 {
+		return nil
+	}
+	return s.Advance(ctx, q.SessionID, msgs[len(msgs)-1].Seq)
+}
+
+// Cursor returns the session's read cursor (0 when never set).
+func (s *Inboxes) Cursor(ctx context.Context, id string) (uint64, error) {
+	e, err := s.cursors.Get(ctx, cursorKey(id))
+	if errors.Is(err, jetstream.ErrKeyNotFound) || errors.Is(err, jetstream.ErrKeyDeleted) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, fmt.Errorf("read cursor of %s: %w", id, err)
+	}
+	n, err := strconv.ParseUint(string(e.Value()), 10, 64)
+	if err != nil {
+		return 0, fmt.Errorf("decode cursor of %s: %w", id, err)
+	}
+	return n, nil
+}
+
+// Advance moves the read cursor forward to seq; it never moves back.
+func (s *Inboxes) Advance(ctx context.Context, id string, seq uint64) error {
+	key := cursorKey(id)
+	for attempt := 0; attempt < 32; attempt++ {
+		e, err := s.cursors.Get(ctx, key)
+		switch {
+		case errors.Is(err, jetstream.ErrKeyNotFound) || errors.Is(err, jetstream.ErrKeyDeleted):
+			_, err = s.cursors.Create(ctx, key, []byte(strconv.FormatUint(seq, 10)))
+		case err != nil:
+			return fmt.Errorf("read cursor of %s: %w", id, err)
+		default:
+			cur, _ := strconv.ParseUint(string(e.Value()), 10, 64)
+			if cur >= seq {
+				return nil
+			}
+			_, err = s.cursors.Update(ctx, key, []byte(strconv.FormatUint(seq, 10)), e.Revision())
+		}
+		if err == nil {
+			return nil
+		}
+		if !errors.Is(err, jetstream.ErrKeyExists) && !errors.Is(err, jetstream.ErrKeyRevisionMismatch) {
+			return fmt.Errorf("store cursor of %s: %w", id, err)
+		}
+	}
+	return fmt.Errorf("store cursor of %s: %w", id, sentinel.ErrConflict)
+}
+
+func cursorKey(id string) string { return "inbox." + id }

@@ -1,0 +1,236 @@
+package sessions
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/agentproto/sentinel"
+	"github.com/agentproto/sentinel/bus"
+)
+
+// Lifecycle event kinds (the six follow events).
+const (
+	KindTurnEnd       = "turn-end"
+	KindAwaitingInput = "awaiting-input"
+	KindExited        = "exited"
+	KindCrashed       = "crashed"
+	KindPROpened      = "pr-opened"
+	KindPRMerged      = "pr-merged"
+)
+
+// LifecycleEvent is one session lifecycle event on the lifecycle stream.
+type LifecycleEvent struct {
+	Kind          string `json:"kind"`
+	SessionID     string `json:"sessionId"`
+	Label         string `json:"label,omitempty"`
+	AwaitingInput bool   `json:"awaitingInput,omitempty"`
+	Empty         bool   `json:"empty,omitempty"`
+	// Detail is the excerpt source: the turn's output tail or question, the
+	// crash error, or the PR title.
+	Detail string `json:"detail,omitempty"`
+	Reason string `json:"reason,omitempty"`
+	// Key identifies a PR activity (its URL) so PR events of different PRs
+	// never collapse.
+	Key string `json:"key,omitempty"`
+	Ts  string `json:"ts"`
+}
+
+// maxOutput bounds a stored excerpt (the digest keeps 300 characters).
+const maxOutput = 4000
+
+func (r *Registry) publish(ctx context.Context, ev LifecycleEvent) {
+	if ev.Ts == "" {
+		ev.Ts = sentinel.FormatTime(r.now())
+	}
+	raw, err := json.Marshal(ev)
+	if err == nil {
+		_, err = r.b.Publish(ctx, bus.LifecycleSubject(ev.SessionID), raw, "")
+	}
+	if err != nil {
+		r.log.Warn("publishing a lifecycle event failed", "session", ev.SessionID, "kind", ev.Kind, "err", err)
+	}
+}
+
+// ReportInput is one lifecycle report of a harness.
+type ReportInput struct {
+	Kind          string
+	AwaitingInput bool
+	Empty         bool
+	Excerpt       string
+	Reason        string
+}
+
+// Report records a lifecycle report (turn-end, awaiting-input, exited,
+// crashed), registering an unknown session implicitly, and publishes it.
+func (r *Registry) Report(ctx context.Context, id string, in ReportInput) error {
+	switch in.Kind {
+	case KindTurnEnd, KindAwaitingInput, KindExited, KindCrashed:
+	default:
+		return sentinel.Errorf(sentinel.CodeInvalidInput, "kind %q must be one of turn-end, awaiting-input, exited, crashed", in.Kind)
+	}
+	if len(in.Reason) > 64 {
+		return sentinel.Errorf(sentinel.CodeInvalidInput, "reason is longer than 64 characters")
+	}
+	excerpt := tail(strings.TrimSpace(in.Excerpt), maxOutput)
+	publish := true
+	s, _, err := r.mutate(ctx, id, true, func(s *Session, _ bool) error {
+		if s.Forgotten {
+			*s = Session{ID: id, CreatedTs: r.now().UnixMilli(), Sentinel: true}
+		}
+		wasEnded := s.Status == StatusEnded
+		s.LastSeenTs = r.now().UnixMilli()
+		switch in.Kind {
+		case KindTurnEnd:
+			s.Status = StatusIdle
+			if in.AwaitingInput {
+				s.Status = StatusAwaitingInput
+			}
+			if excerpt != "" && !in.Empty {
+				s.LastOutput = excerpt
+			}
+			s.EndedReason = ""
+		case KindAwaitingInput:
+			s.Status = StatusAwaitingInput
+			s.EndedReason = ""
+		case KindExited:
+			publish = !wasEnded
+			s.Status = StatusEnded
+			s.EndedReason = in.Reason
+			if s.EndedReason == "" {
+				s.EndedReason = ReasonExited
+			}
+			if excerpt != "" {
+				s.LastOutput = excerpt
+			}
+		case KindCrashed:
+			publish = !wasEnded || s.EndedReason != ReasonCrashed
+			s.Status = StatusEnded
+			s.EndedReason = ReasonCrashed
+			s.LastError = firstNonEmpty(in.Reason, excerpt, "crashed")
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	if !publish {
+		return nil
+	}
+	ev := LifecycleEvent{Kind: in.Kind, SessionID: id, Label: s.Label, AwaitingInput: in.AwaitingInput, Empty: in.Empty, Reason: in.Reason}
+	switch in.Kind {
+	case KindTurnEnd, KindAwaitingInput:
+		ev.Detail = excerpt
+	case KindExited:
+		ev.Reason = s.EndedReason
+		ev.Detail = firstNonEmpty(excerpt, s.LastOutput)
+	case KindCrashed:
+		ev.Reason = ReasonCrashed
+		ev.Detail = s.LastError
+	}
+	r.publish(ctx, ev)
+	return nil
+}
+
+// PR states.
+const (
+	PROpen   = "open"
+	PRMerged = "merged"
+	PRClosed = "closed"
+)
+
+// CanonicalPRURL returns https://github.com/<owner>/<repo>/pull/<n> for a
+// PR URL, or invalid_pr_url.
+func CanonicalPRURL(raw string) (string, sentinel.GitHubRef, error) {
+	ref, err := sentinel.ParsePRURL(raw)
+	if err != nil {
+		return "", ref, err
+	}
+	return fmt.Sprintf("https://github.com/%s/pull/%d", ref.FullName(), ref.Number), ref, nil
+}
+
+// RecordPR records PR activity of a session (registering an unknown
+// session implicitly): a new PR publishes pr-opened (unless it is already
+// closed or merged), a PR reaching merged publishes pr-merged once, and a
+// new open PR triggers the PR hook (auto-link).
+func (r *Registry) RecordPR(ctx context.Context, id, rawURL, state, title string) error {
+	url, _, err := CanonicalPRURL(rawURL)
+	if err != nil {
+		return err
+	}
+	switch state {
+	case PROpen, PRMerged, PRClosed:
+	case "":
+		state = PROpen
+	default:
+		return sentinel.Errorf(sentinel.CodeInvalidInput, "state %q must be one of open, merged, closed", state)
+	}
+	if len(title) > 1024 {
+		title = title[:1024]
+	}
+	var isNew bool
+	var prev string
+	var pr PR
+	s, _, err := r.mutate(ctx, id, true, func(s *Session, _ bool) error {
+		if s.Forgotten {
+			*s = Session{ID: id, CreatedTs: r.now().UnixMilli(), Sentinel: true, Status: StatusRunning}
+		}
+		p := s.PR(url)
+		isNew = p == nil
+		prev = ""
+		if p == nil {
+			s.PRs = append(s.PRs, PR{URL: url})
+			p = &s.PRs[len(s.PRs)-1]
+		} else {
+			prev = p.State
+		}
+		if prev == state && (title == "" || title == p.Title) {
+			return errSkip
+		}
+		p.State = state
+		if title != "" {
+			p.Title = title
+		}
+		p.Ts = sentinel.FormatTime(r.now())
+		pr = *p
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	if pr.URL == "" {
+		return nil // nothing changed
+	}
+	switch {
+	case isNew && state == PROpen:
+		r.publish(ctx, LifecycleEvent{Kind: KindPROpened, SessionID: id, Label: s.Label, Detail: pr.Title, Key: url})
+	case state == PRMerged && prev != PRMerged:
+		r.publish(ctx, LifecycleEvent{Kind: KindPRMerged, SessionID: id, Label: s.Label, Detail: pr.Title, Key: url})
+	}
+	if isNew && state == PROpen && r.onPR != nil {
+		r.onPR(ctx, s, pr, isNew)
+	}
+	return nil
+}
+
+func firstNonEmpty(v ...string) string {
+	for _, s := range v {
+		if s != "" {
+			return s
+		}
+	}
+	return ""
+}
+
+// tail keeps the last n bytes of s on a rune boundary.
+func tail(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	s = s[len(s)-n:]
+	for len(s) > 0 && s[0]&0xC0 == 0x80 {
+		s = s[1:]
+	}
+	return s
+}

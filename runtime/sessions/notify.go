@@ -1,0 +1,114 @@
+package sessions
+
+import (
+	"context"
+	"encoding/json"
+	"log/slog"
+	"strconv"
+	"sync"
+	"sync/atomic"
+
+	"github.com/agentproto/sentinel"
+	"github.com/agentproto/sentinel/runtime/inbox"
+)
+
+// Notifier runs a session's notify hook when a message lands in its
+// inbox, on its own workers: it never blocks or fails the delivery. fyi
+// messages never trigger it. The last failure is recorded on the session.
+type Notifier struct {
+	Registry *Registry
+	Runner   *HookRunner
+	Log      *slog.Logger
+	// Workers is the number of concurrent hook runs (default 4); Queue the
+	// number of pending notifications kept before new ones are dropped
+	// (default 256).
+	Workers int
+	Queue   int
+
+	queue    chan inbox.Message
+	ctx      context.Context //nolint:containedctx // the notifier's own lifecycle
+	cancel   context.CancelFunc
+	wg       sync.WaitGroup
+	started  atomic.Bool
+	stopping atomic.Bool
+	mu       sync.RWMutex
+}
+
+// Start starts the workers. It is a no-op when already started.
+func (n *Notifier) Start() {
+	if !n.started.CompareAndSwap(false, true) {
+		return
+	}
+	if n.Workers <= 0 {
+		n.Workers = 4
+	}
+	if n.Queue <= 0 {
+		n.Queue = 256
+	}
+	if n.Log == nil {
+		n.Log = slog.New(slog.DiscardHandler)
+	}
+	n.queue = make(chan inbox.Message, n.Queue)
+	n.ctx, n.cancel = context.WithCancel(context.Background())
+	for i := 0; i < n.Workers; i++ {
+		n.wg.Add(1)
+		go n.work()
+	}
+}
+
+// Stop cancels running hooks and waits for the workers. Idempotent and
+// nil-safe.
+func (n *Notifier) Stop() {
+	if n == nil || !n.started.Load() || !n.stopping.CompareAndSwap(false, true) {
+		return
+	}
+	n.mu.Lock()
+	n.cancel()
+	close(n.queue)
+	n.mu.Unlock()
+	n.wg.Wait()
+}
+
+// Notify queues msg for its recipient's notify hook. It never blocks: a
+// full queue drops the notification with a warning.
+func (n *Notifier) Notify(msg inbox.Message) {
+	if n == nil || msg.Urgency == sentinel.UrgencyFYI || !n.started.Load() {
+		return
+	}
+	n.mu.RLock()
+	defer n.mu.RUnlock()
+	if n.stopping.Load() {
+		return
+	}
+	select {
+	case n.queue <- msg:
+	default:
+		n.Log.Warn("notify queue full; notification dropped", "session", msg.To, "message", msg.ID)
+	}
+}
+
+func (n *Notifier) work() {
+	defer n.wg.Done()
+	for msg := range n.queue {
+		n.run(msg)
+	}
+}
+
+func (n *Notifier) run(msg inbox.Message) {
+	ctx := n.ctx
+	s, err := n.Registry.Lookup(ctx, msg.To)
+	if err != nil || s == nil || s.Forgotten || s.Hooks == nil || s.Hooks.Notify == nil {
+		return
+	}
+	payload, err := json.Marshal(msg)
+	if err != nil {
+		return
+	}
+	vars := map[string]string{"sessionId": msg.To, "messageId": msg.ID, "urgency": string(msg.Urgency), "kind": msg.Kind, "seq": strconv.FormatUint(msg.Seq, 10)}
+	if _, err := n.Runner.Run(ctx, s.Hooks.Notify, vars, payload); err != nil {
+		n.Log.Warn("notify hook failed", "session", msg.To, "message", msg.ID, "err", err)
+		if serr := n.Registry.SetNotifyError(context.WithoutCancel(ctx), msg.To, err); serr != nil {
+			n.Log.Warn("recording the notify failure failed", "session", msg.To, "err", serr)
+		}
+	}
+}

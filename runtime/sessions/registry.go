@@ -1,0 +1,358 @@
+package sessions
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sort"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/agentproto/sentinel"
+	"github.com/agentproto/sentinel/bus"
+)
+
+// ErrNotFound is returned (wrapped) for an unknown or forgotten session.
+var ErrNotFound = sentinel.Errorf(sentinel.CodeSessionNotFound, "session not found")
+
+// Registry keeps session records in the sessions KV bucket, keyed by id.
+// Updates are compare-and-set on the entry revision, retried on conflict.
+// It publishes lifecycle events on the lifecycle stream.
+type Registry struct {
+	b   *bus.Bus
+	kv  jetstream.KeyValue
+	now func() time.Time
+	log *slog.Logger
+	// onPR is called after a PR was recorded (auto-link); set by SetPRHook.
+	onPR func(ctx context.Context, s Session, pr PR, isNew bool)
+}
+
+// NewRegistry returns the registry on the bus's sessions bucket.
+func NewRegistry(b *bus.Bus, now func() time.Time, log *slog.Logger) *Registry {
+	if now == nil {
+		now = time.Now
+	}
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	return &Registry{b: b, kv: b.Sessions, now: now, log: log}
+}
+
+// SetPRHook installs the function called after a PR is recorded. It must
+// be set before the registry is used.
+func (r *Registry) SetPRHook(fn func(ctx context.Context, s Session, pr PR, isNew bool)) { r.onPR = fn }
+
+// Now returns the registry's clock.
+func (r *Registry) Now() time.Time { return r.now() }
+
+// Lookup returns the stored record, nil when the session was never
+// registered. A forgotten row comes back with Forgotten set.
+func (r *Registry) Lookup(ctx context.Context, id string) (*Session, error) {
+	s, _, err := r.get(ctx, id)
+	if errors.Is(err, ErrNotFound) {
+		return nil, nil
+	}
+	return s, err
+}
+
+// Get returns the effective view of a live or ended session
+// (session_not_found when unknown or forgotten).
+func (r *Registry) Get(ctx context.Context, id string) (Session, error) {
+	if !sentinel.ValidSessionID(id) {
+		return Session{}, fmt.Errorf("get session %q: %w", id, ErrNotFound)
+	}
+	s, _, err := r.get(ctx, id)
+	if err != nil {
+		return Session{}, err
+	}
+	if s.Forgotten {
+		return Session{}, fmt.Errorf("get session %s: %w", id, ErrNotFound)
+	}
+	return s.Effective(r.now()), nil
+}
+
+func (r *Registry) get(ctx context.Context, id string) (*Session, uint64, error) {
+	if !sentinel.ValidSessionID(id) {
+		return nil, 0, fmt.Errorf("get session %q: %w", id, ErrNotFound)
+	}
+	e, err := r.kv.Get(ctx, id)
+	if errors.Is(err, jetstream.ErrKeyNotFound) || errors.Is(err, jetstream.ErrKeyDeleted) {
+		return nil, 0, fmt.Errorf("get session %s: %w", id, ErrNotFound)
+	}
+	if err != nil {
+		return nil, 0, fmt.Errorf("get session %s: %w", id, err)
+	}
+	var s Session
+	if err := json.Unmarshal(e.Value(), &s); err != nil {
+		return nil, 0, fmt.Errorf("decode session %s: %w", id, err)
+	}
+	return &s, e.Revision(), nil
+}
+
+// List returns every session that is not forgotten, oldest first, as it
+// reads now.
+func (r *Registry) List(ctx context.Context) ([]Session, error) {
+	lister, err := r.kv.ListKeys(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("list sessions: %w", err)
+	}
+	var keys []string
+	for k := range lister.Keys() {
+		keys = append(keys, k)
+	}
+	now := r.now()
+	out := make([]Session, 0, len(keys))
+	for _, k := range keys {
+		s, _, err := r.get(ctx, k)
+		if errors.Is(err, ErrNotFound) {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		if !s.Forgotten {
+			out = append(out, s.Effective(now))
+		}
+	}
+	sort.SliceStable(out, func(i, j int) bool {
+		if out[i].CreatedTs != out[j].CreatedTs {
+			return out[i].CreatedTs < out[j].CreatedTs
+		}
+		return out[i].ID < out[j].ID
+	})
+	return out, nil
+}
+
+// mutate applies fn to the stored record under compare-and-set, creating
+// it (fn sees a nil-free zero record with created = true) when missing and
+// create is set. fn may return errSkip to leave the record unchanged.
+func (r *Registry) mutate(ctx context.Context, id string, create bool, fn func(s *Session, created bool) error) (Session, bool, error) {
+	if !sentinel.ValidSessionID(id) {
+		return Session{}, false, sentinel.Errorf(sentinel.CodeInvalidSessionID, "session id %q must match [A-Za-z0-9_-]{1,128}", id)
+	}
+	for attempt := 0; attempt < 64; attempt++ {
+		cur, rev, err := r.get(ctx, id)
+		created := false
+		switch {
+		case errors.Is(err, ErrNotFound):
+			if !create {
+				return Session{}, false, err
+			}
+			created = true
+			cur = &Session{ID: id, Status: StatusRunning, CreatedTs: r.now().UnixMilli(), LastSeenTs: r.now().UnixMilli(), Sentinel: true}
+		case err != nil:
+			return Session{}, false, err
+		}
+		before := *cur
+		if err := fn(cur, created); err != nil {
+			if errors.Is(err, errSkip) {
+				return before, false, nil
+			}
+			return Session{}, false, err
+		}
+		raw, err := json.Marshal(cur)
+		if err != nil {
+			return Session{}, false, fmt.Errorf("encode session %s: %w", id, err)
+		}
+		if created {
+			_, err = r.kv.Create(ctx, id, raw)
+		} else {
+			_, err = r.kv.Update(ctx, id, raw, rev)
+		}
+		if errors.Is(err, jetstream.ErrKeyExists) || errors.Is(err, jetstream.ErrKeyRevisionMismatch) {
+			continue
+		}
+		if err != nil {
+			return Session{}, false, fmt.Errorf("store session %s: %w", id, err)
+		}
+		return *cur, created, nil
+	}
+	return Session{}, false, fmt.Errorf("store session %s: %w", id, sentinel.ErrConflict)
+}
+
+var errSkip = errors.New("skip")
+
+// RegisterInput are the fields of a register call; nil keeps the stored
+// value on an update.
+type RegisterInput struct {
+	ID              string
+	Label           *string
+	Cwd             *string
+	ParentSessionID *string
+	Hooks           *Hooks
+	HeartbeatTTLMs  *int64
+	Sentinel        *bool
+}
+
+// Register creates or updates a session and marks it running (a
+// registration is also a heartbeat). An ended or forgotten session is
+// revived with its end reason cleared.
+func (r *Registry) Register(ctx context.Context, in RegisterInput) (Session, bool, error) {
+	if in.ParentSessionID != nil && *in.ParentSessionID != "" && !sentinel.ValidSessionID(*in.ParentSessionID) {
+		return Session{}, false, sentinel.Errorf(sentinel.CodeInvalidSessionID, "parentSessionId %q must match [A-Za-z0-9_-]{1,128}", *in.ParentSessionID)
+	}
+	if in.ParentSessionID != nil && *in.ParentSessionID == in.ID {
+		return Session{}, false, sentinel.Errorf(sentinel.CodeInvalidInput, "a session cannot be its own parent")
+	}
+	if in.HeartbeatTTLMs != nil && *in.HeartbeatTTLMs < 0 {
+		return Session{}, false, sentinel.Errorf(sentinel.CodeInvalidInput, "heartbeatTtlMs must not be negative")
+	}
+	revived := false
+	s, created, err := r.mutate(ctx, in.ID, true, func(s *Session, _ bool) error {
+		revived = s.Forgotten
+		if s.Forgotten {
+			*s = Session{ID: s.ID, CreatedTs: r.now().UnixMilli(), Sentinel: true}
+		}
+		setStr(&s.Label, in.Label)
+		setStr(&s.Cwd, in.Cwd)
+		setStr(&s.ParentSessionID, in.ParentSessionID)
+		if in.Hooks != nil {
+			s.Hooks = in.Hooks
+		}
+		if in.HeartbeatTTLMs != nil {
+			s.HeartbeatTTLMs = *in.HeartbeatTTLMs
+		}
+		if in.Sentinel != nil {
+			s.Sentinel = *in.Sentinel
+		}
+		s.Status = StatusRunning
+		s.EndedReason = ""
+		s.LastSeenTs = r.now().UnixMilli()
+		return nil
+	})
+	if err != nil {
+		return Session{}, false, err
+	}
+	created = created || revived
+	if created {
+		r.log.Info("session registered", "session", s.ID)
+	}
+	return s, created, nil
+}
+
+func setStr(dst *string, v *string) {
+	if v != nil {
+		*dst = *v
+	}
+}
+
+// End ends a session with reason (default operator-stopped) and publishes
+// exited (crashed for the crashed reason). The reason forgotten turns the
+// row into a tombstone. An already ended session only has its reason
+// updated.
+func (r *Registry) End(ctx context.Context, id, reason string) (Session, error) {
+	if reason == "" {
+		reason = ReasonOperatorStopped
+	}
+	if len(reason) > 64 {
+		return Session{}, sentinel.Errorf(sentinel.CodeInvalidInput, "reason is longer than 64 characters")
+	}
+	wasAlive := false
+	s, _, err := r.mutate(ctx, id, false, func(s *Session, _ bool) error {
+		if s.Forgotten {
+			return fmt.Errorf("end session %s: %w", id, ErrNotFound)
+		}
+		wasAlive = s.Alive(r.now())
+		s.Status = StatusEnded
+		s.EndedReason = reason
+		if reason == ReasonForgotten {
+			s.Forgotten = true
+		}
+		return nil
+	})
+	if err != nil {
+		return Session{}, err
+	}
+	if wasAlive {
+		kind := KindExited
+		if reason == ReasonCrashed {
+			kind = KindCrashed
+		}
+		r.publish(ctx, LifecycleEvent{Kind: kind, SessionID: id, Label: s.Label, Reason: reason, Detail: s.LastOutput})
+	}
+	return s.Effective(r.now()), nil
+}
+
+// Sweep ends every session whose heartbeat lapsed with reason crashed and
+// publishes crashed for each. It returns how many it ended.
+func (r *Registry) Sweep(ctx context.Context) (int, error) {
+	all, err := r.List(ctx)
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	for _, v := range all {
+		if v.Status != StatusEnded || v.EndedReason != ReasonCrashed {
+			continue
+		}
+		lapsed := false
+		s, _, err := r.mutate(ctx, v.ID, false, func(s *Session, _ bool) error {
+			if !s.Lapsed(r.now()) {
+				return errSkip
+			}
+			lapsed = true
+			s.Status = StatusEnded
+			s.EndedReason = ReasonCrashed
+			s.LastError = "heartbeat lapsed"
+			return nil
+		})
+		if err != nil {
+			r.log.Warn("heartbeat sweep failed", "session", v.ID, "err", err)
+			continue
+		}
+		if lapsed {
+			n++
+			r.publish(ctx, LifecycleEvent{Kind: KindCrashed, SessionID: s.ID, Label: s.Label, Reason: ReasonCrashed, Detail: s.LastError})
+		}
+	}
+	return n, nil
+}
+
+// ContinueTo records that id was resumed as next: id becomes retired with
+// continuedTo = next, and next is registered running (inheriting label,
+// cwd, parent and hooks) when it is not known yet.
+func (r *Registry) ContinueTo(ctx context.Context, id, next string) error {
+	old, _, err := r.mutate(ctx, id, false, func(s *Session, _ bool) error {
+		s.ContinuedTo = next
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	_, _, err = r.mutate(ctx, next, true, func(s *Session, created bool) error {
+		if created || s.Forgotten {
+			*s = Session{ID: next, Label: old.Label, Cwd: old.Cwd, ParentSessionID: old.ParentSessionID, Hooks: old.Hooks,
+				HeartbeatTTLMs: old.HeartbeatTTLMs, Sentinel: old.Sentinel, CreatedTs: r.now().UnixMilli()}
+		}
+		s.Status = StatusRunning
+		s.EndedReason = ""
+		s.LastSeenTs = r.now().UnixMilli()
+		return nil
+	})
+	return err
+}
+
+// MarkResumed marks a session revived in place: running, end reason
+// cleared, seen now.
+func (r *Registry) MarkResumed(ctx context.Context, id string) error {
+	_, _, err := r.mutate(ctx, id, false, func(s *Session, _ bool) error {
+		s.Status = StatusRunning
+		s.EndedReason = ""
+		s.LastSeenTs = r.now().UnixMilli()
+		return nil
+	})
+	return err
+}
+
+// SetNotifyError records the last notify-hook failure of a session.
+func (r *Registry) SetNotifyError(ctx context.Context, id string, failure error) error {
+	_, _, err := r.mutate(ctx, id, false, func(s *Session, _ bool) error {
+		s.NotifyError = failure.Error()
+		s.NotifyErrorTs = r.now().UnixMilli()
+		return nil
+	})
+	return err
+}

@@ -1,0 +1,212 @@
+package sessions
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"strings"
+	"sync"
+
+	"github.com/agentproto/sentinel"
+)
+
+// Action is what to do with a message for a possibly dead session.
+type Action int
+
+// Actions.
+const (
+	// Deliver to Resolution.To (the target, its successor or its resumed
+	// id).
+	Deliver Action = iota + 1
+	// Forward to the live parent Resolution.To as fyi.
+	Forward
+	// Park with Resolution.Reason.
+	Park
+)
+
+// Resolution is the routing decision for one target session.
+type Resolution struct {
+	Action Action
+	To     string
+	Reason string
+}
+
+// maxHops bounds continuedTo chains and parent walks.
+const maxHops = 32
+
+// Resolver decides where a message for a session goes (REFERENCE-NOTES
+// 6.5): an unknown session receives normally; a forgotten one parks; a
+// live one receives; a retired one hands over to its successor chain,
+// else (when allowed) its live parent, else parks; any other dead session
+// is resumed through its resume hook (one resume at a time per session)
+// and receives under its live id, else parks.
+type Resolver struct {
+	Registry *Registry
+	Runner   *HookRunner
+	Log      *slog.Logger
+
+	mu    sync.Mutex
+	locks map[string]*sync.Mutex
+}
+
+func (r *Resolver) lock(id string) func() {
+	r.mu.Lock()
+	if r.locks == nil {
+		r.locks = map[string]*sync.Mutex{}
+	}
+	m, ok := r.locks[id]
+	if !ok {
+		m = &sync.Mutex{}
+		r.locks[id] = m
+	}
+	r.mu.Unlock()
+	m.Lock()
+	return m.Unlock
+}
+
+// Resolve decides the route of a message for id. forwardToParent allows
+// the parent-forward branch (sentinel events; never follow digests). An
+// error means the registry could not be read: retry later.
+func (r *Resolver) Resolve(ctx context.Context, id string, forwardToParent bool) (Resolution, error) {
+	s, err := r.Registry.Lookup(ctx, id)
+	if err != nil {
+		return Resolution{}, err
+	}
+	now := r.Registry.Now()
+	switch {
+	case s == nil:
+		return Resolution{Action: Deliver, To: id}, nil
+	case s.Forgotten:
+		return Resolution{Action: Park, Reason: fmt.Sprintf("target session %s no longer exists", id)}, nil
+	case s.Alive(now):
+		return Resolution{Action: Deliver, To: id}, nil
+	case s.Retired():
+		return r.retired(ctx, s, forwardToParent)
+	}
+	return r.resume(ctx, id)
+}
+
+func (r *Resolver) retired(ctx context.Context, s *Session, forwardToParent bool) (Resolution, error) {
+	if s.ContinuedTo != "" {
+		succ, err := r.successor(ctx, s)
+		if err != nil {
+			return Resolution{}, err
+		}
+		now := r.Registry.Now()
+		switch {
+		case succ == nil:
+			return Resolution{Action: Park, Reason: fmt.Sprintf("session %s was superseded by %s, which no longer exists", s.ID, s.ContinuedTo)}, nil
+		case succ.Alive(now):
+			return Resolution{Action: Deliver, To: succ.ID}, nil
+		case !succ.Retired():
+			res, err := r.resume(ctx, succ.ID)
+			if err == nil && res.Action == Park {
+				res.Reason = fmt.Sprintf("session %s was superseded by %s, which is not alive: %s", s.ID, succ.ID, res.Reason)
+			}
+			return res, err
+		}
+		return Resolution{Action: Park, Reason: fmt.Sprintf("session %s was superseded by %s, which is not alive", s.ID, succ.ID)}, nil
+	}
+	why := "retired"
+	if Deliberate(s.EndedReason) {
+		why = "closed on purpose (" + s.EndedReason + ")"
+	}
+	if forwardToParent && s.ParentSessionID != "" {
+		p, err := r.Registry.Lookup(ctx, s.ParentSessionID)
+		if err != nil {
+			return Resolution{}, err
+		}
+		if p != nil && p.Alive(r.Registry.Now()) {
+			return Resolution{Action: Forward, To: p.ID}, nil
+		}
+		return Resolution{Action: Park, Reason: fmt.Sprintf("session %s was %s and its parent %s is not alive; not resuming", s.ID, why, s.ParentSessionID)}, nil
+	}
+	return Resolution{Action: Park, Reason: fmt.Sprintf("session %s was %s; not resuming", s.ID, why)}, nil
+}
+
+// successor follows continuedTo transitively (cycle guard, at most maxHops)
+// and returns the last row that still exists, nil when none does.
+func (r *Resolver) successor(ctx context.Context, s *Session) (*Session, error) {
+	seen := map[string]bool{s.ID: true}
+	var last *Session
+	cur := s
+	for hop := 0; hop < maxHops && cur.ContinuedTo != "" && !seen[cur.ContinuedTo]; hop++ {
+		seen[cur.ContinuedTo] = true
+		next, err := r.Registry.Lookup(ctx, cur.ContinuedTo)
+		if err != nil {
+			return nil, err
+		}
+		if next == nil || next.Forgotten {
+			break
+		}
+		last, cur = next, next
+	}
+	return last, nil
+}
+
+// resume revives a dead, non-retired session through its resume hook.
+// Concurrent resumes of one session share one run: a second caller finds
+// it alive (or continued) after the first.
+func (r *Resolver) resume(ctx context.Context, id string) (Resolution, error) {
+	unlock := r.lock(id)
+	defer unlock()
+	s, err := r.Registry.Lookup(ctx, id)
+	if err != nil {
+		return Resolution{}, err
+	}
+	if s == nil {
+		return Resolution{Action: Deliver, To: id}, nil
+	}
+	if s.Alive(r.Registry.Now()) {
+		return Resolution{Action: Deliver, To: id}, nil
+	}
+	if s.ContinuedTo != "" {
+		return r.retired(ctx, s, false)
+	}
+	reason := firstNonEmpty(s.Effective(r.Registry.Now()).EndedReason, "ended")
+	if s.Hooks == nil || s.Hooks.Resume == nil {
+		return Resolution{Action: Park, Reason: fmt.Sprintf("session %s ended (%s) and has no resume hook", id, reason)}, nil
+	}
+	payload, _ := json.Marshal(map[string]string{"sessionId": id, "reason": reason})
+	out, err := r.Runner.Run(ctx, s.Hooks.Resume, map[string]string{"sessionId": id}, payload)
+	if err != nil {
+		r.Log.Warn("resume hook failed", "session", id, "err", err)
+		return Resolution{Action: Park, Reason: fmt.Sprintf("could not resume session %s: %v", id, err)}, nil
+	}
+	live := parseResumed(out, id)
+	if !sentinel.ValidSessionID(live) {
+		return Resolution{Action: Park, Reason: fmt.Sprintf("could not resume session %s: the resume hook returned an invalid id %q", id, live)}, nil
+	}
+	if live == id {
+		if err := r.Registry.MarkResumed(ctx, id); err != nil {
+			return Resolution{}, err
+		}
+	} else if err := r.Registry.ContinueTo(ctx, id, live); err != nil {
+		return Resolution{}, err
+	}
+	r.Log.Info("session resumed", "session", id, "live", live)
+	return Resolution{Action: Deliver, To: live}, nil
+}
+
+// parseResumed reads the live id from a resume hook's output: JSON
+// {"sessionId": ...}, else the first non-empty line; empty means the same
+// id (revived in place).
+func parseResumed(out []byte, id string) string {
+	txt := strings.TrimSpace(string(out))
+	if txt == "" {
+		return id
+	}
+	if strings.HasPrefix(txt, "{") {
+		var v struct {
+			SessionID string `json:"sessionId"`
+		}
+		if json.Unmarshal([]byte(txt), &v) == nil {
+			if v.SessionID == "" {
+				return id
+			}
+			return v.SessionID
+		}
+	}
+	return strings.TrimSpace(strings.SplitN(txt, "\n", 2)[0])
+}

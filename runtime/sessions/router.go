@@ -1,0 +1,115 @@
+package sessions
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"time"
+
+	"github.com/agentproto/sentinel"
+	"github.com/agentproto/sentinel/runtime/deliver"
+	"github.com/agentproto/sentinel/runtime/inbox"
+	"github.com/agentproto/sentinel/runtime/park"
+)
+
+// AppendFunc stores a message in an inbox; session_not_alive from it means
+// the recipient rejected the delivery.
+type AppendFunc func(ctx context.Context, msg inbox.Message) (inbox.Message, bool, error)
+
+// Router is the dead-target deliver.Router (REFERENCE-NOTES 6.5): it
+// resolves the target session (successor, parent forward as fyi, resume
+// and retarget, park) and parks and orphans what cannot be delivered. The
+// provider-side watch is never touched.
+type Router struct {
+	Resolver *Resolver
+	Append   AppendFunc
+	Park     *park.Journal
+	Log      *slog.Logger
+	Now      func() time.Time
+	// Merged is called after an auto-linked sentinel delivered a merged
+	// pull_request.closed event (the follow event pr-merged).
+	Merged func(ctx context.Context, sessionID, prURL string)
+}
+
+// Route implements deliver.Router.
+func (r *Router) Route(ctx context.Context, rec *sentinel.Sentinel, ev *sentinel.Event) (deliver.Outcome, error) {
+	t := rec.Spec.Target
+	msg := inbox.SentinelMessage(rec.ID, rec.Provider, t.SessionID, t.Urgency, ev, sentinel.FormatTime(r.Now()))
+	res, err := r.Resolver.Resolve(ctx, t.SessionID, true)
+	if err != nil {
+		return deliver.Outcome{}, err
+	}
+	switch res.Action {
+	case Park:
+		return r.park(ctx, rec, ev, res.Reason)
+	case Forward:
+		fwd := msg
+		fwd.ID = inbox.DeterministicID("sentinel-forward", rec.ID, ev.ID)
+		fwd.To = res.To
+		fwd.Urgency = sentinel.UrgencyFYI
+		fwd.Text = "[for closed session " + t.SessionID + "] " + msg.Text
+		stored, dup, err := r.Append(ctx, fwd)
+		if err != nil {
+			return deliver.Outcome{}, err
+		}
+		return deliver.Outcome{Duplicate: dup, Message: &stored}, nil
+	}
+	msg.To = res.To
+	stored, dup, err := r.Append(ctx, msg)
+	if isNotAlive(err) {
+		return r.park(ctx, rec, ev, fmt.Sprintf("session %s reported alive but rejected the delivery: %v", res.To, err))
+	}
+	if err != nil {
+		return deliver.Outcome{}, err
+	}
+	out := deliver.Outcome{Duplicate: dup, Message: &stored}
+	if res.To != t.SessionID {
+		out.RetargetTo = res.To
+	}
+	r.mergedHook(ctx, rec, ev, res.To)
+	return out, nil
+}
+
+func (r *Router) park(ctx context.Context, rec *sentinel.Sentinel, ev *sentinel.Event, reason string) (deliver.Outcome, error) {
+	if err := r.Park.Park(ctx, rec.ID, park.Record{SentinelID: rec.ID, Event: ev, Reason: reason}, "dead:"+rec.ID+":"+ev.ID); err != nil {
+		return deliver.Outcome{}, err
+	}
+	r.Log.Info("sentinel event parked", "sentinel", rec.ID, "event", ev.ID, "reason", reason)
+	return deliver.Outcome{Parked: true, Orphaned: true, Reason: reason}, nil
+}
+
+func isNotAlive(err error) bool {
+	var de *sentinel.Error
+	return errors.As(err, &de) && de.Code == sentinel.CodeSessionNotAlive
+}
+
+// AutoLinkLabelPrefix prefixes the label of an auto-linked sentinel.
+const AutoLinkLabelPrefix = "auto:pr#"
+
+// mergedHook raises pr-merged for the owning session when an auto-linked
+// sentinel delivers its PR's merged closed event.
+func (r *Router) mergedHook(ctx context.Context, rec *sentinel.Sentinel, ev *sentinel.Event, to string) {
+	if r.Merged == nil || !strings.HasPrefix(rec.Spec.Label, AutoLinkLabelPrefix) || ev.Type != "github.pull_request.closed" || !ev.Terminal {
+		return
+	}
+	var data struct {
+		Merged bool `json:"merged"`
+	}
+	if len(ev.Data) == 0 || json.Unmarshal(ev.Data, &data) != nil || !data.Merged {
+		return
+	}
+	ref, err := sentinel.ParseGitHubSubject(ev.Subject)
+	if err != nil || ref.Number == 0 {
+		return
+	}
+	owner := rec.Spec.Group
+	if owner == "" {
+		owner = to
+	}
+	r.Merged(ctx, owner, fmt.Sprintf("https://github.com/%s/pull/%d", ref.FullName(), ref.Number))
+}
+
+var _ deliver.Router = (*Router)(nil)
