@@ -98,7 +98,9 @@ func (h inboxHandlers) read(w http.ResponseWriter, r *http.Request) {
 			WriteError(w, werr)
 			return
 		}
-		page, err = h.svc.Wait(r.Context(), q, d)
+		ctx, cancel := contextUntil(r, h.svc.Done())
+		page, err = h.svc.Wait(ctx, q, d)
+		cancel()
 	} else {
 		page, err = h.svc.Read(r.Context(), q)
 	}

@@ -249,6 +249,12 @@ func (a *App) Start(ctx context.Context) error {
 	a.push("poll loop", func(context.Context) error { cancel(); a.wg.Wait(); return nil })
 	a.server = ingress.Serve(a.ln, a.handler, a.Log)
 	a.push("http server", a.server.Shutdown)
+	for _, s := range a.subsystems {
+		if s.Drain != nil {
+			drain := s.Drain
+			a.push("drain streams", func(context.Context) error { drain(); return nil })
+		}
+	}
 	if err := writeDaemonInfo(a.Cfg.Home, DaemonInfo{URL: a.URL(), PID: os.Getpid()}); err != nil {
 		return err
 	}

@@ -28,6 +28,9 @@ type subsystem struct {
 	Raw   []ingress.Mounter
 	Start func(ctx context.Context) error
 	Stop  func(ctx context.Context) error
+	// Drain runs when the node starts stopping, before the HTTP server
+	// drains (ends streams and long-polls that would hold the drain).
+	Drain func()
 	// sessions is set on the sessions subsystem: its in-process services.
 	sessions *sessionWiring
 }
@@ -83,15 +86,17 @@ func (a *App) wireSessions() subsystem {
 		Raw: []ingress.Mounter{func(r chi.Router) {
 			httpapi.InboxReadRoutes(r, iapi, httpapi.StreamConfig{})
 		}},
-		Start:    func(ctx context.Context) error { return w.start(ctx, a) },
-		Stop:     func(context.Context) error { w.stop(); return nil },
+		Start: func(ctx context.Context) error { return w.start(ctx, a) },
+		Stop:  func(context.Context) error { w.stop(); return nil },
+		// Open inbox streams and long-polls end before the HTTP server
+		// drains, or the drain would wait for them.
+		Drain:    w.inboxes.Close,
 		sessions: w,
 	}
 }
 
-// start runs the notify workers, the follow consumer, the heartbeat sweep
-// and the watcher that ends inbox streams as soon as the node starts
-// stopping.
+// start runs the notify workers, the follow consumer and the heartbeat
+// sweep.
 func (w *sessionWiring) start(ctx context.Context, a *App) error {
 	w.notifier.Start()
 	if err := w.engine.Start(ctx, a.Bus); err != nil {
@@ -100,7 +105,7 @@ func (w *sessionWiring) start(ctx context.Context, a *App) error {
 	}
 	life, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	w.cancel = cancel
-	w.wg.Add(2)
+	w.wg.Add(1)
 	go func() {
 		defer w.wg.Done()
 		t := time.NewTicker(HeartbeatSweepInterval)
@@ -112,24 +117,6 @@ func (w *sessionWiring) start(ctx context.Context, a *App) error {
 			case <-t.C:
 				if _, err := w.registry.Sweep(life); err != nil {
 					a.Log.Warn("heartbeat sweep failed", "err", err)
-				}
-			}
-		}
-	}()
-	// The subsystem's Stop runs after the HTTP server drained, but a
-	// drain waits for open streams: end them as soon as stopping begins.
-	go func() {
-		defer w.wg.Done()
-		t := time.NewTicker(100 * time.Millisecond)
-		defer t.Stop()
-		for {
-			select {
-			case <-life.Done():
-				return
-			case <-t.C:
-				if a.stopped.Load() {
-					w.inboxes.Close()
-					return
 				}
 			}
 		}
