@@ -1,0 +1,96 @@
+package sentinels
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/agentproto/sentinel"
+	"github.com/agentproto/sentinel/providers"
+)
+
+// Reattach re-attaches every active or orphaned sentinel at start-up. An
+// unknown provider or a failing attach marks the sentinel error with
+// lastError; nothing here fails start-up.
+func (s *Service) Reattach(ctx context.Context) {
+	recs, err := s.Store.List(ctx)
+	if err != nil {
+		s.Log.Error("re-attach: listing sentinels failed", "err", err)
+		return
+	}
+	for _, rec := range recs {
+		if !rec.Status.Pollable() {
+			continue
+		}
+		prov, ok := s.Registry.Get(rec.Provider)
+		if !ok {
+			s.markError(ctx, rec.ID, fmt.Sprintf("unknown sentinel provider %q", rec.Provider))
+			continue
+		}
+		pctx, cancel := s.providerCtx(ctx)
+		d := providers.PreferredDelivery(pctx, prov, s.activeMs(), s.publicURL().URL)
+		h, err := prov.Attach(pctx, rec.Handle, d)
+		cancel()
+		if err != nil {
+			s.markError(ctx, rec.ID, "attach failed: "+err.Error())
+			continue
+		}
+		if !sameHandle(h, rec.Handle) {
+			if _, err := s.Store.Update(ctx, rec.ID, func(r *sentinel.Sentinel) error {
+				r.Handle = h
+				return nil
+			}); err != nil {
+				s.Log.Warn("re-attach: storing the handle failed", "sentinel", rec.ID, "err", err)
+			}
+		}
+	}
+}
+
+func (s *Service) markError(ctx context.Context, id, msg string) {
+	s.Log.Warn("sentinel marked error", "sentinel", id, "reason", msg)
+	if _, err := s.Store.Update(ctx, id, func(r *sentinel.Sentinel) error {
+		r.Status = sentinel.StatusError
+		r.LastError = msg
+		return nil
+	}); err != nil && !errors.Is(err, ErrNotFound) {
+		s.Log.Warn("marking error failed", "sentinel", id, "err", err)
+	}
+}
+
+func sameHandle(a, b sentinel.Handle) bool {
+	return a.Provider == b.Provider && a.RemoteID == b.RemoteID && a.Cursor == b.Cursor && fmt.Sprint(a.State) == fmt.Sprint(b.State)
+}
+
+// ReconcileAll runs one reconciliation pass for every pollable sentinel
+// whose provider can lose deliveries (providers.Reconciler). Providers
+// throttle per remote resource themselves; failures are logged.
+func (s *Service) ReconcileAll(ctx context.Context) {
+	recs, err := s.Store.List(ctx)
+	if err != nil {
+		s.Log.Warn("reconcile: listing sentinels failed", "err", err)
+		return
+	}
+	for _, rec := range recs {
+		if !rec.Status.Pollable() {
+			continue
+		}
+		prov, ok := s.Registry.Get(rec.Provider)
+		if !ok {
+			continue
+		}
+		r, ok := prov.(providers.Reconciler)
+		if !ok {
+			continue
+		}
+		pctx, cancel := s.providerCtx(ctx)
+		res, err := r.Reconcile(pctx, rec.Handle)
+		cancel()
+		if err != nil {
+			s.Log.Warn("reconcile failed", "sentinel", rec.ID, "provider", rec.Provider, "err", err)
+			continue
+		}
+		if res.Redelivered > 0 || res.Failed > 0 {
+			s.Log.Info("reconciled", "sentinel", rec.ID, "provider", rec.Provider, "failed", res.Failed, "redelivered", res.Redelivered)
+		}
+	}
+}
