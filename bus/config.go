@@ -23,8 +23,10 @@ type Config struct {
 	InboxMaxAge time.Duration `mapstructure:"inbox_max_age"`
 	// ParkedMaxAge bounds how long parked records are kept (default 90 days).
 	ParkedMaxAge time.Duration `mapstructure:"parked_max_age"`
-	// AckWait is how long a delivery may run before JetStream redelivers it
-	// (default 60s).
+	// AckWait is how long JetStream waits for the ack of a delivery before
+	// redelivering it (default 10s). A delivery that runs longer reports
+	// progress, so this bounds only how long an event in flight when a node
+	// died waits before another attempt.
 	AckWait time.Duration `mapstructure:"ack_wait"`
 	// Replicas of every stream and bucket (default 1; 3 in a cluster).
 	Replicas int `mapstructure:"replicas"`
@@ -38,7 +40,7 @@ func DefaultConfig() Config {
 		InboxDuplicates:  2 * time.Minute,
 		InboxMaxAge:      30 * 24 * time.Hour,
 		ParkedMaxAge:     90 * 24 * time.Hour,
-		AckWait:          60 * time.Second,
+		AckWait:          10 * time.Second,
 		Replicas:         1,
 	}
 }

@@ -1,4 +1,4 @@
 package cli
 
 // benchVerbs are the benchmark harness verbs (sentinel bench ...).
-var benchVerbs = []verbBuilder{}
+var benchVerbs = []verbBuilder{newBenchCmd}

@@ -68,7 +68,7 @@ func (c *client) do(ctx context.Context, method, path string, body, out any) err
 	}
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
 		e := providers.ClassifyHTTP(resp.StatusCode, resp.Header, c.now())
-		e.Message = c.redact(fmt.Sprintf("agentpush %s %s → HTTP %d: %s", method, path, resp.StatusCode, errorText(raw)))
+		e.Message = c.redact(fmt.Sprintf("agentpush %s %s → HTTP %d: %s%s", method, path, resp.StatusCode, errorText(raw), statusHint(resp.StatusCode)))
 		return e
 	}
 	if len(raw) > maxResponseBytes {
@@ -142,4 +142,15 @@ func truncate(s string) string {
 // subscriptionPath returns /subscriptions/<id><suffix> with id escaped.
 func subscriptionPath(id, suffix string) string {
 	return "/subscriptions/" + url.PathEscape(id) + suffix
+}
+
+// statusHint names the fix of an authentication failure.
+func statusHint(status int) string {
+	switch status {
+	case http.StatusUnauthorized:
+		return " (the API key was rejected: run setup_sentinel_provider with provider agentpush and a valid apiKey)"
+	case http.StatusForbidden:
+		return " (the API key may not do this: check the key's workspace and permissions in agentpush, then run setup_sentinel_provider again)"
+	}
+	return ""
 }

@@ -173,9 +173,9 @@ func TestHTTPErrorsAreClassified(t *testing.T) {
 		message   string
 	}{
 		{name: "wrong key", setup: func(s *agentpushtest.Server) { s.SetKey("another-key") }, reason: providers.ReasonAuth,
-			message: "agentpush POST /subscriptions → HTTP 401: invalid api key"},
+			message: "agentpush POST /subscriptions → HTTP 401: invalid api key (the API key was rejected: run setup_sentinel_provider with provider agentpush and a valid apiKey)"},
 		{name: "forbidden", setup: func(s *agentpushtest.Server) { s.FailAuth(http.StatusForbidden) }, reason: providers.ReasonForbidden,
-			message: "agentpush POST /subscriptions → HTTP 403: api key lacks the subscriptions scope"},
+			message: "agentpush POST /subscriptions → HTTP 403: api key lacks the subscriptions scope (the API key may not do this: check the key's workspace and permissions in agentpush, then run setup_sentinel_provider again)"},
 		{name: "server error", setup: func(s *agentpushtest.Server) { s.FailNext(http.StatusServiceUnavailable, 1) }, reason: providers.ReasonServer, retryable: true,
 			message: "agentpush POST /subscriptions → HTTP 503: injected failure"},
 	}

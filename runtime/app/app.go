@@ -156,6 +156,7 @@ func (a *App) wire(ctx context.Context) error {
 	a.push("sentinel record cache", func(context.Context) error { store.StopCache(); return nil })
 	seen := sentinels.NewSeen(b.Seen, now)
 	a.Inbox = inbox.New(b)
+	a.Inbox.Metrics = a.Metrics
 	a.Park = park.New(b, now)
 	expirer := &sentinels.Expirer{Store: store, Registry: a.Registry, Log: log, Now: now}
 	publisher := &poll.Publisher{Bus: b, Metrics: a.Metrics}

@@ -73,6 +73,7 @@ func (a *App) wireSessions() subsystem {
 		}}
 	store := follow.NewStore(b.Follows)
 	engine := follow.NewEngine(store, reg, resolver, inboxes.Append, a.Park, nil, a.Log.With("component", "follows"))
+	engine.Metrics = a.Metrics
 	w := &sessionWiring{registry: reg, inboxes: inboxes, notifier: notifier, autolink: autolink, engine: engine, follows: store}
 	sapi, iapi, fapi := sessionsAPI{reg: reg}, inboxesAPI{svc: inboxes}, followsAPI{engine: engine}
 	return subsystem{

@@ -44,7 +44,12 @@ func benchPipeline(b *testing.B, fsync bool) {
 	e := runtimetest.Start(b, runtimetest.Options{Partitions: 16, BusOpts: []bustest.Option{bustest.WithSyncAlways(fsync)}})
 	rec := e.Watch(sentinel.WatchRequest{SessionID: "bench", Subject: pr, Types: []string{"*"}, Provider: "fake"})
 	landed := make(chan struct{}, 1)
-	unsub, err := e.Inbox.Subscribe("bench", func() { landed <- struct{}{} })
+	unsub, err := e.Inbox.Subscribe("bench", func() {
+		select {
+		case landed <- struct{}{}:
+		default:
+		}
+	})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -86,7 +91,12 @@ func benchRaw(b *testing.B, fsync bool) {
 		b.Fatal(err)
 	}
 	landed := make(chan struct{}, 1)
-	sub, err := env.Bus.NC.Subscribe("raw.out.>", func(*nats.Msg) { landed <- struct{}{} })
+	sub, err := env.Bus.NC.Subscribe("raw.out.>", func(*nats.Msg) {
+		select {
+		case landed <- struct{}{}:
+		default:
+		}
+	})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -97,6 +107,7 @@ func benchRaw(b *testing.B, fsync bool) {
 		msg := inbox.SentinelMessage("sen_x", "fake", "bench", sentinel.UrgencyNextTurn, &ev, "2026-11-01T10:00:00.000Z")
 		raw, _ := json.Marshal(msg)
 		if _, err := js.Publish(ctx, "raw.out."+msg.ID, raw, jetstream.WithMsgID(msg.ID)); err != nil {
+			_ = m.Nak()
 			return
 		}
 		_ = m.Ack()

@@ -137,7 +137,9 @@ func (w *Workers) handle(ctx context.Context, msg jetstream.Msg) {
 		return
 	}
 	hctx, cancel := context.WithTimeout(ctx, w.Cfg.HandleTimeout)
+	stopProgress := w.keepInProgress(hctx, msg)
 	res, err := w.Pipeline.Handle(hctx, sid, &ev)
+	stopProgress()
 	cancel()
 	if err != nil {
 		delay := w.backoff(msg)
@@ -154,6 +156,34 @@ func (w *Workers) handle(ctx context.Context, msg jetstream.Msg) {
 		w.Log.Warn("ack failed; the event will be redelivered and deduplicated", "sentinel", sid, "event", ev.ID, "err", err)
 	}
 	w.Log.Debug("event handled", "sentinel", sid, "event", ev.ID, "result", string(res))
+}
+
+// keepInProgress tells JetStream the message is still being handled every
+// third of the ack wait, so a slow delivery (a resume hook) is not
+// redelivered meanwhile. The returned function stops it and waits.
+func (w *Workers) keepInProgress(ctx context.Context, msg jetstream.Msg) func() {
+	every := w.Bus.Cfg.AckWait / 3
+	if every <= 0 {
+		return func() {}
+	}
+	done := make(chan struct{})
+	stopped := make(chan struct{})
+	go func() {
+		defer close(stopped)
+		t := time.NewTicker(every)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-ctx.Done():
+				return
+			case <-t.C:
+				_ = msg.InProgress()
+			}
+		}
+	}()
+	return func() { close(done); <-stopped }
 }
 
 func (w *Workers) backoff(msg jetstream.Msg) time.Duration {

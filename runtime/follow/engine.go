@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/agentproto/sentinel/runtime/metrics"
+	"github.com/prometheus/client_golang/prometheus"
 	"log/slog"
 	"strconv"
 	"sync/atomic"
@@ -31,6 +33,8 @@ type Engine struct {
 	Append   sessions.AppendFunc
 	Park     *park.Journal
 	Log      *slog.Logger
+	// Metrics, when set, counts digests delivered and parked.
+	Metrics *metrics.Metrics
 
 	batcher *Batcher
 	clock   Clock
@@ -167,6 +171,7 @@ func (e *Engine) deliver(ctx context.Context, follower string, entries []Entry) 
 	if _, _, err := e.Append(ctx, msg); err != nil {
 		return e.park(ctx, followID, res.To, text, "sending the digest failed: "+err.Error())
 	}
+	e.Metrics.Inc(func(m *metrics.Metrics) prometheus.Counter { return m.FollowDigests })
 	return nil
 }
 
@@ -175,6 +180,7 @@ func (e *Engine) park(ctx context.Context, followID, follower, text, reason stri
 	if err := e.Park.Park(ctx, followID, park.Record{FollowID: followID, Follower: follower, Text: text, Reason: reason}, ""); err != nil {
 		return fmt.Errorf("park digest for %s: %w", follower, err)
 	}
+	e.Metrics.IncVec(func(m *metrics.Metrics) *prometheus.CounterVec { return m.Parked }, "follow_digest")
 	return nil
 }
 

@@ -10,13 +10,17 @@ import (
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/agentproto/sentinel/bus"
+	"github.com/agentproto/sentinel/runtime/metrics"
 )
 
 // Inbox reads and writes session inboxes on the bus.
 type Inbox struct {
 	b *bus.Bus
+	// Metrics, when set, counts stored messages and refused copies.
+	Metrics *metrics.Metrics
 }
 
 // New returns the inbox store.
@@ -37,6 +41,9 @@ func (i *Inbox) Append(ctx context.Context, msg Message) (Message, bool, error) 
 	seq, dup, err := i.b.PublishInbox(ctx, msg.To, msg.ID, raw)
 	if err != nil {
 		return Message{}, false, err
+	}
+	if !dup {
+		i.Metrics.Inc(func(m *metrics.Metrics) prometheus.Counter { return m.InboxMessages })
 	}
 	msg.Seq = seq
 	return msg, dup, nil

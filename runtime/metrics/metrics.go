@@ -8,6 +8,15 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 )
 
+// Known label values, created at zero by New so a scrape shows every
+// series before its first increment.
+var (
+	// Origins are the origin label values of the event counters.
+	Origins = []string{"poll", "push"}
+	// ParkReasons are the reason label values of sentinel_parked_total.
+	ParkReasons = []string{"malformed", "post_mortem", "dead_target", "undecodable"}
+)
+
 // Metrics holds the node's collectors.
 type Metrics struct {
 	Registry *prometheus.Registry
@@ -58,7 +67,23 @@ func New() *Metrics {
 	for _, c := range []prometheus.Collector{m.EventsPublished, m.EventsDuplicate, m.Delivered, m.Filtered, m.SeenDuplicates, m.InboxDuplicates, m.Parked, m.DeliveryRetries, m.Expired, m.PollDuration, m.PollErrors, m.InboundRequests, m.InboxMessages, m.FollowDigests, m.githubQuota, m.consumerPending, m.inboxDepth} {
 		f(c)
 	}
+	for _, o := range Origins {
+		m.EventsPublished.WithLabelValues(o)
+		m.EventsDuplicate.WithLabelValues(o)
+	}
+	for _, r := range ParkReasons {
+		m.Parked.WithLabelValues(r)
+	}
 	return m
+}
+
+// InitPoller creates the provider-labelled poll series (duration and
+// errors) at zero, so they are scraped before the provider's first poll.
+func (m *Metrics) InitPoller(provider string) {
+	if m != nil {
+		m.PollDuration.WithLabelValues(provider)
+		m.PollErrors.WithLabelValues(provider)
+	}
 }
 
 // Inc increments a counter if m and c are set.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"strings"
 	"time"
 
 	"github.com/agentproto/sentinel"
@@ -96,7 +97,11 @@ func (s *Service) Create(ctx context.Context, req sentinel.WatchRequest, caller 
 	delivery := providers.PreferredDelivery(pctx, prov, s.activeMs(), s.publicURL().URL)
 	h, err := prov.Create(pctx, providers.CreateRequest{SentinelID: id, Spec: spec, Delivery: delivery})
 	if err != nil {
-		return nil, sentinel.Wrap(sentinel.CodeProviderCreateFail, err, fmt.Sprintf("%s: %s", slug, err.Error()))
+		msg := err.Error()
+		if !strings.HasPrefix(msg, slug) {
+			msg = slug + ": " + msg
+		}
+		return nil, sentinel.Wrap(sentinel.CodeProviderCreateFail, err, msg)
 	}
 	if h.Provider == "" {
 		h.Provider = slug

@@ -1,0 +1,325 @@
+package bench
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/agentproto/sentinel"
+	"github.com/agentproto/sentinel/bus"
+	"github.com/agentproto/sentinel/runtime/inbox"
+)
+
+// PushResult is the push path at one fsync setting beside raw JetStream on
+// the same server.
+type PushResult struct {
+	Fsync       string  `json:"fsync"`
+	Concurrency int     `json:"concurrency"`
+	Events      int     `json:"events"`
+	Push        Path    `json:"push"`
+	Raw         Path    `json:"rawJetStream"`
+	Ratio       float64 `json:"throughputRatio"`
+	AddedP50Ms  float64 `json:"addedP50Ms"`
+	AddedP99Ms  float64 `json:"addedP99Ms"`
+}
+
+// Path is one measured path: events per second over the measured window
+// and per-event latency.
+type Path struct {
+	EventsPerSec float64 `json:"eventsPerSec"`
+	Latency      Latency `json:"latency"`
+}
+
+// pushTimeout bounds the wait for one event's inbox message.
+const pushTimeout = 30 * time.Second
+
+// signer is the fake provider's signing method.
+type signer interface{ Sign(body []byte) string }
+
+// fakeSignatureHeader carries the fake provider's signature.
+const fakeSignatureHeader = "X-Fake-Signature"
+
+// runPush measures the push path and the raw chain on one in-process node.
+func runPush(ctx context.Context, n *node, o Options) (PushResult, error) {
+	res := PushResult{Fsync: fsyncName(n.fsync), Concurrency: o.Concurrency, Events: o.Events}
+	prov, ok := n.app.Registry.Get("fake")
+	if !ok {
+		return res, errors.New("the fake provider is not registered")
+	}
+	sg, ok := prov.(signer)
+	if !ok {
+		return res, errors.New("the fake provider cannot sign pushes")
+	}
+	pusher, err := newPushPath(ctx, n, sg, o.Concurrency)
+	if err != nil {
+		return res, err
+	}
+	defer pusher.close()
+	raw, err := newRawPath(ctx, n, o.Concurrency)
+	if err != nil {
+		return res, err
+	}
+	defer raw.close()
+	// Warm both paths, then measure them back to back.
+	if _, _, err := measure(ctx, o.Warmup, o.Concurrency, "warm", pusher.send); err != nil {
+		return res, fmt.Errorf("push warm-up: %w", err)
+	}
+	if _, _, err := measure(ctx, o.Warmup, o.Concurrency, "warm", raw.send); err != nil {
+		return res, fmt.Errorf("raw warm-up: %w", err)
+	}
+	if res.Push.Latency, res.Push.EventsPerSec, err = measure(ctx, o.Events, o.Concurrency, "run", pusher.send); err != nil {
+		return res, fmt.Errorf("push path: %w", err)
+	}
+	if res.Raw.Latency, res.Raw.EventsPerSec, err = measure(ctx, o.Events, o.Concurrency, "run", raw.send); err != nil {
+		return res, fmt.Errorf("raw JetStream: %w", err)
+	}
+	if res.Raw.EventsPerSec > 0 {
+		res.Ratio = res.Push.EventsPerSec / res.Raw.EventsPerSec
+	}
+	res.AddedP50Ms = res.Push.Latency.P50Ms - res.Raw.Latency.P50Ms
+	res.AddedP99Ms = res.Push.Latency.P99Ms - res.Raw.Latency.P99Ms
+	return res, nil
+}
+
+// measure runs total sends over c workers (worker w sends its share one at
+// a time) and returns the latency summary and the throughput over the
+// whole window.
+func measure(ctx context.Context, total, c int, tag string, send func(ctx context.Context, w int, id string) error) (Latency, float64, error) {
+	if total <= 0 {
+		return Latency{}, 0, nil
+	}
+	lats := make([][]time.Duration, c)
+	errs := make([]error, c)
+	var wg sync.WaitGroup
+	start := time.Now()
+	for w := range c {
+		share := total / c
+		if w < total%c {
+			share++
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range share {
+				id := tag + "-" + strconv.Itoa(w) + "-" + strconv.Itoa(i) + "-" + strconv.FormatInt(time.Now().UnixNano(), 36)
+				t0 := time.Now()
+				if err := send(ctx, w, id); err != nil {
+					errs[w] = err
+					return
+				}
+				lats[w] = append(lats[w], time.Since(t0))
+			}
+		}()
+	}
+	wg.Wait()
+	wall := time.Since(start)
+	if err := errors.Join(errs...); err != nil {
+		return Latency{}, 0, err
+	}
+	var all []time.Duration
+	for _, l := range lats {
+		all = append(all, l...)
+	}
+	return summarize(all), float64(len(all)) / wall.Seconds(), nil
+}
+
+// pushPath posts signed fake events to one sentinel per worker and waits
+// for the inbox message on the worker's session.
+type pushPath struct {
+	n       *node
+	sg      signer
+	urls    []string
+	subject []string
+	landed  []chan struct{}
+	unsub   []func()
+}
+
+func newPushPath(ctx context.Context, n *node, sg signer, c int) (*pushPath, error) {
+	p := &pushPath{n: n, sg: sg}
+	for w := range c {
+		session := "bench-push-" + strconv.Itoa(w)
+		subject := "github:bench/push#" + strconv.Itoa(w+1)
+		_, key, err := n.watch(ctx, subject, session)
+		if err != nil {
+			p.close()
+			return nil, err
+		}
+		ch := make(chan struct{}, 1)
+		unsub, err := n.app.Inbox.Subscribe(session, func() {
+			select {
+			case ch <- struct{}{}:
+			default:
+			}
+		})
+		if err != nil {
+			p.close()
+			return nil, err
+		}
+		p.urls = append(p.urls, n.url+"/inbound/sentinel-"+key)
+		p.subject = append(p.subject, subject)
+		p.landed = append(p.landed, ch)
+		p.unsub = append(p.unsub, unsub)
+	}
+	return p, nil
+}
+
+func (p *pushPath) send(ctx context.Context, w int, id string) error {
+	body, err := json.Marshal(benchEvent(id, p.subject[w]))
+	if err != nil {
+		return err
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, p.urls[w], bytes.NewReader(body))
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set(fakeSignatureHeader, p.sg.Sign(body))
+	resp, err := p.n.http.Do(req)
+	if err != nil {
+		return err
+	}
+	raw, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("POST inbound: %d %s", resp.StatusCode, bytes.TrimSpace(raw))
+	}
+	return wait(ctx, p.landed[w], "inbox message")
+}
+
+func (p *pushPath) close() {
+	for _, u := range p.unsub {
+		u()
+	}
+}
+
+// rawPath is the baseline: publish with PubAck to RAWBENCH_IN, a pull
+// consumer (one per sender, like the node's partition consumers) builds
+// the same inbox message, publishes it to RAWBENCH_OUT with a message id
+// and acks; a core subscription sees it land.
+type rawPath struct {
+	js     jetstream.JetStream
+	ccs    []jetstream.ConsumeContext
+	subs   []*nats.Subscription
+	landed []chan struct{}
+	ctx    context.Context
+	cancel context.CancelFunc
+}
+
+func newRawPath(ctx context.Context, n *node, c int) (*rawPath, error) {
+	js := n.app.Bus.JS
+	mk := func(name, subj string) (jetstream.Stream, error) {
+		return js.CreateOrUpdateStream(ctx, jetstream.StreamConfig{Name: name, Subjects: []string{subj},
+			Storage: jetstream.FileStorage, Duplicates: 2 * time.Minute})
+	}
+	in, err := mk("RAWBENCH_IN", "rawbench.in.>")
+	if err != nil {
+		return nil, err
+	}
+	if _, err := mk("RAWBENCH_OUT", "rawbench.out.>"); err != nil {
+		return nil, err
+	}
+	r := &rawPath{js: js}
+	r.ctx, r.cancel = context.WithCancel(context.WithoutCancel(ctx))
+	for w := range c {
+		ws := strconv.Itoa(w)
+		ch := make(chan struct{}, 1)
+		sub, err := n.app.Bus.NC.Subscribe("rawbench.out."+ws+".>", func(*nats.Msg) {
+			select {
+			case ch <- struct{}{}:
+			default:
+			}
+		})
+		if err != nil {
+			r.close()
+			return nil, err
+		}
+		r.subs = append(r.subs, sub)
+		r.landed = append(r.landed, ch)
+		// One consumer per sender, as the node has one per partition.
+		cons, err := in.CreateOrUpdateConsumer(ctx, jetstream.ConsumerConfig{Durable: "rawbench" + ws,
+			FilterSubject: "rawbench.in." + ws, AckPolicy: jetstream.AckExplicitPolicy, MaxAckPending: 1})
+		if err != nil {
+			r.close()
+			return nil, err
+		}
+		cc, err := cons.Consume(func(m jetstream.Msg) {
+			var ev sentinel.Event
+			_ = json.Unmarshal(m.Data(), &ev)
+			msg := inbox.SentinelMessage("sen_raw", "fake", "bench", sentinel.UrgencyNextTurn, &ev, sentinel.FormatTime(time.Now()))
+			raw, _ := json.Marshal(msg)
+			if _, err := js.Publish(r.ctx, "rawbench.out."+ws+"."+msg.ID, raw, jetstream.WithMsgID(msg.ID)); err != nil {
+				_ = m.Nak()
+				return
+			}
+			_ = m.Ack()
+		}, jetstream.PullMaxMessages(1))
+		if err != nil {
+			r.close()
+			return nil, err
+		}
+		r.ccs = append(r.ccs, cc)
+	}
+	return r, nil
+}
+
+func (r *rawPath) send(ctx context.Context, w int, id string) error {
+	raw, err := json.Marshal(benchEvent(id, "github:bench/raw#1"))
+	if err != nil {
+		return err
+	}
+	if _, err := r.js.Publish(ctx, "rawbench.in."+strconv.Itoa(w), raw, jetstream.WithMsgID(bus.EventMsgID("sen_raw", id))); err != nil {
+		return err
+	}
+	return wait(ctx, r.landed[w], "raw message")
+}
+
+func (r *rawPath) close() {
+	for _, cc := range r.ccs {
+		cc.Stop()
+	}
+	for _, s := range r.subs {
+		_ = s.Unsubscribe()
+	}
+	r.cancel()
+}
+
+func wait(ctx context.Context, ch <-chan struct{}, what string) error {
+	t := time.NewTimer(pushTimeout)
+	defer t.Stop()
+	select {
+	case <-ch:
+		return nil
+	case <-t.C:
+		return fmt.Errorf("the %s did not land within %s", what, pushTimeout)
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// benchEvent is a small CloudEvent (a completed check suite) for subject.
+func benchEvent(id, subject string) sentinel.Event {
+	ref, err := sentinel.ParseGitHubSubject(subject)
+	subjects := []string{subject}
+	if err == nil {
+		subjects = ref.Subjects()
+	}
+	return sentinel.NewEvent(id, "//agentproto.local/sentinel/bench", "github.check_suite.completed", subject, subjects,
+		time.Now().UTC(), "check suite completed on "+subject, false, map[string]any{"conclusion": "success", "id": id})
+}
+
+func fsyncName(always bool) string {
+	if always {
+		return "always"
+	}
+	return "default"
+}
