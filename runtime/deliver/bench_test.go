@@ -101,21 +101,39 @@ func benchRaw(b *testing.B, fsync bool) {
 		b.Fatal(err)
 	}
 	defer func() { _ = sub.Unsubscribe() }()
-	cc, err := cons.Consume(func(m jetstream.Msg) {
-		ev := sentinel.Event{}
-		_ = json.Unmarshal(m.Data(), &ev)
-		msg := inbox.SentinelMessage("sen_x", "fake", "bench", sentinel.UrgencyNextTurn, &ev, "2026-11-01T10:00:00.000Z")
-		raw, _ := json.Marshal(msg)
-		if _, err := js.Publish(ctx, "raw.out."+msg.ID, raw, jetstream.WithMsgID(msg.ID)); err != nil {
-			_ = m.Nak()
-			return
+	// The same pull discipline as the delivery workers: one fresh Fetch(1)
+	// at a time (a long-lived pull iterator can lose its request).
+	stop := make(chan struct{})
+	stopped := make(chan struct{})
+	go func() {
+		defer close(stopped)
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			fctx, cancel := context.WithTimeout(ctx, time.Second)
+			batch, err := cons.Fetch(1, jetstream.FetchContext(fctx))
+			if err != nil {
+				cancel()
+				continue
+			}
+			for m := range batch.Messages() {
+				ev := sentinel.Event{}
+				_ = json.Unmarshal(m.Data(), &ev)
+				msg := inbox.SentinelMessage("sen_x", "fake", "bench", sentinel.UrgencyNextTurn, &ev, "2026-11-01T10:00:00.000Z")
+				raw, _ := json.Marshal(msg)
+				if _, err := js.Publish(ctx, "raw.out."+msg.ID, raw, jetstream.WithMsgID(msg.ID)); err != nil {
+					_ = m.Nak()
+					continue
+				}
+				_ = m.Ack()
+			}
+			cancel()
 		}
-		_ = m.Ack()
-	}, jetstream.PullMaxMessages(1))
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer cc.Stop()
+	}()
+	defer func() { close(stop); <-stopped }()
 	lat := make([]time.Duration, 0, b.N)
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
