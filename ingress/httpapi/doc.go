@@ -1,5 +1,5 @@
 // Package httpapi holds the REST handlers: thin adapters that decode a
 // request, call an ingress/api service and encode the answer, mapping
 // errors through the api catalogue. Routes and shapes are pinned by
-// DESIGN.md section 6.
+// docs/api.md.
 package httpapi
