@@ -8,6 +8,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/agentproto/sentinel/e2e/e2etest"
 	"io"
 	"net/http"
 	"os"
@@ -15,7 +16,6 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -26,106 +26,48 @@ import (
 var binary string
 
 func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "sentinel-surface-")
+	bin, cleanup, err := e2etest.Build()
 	if err != nil {
-		fmt.Fprintln(os.Stderr, "temp dir:", err)
+		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
-	binary = filepath.Join(dir, "sentinel")
-	build := exec.Command("go", "build", "-o", binary, "github.com/agentproto/sentinel/cmd/sentinel")
-	build.Stdout, build.Stderr = os.Stderr, os.Stderr
-	if err := build.Run(); err != nil {
-		fmt.Fprintln(os.Stderr, "build sentinel:", err)
-		_ = os.RemoveAll(dir)
-		os.Exit(1)
-	}
+	binary = bin
 	code := m.Run()
-	_ = os.RemoveAll(dir)
+	cleanup()
 	os.Exit(code)
 }
 
 // surfaceNode is a running `sentinel serve` on a temporary home with the
 // fake provider fed from feed.
 type surfaceNode struct {
+	*e2etest.Node
 	t     *testing.T
 	home  string
 	feed  string
 	url   string
 	token string
-	cmd   *exec.Cmd
-	logs  *lockedBuffer
-	done  chan struct{}
 	mu    sync.Mutex
 	seq   int
 }
 
 // startSurfaceNode starts a node and waits for /readyz (with a deadline).
+// At cleanup it is stopped with SIGTERM and its logs shown on failure.
 func startSurfaceNode(t *testing.T) *surfaceNode {
 	t.Helper()
 	home := t.TempDir()
-	n := &surfaceNode{t: t, home: home, feed: filepath.Join(home, "feed.jsonl"), logs: &lockedBuffer{}, done: make(chan struct{})}
-	n.cmd = exec.Command(binary, "serve", "--listen", "127.0.0.1:0")
-	n.cmd.Env = append(cleanEnv(), "AGENTPROTO_HOME="+home, "AGENTPROTO_TESTING_FAKE_PROVIDER=true",
-		"AGENTPROTO_TESTING_FAKE_FEED="+n.feed)
-	n.cmd.Stdout, n.cmd.Stderr = n.logs, n.logs
-	require.NoError(t, n.cmd.Start())
-	go func() { _ = n.cmd.Wait(); close(n.done) }()
+	feed := filepath.Join(home, "feed.jsonl")
+	n := e2etest.Start(t, binary, home, "AGENTPROTO_TESTING_FAKE_FEED="+feed)
 	t.Cleanup(func() {
-		_ = n.cmd.Process.Signal(syscall.SIGTERM)
-		select {
-		case <-n.done:
-		case <-time.After(15 * time.Second):
-			_ = n.cmd.Process.Kill()
-			<-n.done
-		}
+		_, _ = n.Stop(15 * time.Second)
 		if t.Failed() {
-			t.Logf("node logs:\n%s", n.logs.String())
+			t.Logf("node logs:\n%s", n.Logs.String())
 		}
 	})
-
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		require.Truef(t, time.Now().Before(deadline), "node not ready in time; logs:\n%s", n.logs.String())
-		select {
-		case <-n.done:
-			t.Fatalf("node exited early; logs:\n%s", n.logs.String())
-		default:
-		}
-		if n.url == "" {
-			raw, err := os.ReadFile(filepath.Join(home, "daemon.json"))
-			var info struct {
-				URL string `json:"url"`
-			}
-			if err == nil && json.Unmarshal(raw, &info) == nil && info.URL != "" {
-				n.url = info.URL
-				tok, err := os.ReadFile(filepath.Join(home, "daemon-token"))
-				require.NoError(t, err)
-				n.token = strings.TrimSpace(string(tok))
-			}
-		}
-		if n.url != "" {
-			resp, err := http.Get(n.url + "/readyz")
-			if err == nil {
-				_ = resp.Body.Close()
-				if resp.StatusCode == http.StatusOK {
-					return n
-				}
-			}
-		}
-		time.Sleep(25 * time.Millisecond)
-	}
+	return &surfaceNode{Node: n, t: t, home: home, feed: feed, url: n.URL, token: n.Token}
 }
 
 // cleanEnv is the test process environment without AGENTPROTO_* settings.
-func cleanEnv() []string {
-	var out []string
-	for _, kv := range os.Environ() {
-		if !strings.HasPrefix(kv, "AGENTPROTO_") {
-			out = append(out, kv)
-		}
-	}
-	return out
-}
+func cleanEnv() []string { return e2etest.CleanEnv() }
 
 // env is the environment of a client process of this node.
 func (n *surfaceNode) env(extra ...string) []string {
@@ -222,24 +164,6 @@ func runBinary(t *testing.T, env []string, stdin string, args ...string) cliResu
 		code = ee.ExitCode()
 	}
 	return cliResult{Code: code, Stdout: out.String(), Stderr: errOut.String()}
-}
-
-// lockedBuffer is a goroutine-safe bytes.Buffer.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }
 
 // dig walks a decoded JSON value by keys and indexes.

@@ -1,127 +1,59 @@
 // Package node_test drives the built sentinel binary end to end: serve on a
-// temporary home and a free port, restarts, SIGTERM and SIGKILL.
+// temporary home and a free port, restarts, SIGTERM and SIGKILL, push
+// ingress and metrics.
 package node_test
 
 import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
-	"sync"
-	"syscall"
 	"testing"
 	"time"
+
+	"github.com/agentproto/sentinel/e2e/e2etest"
 )
 
 var binary string
 
 func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "sentinel-e2e-")
+	bin, cleanup, err := e2etest.Build()
 	if err != nil {
-		panic(err)
-	}
-	binary = filepath.Join(dir, "sentinel")
-	build := exec.Command("go", "build", "-o", binary, "github.com/agentproto/sentinel/cmd/sentinel")
-	build.Stdout, build.Stderr = os.Stderr, os.Stderr
-	if err := build.Run(); err != nil {
-		fmt.Fprintln(os.Stderr, "build sentinel:", err)
+		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
+	binary = bin
 	code := m.Run()
-	os.RemoveAll(dir)
+	cleanup()
 	os.Exit(code)
 }
 
-// node is a running `sentinel serve` process.
+// node is a running `sentinel serve` process with request helpers.
 type node struct {
+	*e2etest.Node
 	t     *testing.T
 	home  string
-	cmd   *exec.Cmd
 	url   string
 	token string
-	logs  *syncBuffer
-	done  chan error
+	logs  *e2etest.SyncBuffer
 }
 
-// startNode starts `sentinel serve --listen 127.0.0.1:0` on home and waits
-// for /readyz.
+// startNode starts `sentinel serve --listen 127.0.0.1:0` on home (with the
+// fake provider) and waits for /readyz.
 func startNode(t *testing.T, home string, env ...string) *node {
 	t.Helper()
-	_ = os.Remove(filepath.Join(home, "daemon.json"))
-	cmd := exec.Command(binary, "serve", "--listen", "127.0.0.1:0", "--log-level", "debug")
-	cmd.Env = append(os.Environ(), "AGENTPROTO_HOME="+home, "AGENTPROTO_TESTING_FAKE_PROVIDER=true")
-	cmd.Env = append(cmd.Env, env...)
-	logs := &syncBuffer{}
-	cmd.Stdout, cmd.Stderr = logs, logs
-	if err := cmd.Start(); err != nil {
-		t.Fatalf("start serve: %v", err)
-	}
-	n := &node{t: t, home: home, cmd: cmd, logs: logs, done: make(chan error, 1)}
-	go func() { n.done <- cmd.Wait() }()
-	t.Cleanup(func() { n.kill() })
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		select {
-		case err := <-n.done:
-			n.done <- err
-			t.Fatalf("serve exited early: %v\n%s", err, logs.String())
-		default:
-		}
-		if raw, err := os.ReadFile(filepath.Join(home, "daemon.json")); err == nil {
-			var info struct{ URL string }
-			if json.Unmarshal(raw, &info) == nil && info.URL != "" {
-				n.url = info.URL
-				if resp, err := http.Get(n.url + "/readyz"); err == nil {
-					resp.Body.Close()
-					if resp.StatusCode == 200 {
-						break
-					}
-				}
-			}
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("node not ready in time\n%s", logs.String())
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	tok, err := os.ReadFile(filepath.Join(home, "daemon-token"))
-	if err != nil {
-		t.Fatalf("read token: %v", err)
-	}
-	n.token = strings.TrimSpace(string(tok))
-	return n
+	n := e2etest.Start(t, binary, home, env...)
+	return &node{Node: n, t: t, home: home, url: n.URL, token: n.Token, logs: n.Logs}
 }
 
-func (n *node) kill() {
-	if n.cmd.ProcessState == nil {
-		_ = n.cmd.Process.Signal(syscall.SIGKILL)
-		select {
-		case err := <-n.done:
-			n.done <- err
-		case <-time.After(10 * time.Second):
-		}
-	}
-}
+func (n *node) kill() { n.Kill() }
 
 // stop sends SIGTERM and returns the exit error and how long it took.
-func (n *node) stop() (error, time.Duration) {
-	start := time.Now()
-	_ = n.cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case err := <-n.done:
-		n.done <- err
-		return err, time.Since(start)
-	case <-time.After(30 * time.Second):
-		return errors.New("did not exit within 30s"), time.Since(start)
-	}
-}
+func (n *node) stop() (error, time.Duration) { return n.Stop(30 * time.Second) }
 
 type answer struct {
 	status int
@@ -158,22 +90,4 @@ func (n *node) do(method, path string, body any, token string) answer {
 	a := answer{status: resp.StatusCode, raw: string(raw)}
 	_ = json.Unmarshal(raw, &a.body)
 	return a
-}
-
-// syncBuffer is a bytes.Buffer safe for one writer and concurrent readers.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
