@@ -105,6 +105,11 @@ type PollResult struct {
 	Events    []sentinel.Event
 	Cursor    string
 	Malformed []Malformed
+	// Failure is a failure the provider handled itself (it keeps its
+	// backoff state in Cursor): the runtime still persists Cursor, records
+	// Failure as the sentinel's lastError and counts a poll error. Empty
+	// when the provider is healthy.
+	Failure string
 }
 
 // Malformed is a provider item that could not be turned into an event. It

@@ -51,6 +51,7 @@ type Provider struct {
 	mu         sync.Mutex
 	feed       []sentinel.Event
 	pollErr    error
+	softFail   string
 	createErr  error
 	attachErr  error
 	cancelErr  error
@@ -86,6 +87,10 @@ func (p *Provider) Emit(evs ...sentinel.Event) {
 
 // FailPoll makes every Poll return err (nil clears it).
 func (p *Provider) FailPoll(err error) { p.mu.Lock(); p.pollErr = err; p.mu.Unlock() }
+
+// FailSoft makes Poll report a failure it handled itself (PollResult.
+// Failure) while still returning events and the cursor ("" clears it).
+func (p *Provider) FailSoft(msg string) { p.mu.Lock(); p.softFail = msg; p.mu.Unlock() }
 
 // FailCreate makes Create return err (nil clears it).
 func (p *Provider) FailCreate(err error) { p.mu.Lock(); p.createErr = err; p.mu.Unlock() }
@@ -199,7 +204,7 @@ func (p *Provider) Poll(_ context.Context, h sentinel.Handle, limit int) (provid
 	p.mu.Lock()
 	p.polls++
 	p.pollsByKey[h.RemoteID]++
-	err := p.pollErr
+	err, soft := p.pollErr, p.softFail
 	p.mu.Unlock()
 	if err != nil {
 		return providers.PollResult{}, err
@@ -210,7 +215,7 @@ func (p *Provider) Poll(_ context.Context, h sentinel.Handle, limit int) (provid
 		return providers.PollResult{}, err
 	}
 	watched := watchedSubjects(h)
-	res := providers.PollResult{Cursor: h.Cursor}
+	res := providers.PollResult{Cursor: h.Cursor, Failure: soft}
 	for i := after; i < len(feed) && len(res.Events) < limit; i++ {
 		ev := feed[i]
 		res.Cursor = strconv.Itoa(i + 1)

@@ -16,8 +16,9 @@ import (
 // Poll failures (GitHub errors, rate limits, a logged-out gh) are not
 // returned as errors: they are recorded in the cursor (consecutive
 // failures, last error, next retry), back off 30 s doubling to 300 s with
-// no request meanwhile, and surface through Status. A handle that can never
-// be polled (a bad remote id) is an error.
+// no request meanwhile, and surface through Status and as the result's
+// Failure (so the sentinel's lastError shows them). A handle that can
+// never be polled (a bad remote id) is an error.
 func (p *Provider) Poll(ctx context.Context, h sentinel.Handle, _ int) (providers.PollResult, error) {
 	ref, err := handleRef(h)
 	if err != nil {

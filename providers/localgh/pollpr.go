@@ -39,13 +39,13 @@ func (p *Provider) pollPR(ctx context.Context, ref sentinel.GitHubRef, raw strin
 	now := p.cfg.Now()
 	cur := parsePRCursor(raw)
 	if cur.backingOff(now) {
-		return providers.PollResult{Cursor: raw}, nil
+		return providers.PollResult{Cursor: raw, Failure: cur.LastError}, nil
 	}
 	f, head, err := p.fetchPR(ctx, ref, &cur)
 	if err != nil {
 		msg, wait := p.failure(ref, err)
 		cur.fail(now, msg, time.Duration(wait))
-		return providers.PollResult{Cursor: encode(cur)}, nil
+		return providers.PollResult{Cursor: encode(cur), Failure: msg}, nil
 	}
 	sig := joinSig(f.etags())
 	if sig != "" && sig == cur.Sig && cur.Snapshot != nil && cur.Failures == 0 && head == cur.Snapshot.Head {
@@ -55,7 +55,7 @@ func (p *Provider) pollPR(ctx context.Context, ref sentinel.GitHubRef, raw strin
 	if err != nil {
 		msg, wait := p.failure(ref, err)
 		cur.fail(now, msg, time.Duration(wait))
-		return providers.PollResult{Cursor: encode(cur)}, nil
+		return providers.PollResult{Cursor: encode(cur), Failure: msg}, nil
 	}
 	next.Sig = sig
 	return providers.PollResult{Events: events, Cursor: encode(next)}, nil

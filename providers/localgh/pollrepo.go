@@ -32,13 +32,13 @@ func (p *Provider) pollRepo(ctx context.Context, ref sentinel.GitHubRef, raw str
 	now := p.cfg.Now()
 	cur := parseRepoCursor(raw)
 	if cur.backingOff(now) {
-		return providers.PollResult{Cursor: raw}, nil
+		return providers.PollResult{Cursor: raw, Failure: cur.LastError}, nil
 	}
 	t := &repoTick{p: p, ref: ref, cur: &cur, now: now}
 	if err := t.run(ctx); err != nil {
 		msg, wait := p.failure(ref, err)
 		cur.fail(now, msg, time.Duration(wait))
-		return providers.PollResult{Cursor: encode(cur)}, nil
+		return providers.PollResult{Cursor: encode(cur), Failure: msg}, nil
 	}
 	if !t.dirty && cur.Failures == 0 {
 		return providers.PollResult{Cursor: raw}, nil

@@ -217,12 +217,17 @@ func (l *Loop) pollOne(ctx context.Context, rec *sentinel.Sentinel) {
 		l.setLastError(ctx, rec.ID, "publish failed; batch not acknowledged: "+err.Error())
 		return
 	}
-	if res.Cursor == rec.Handle.Cursor && rec.LastError == "" {
+	lastError := ""
+	if res.Failure != "" {
+		l.Metrics.IncVec(func(m *metrics.Metrics) promCounterVec { return m.PollErrors }, rec.Provider)
+		lastError = truncate("poll: "+res.Failure, 1000)
+	}
+	if res.Cursor == rec.Handle.Cursor && rec.LastError == lastError {
 		return
 	}
 	_, err = l.Store.Update(ctx, rec.ID, func(r *sentinel.Sentinel) error {
 		r.Handle.Cursor = res.Cursor
-		r.LastError = ""
+		r.LastError = lastError
 		return nil
 	})
 	if err != nil {
@@ -239,10 +244,15 @@ func (l *Loop) pollOne(ctx context.Context, rec *sentinel.Sentinel) {
 	}
 }
 
-func (l *Loop) setLastError(ctx context.Context, id, msg string) {
-	if len(msg) > 1000 {
-		msg = msg[:1000]
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
 	}
+	return s[:n]
+}
+
+func (l *Loop) setLastError(ctx context.Context, id, msg string) {
+	msg = truncate(msg, 1000)
 	_, err := l.Store.Update(ctx, id, func(r *sentinel.Sentinel) error {
 		if r.LastError == msg {
 			return sentinels.ErrSkip

@@ -119,3 +119,17 @@ func TestMalformedItemsAreParkedBeforeTheCursorMoves(t *testing.T) {
 }
 
 var _ = bustest.Eventually
+
+func TestSoftFailureIsRecordedWhileTheCursorMoves(t *testing.T) {
+	e := runtimetest.Start(t, runtimetest.Options{})
+	rec := e.Watch(sentinel.WatchRequest{SessionID: "s1", Subject: pr, Types: []string{"*"}, Provider: "fake"})
+	e.Fake.FailSoft("HTTP 502 from GitHub; backing off 30s")
+	e.Fake.Emit(runtimetest.Event("evt_1", "a.b.c", pr, false))
+	e.Loop.PollNow(context.Background())
+	got := e.Get(rec.ID)
+	require.Equal(t, "poll: HTTP 502 from GitHub; backing off 30s", got.LastError)
+	require.Equal(t, "1", got.Handle.Cursor, "the provider's cursor (its backoff state) is persisted")
+	e.Fake.FailSoft("")
+	e.Loop.PollNow(context.Background())
+	require.Empty(t, e.Get(rec.ID).LastError, "a healthy poll clears lastError")
+}
