@@ -41,6 +41,43 @@ func newClientOptions(io IO, cmd *cobra.Command) ClientOptions {
 	}
 }
 
+// IDOptions are the options of a verb that takes exactly one id (rm,
+// status, unfollow, session show).
+type IDOptions struct {
+	ClientOptions
+	ID string
+}
+
+// idVerb describes a one-id verb.
+type idVerb struct {
+	use, short, missing string
+	aliases             []string
+	run                 func(cmd *cobra.Command, opts *IDOptions) error
+}
+
+// newIDCmd builds a one-id verb with the client flags; runF, when set,
+// replaces the verb's run (tests).
+func newIDCmd(io IO, v idVerb, runF func(*IDOptions) error) *cobra.Command {
+	opts := &IDOptions{}
+	cmd := &cobra.Command{
+		Use:     v.use,
+		Aliases: v.aliases,
+		Short:   v.short,
+		Args:    exactArgs(1, v.missing),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.ClientOptions = newClientOptions(io, cmd)
+			opts.JSON = jsonFlag(cmd)
+			opts.ID = args[0]
+			if runF != nil {
+				return runF(opts)
+			}
+			return v.run(cmd, opts)
+		},
+	}
+	addClientFlags(cmd)
+	return cmd
+}
+
 // hints name the fix for a node error code, per verb family.
 type hints map[string]string
 

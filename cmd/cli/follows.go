@@ -153,38 +153,23 @@ func selectorText(s api.FollowSelector) string {
 	return strings.Join(parts, " ")
 }
 
-// UnfollowOptions are the options of `sentinel unfollow`.
-type UnfollowOptions struct {
-	ClientOptions
-	IDOrKey string
-}
-
 // NewCmdUnfollow builds `sentinel unfollow <id|key>`.
-func NewCmdUnfollow(io IO, runF func(*UnfollowOptions) error) *cobra.Command {
-	opts := &UnfollowOptions{}
-	cmd := &cobra.Command{
-		Use:   "unfollow <id|key>",
-		Short: "Remove a session follow by id (fol_...) or key",
-		Args:  exactArgs(1, "give the follow id or key (see `sentinel follows`)"),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			opts.ClientOptions = newClientOptions(io, cmd)
-			opts.JSON = jsonFlag(cmd)
-			opts.IDOrKey = args[0]
-			if runF != nil {
-				return runF(opts)
-			}
+func NewCmdUnfollow(io IO, runF func(*IDOptions) error) *cobra.Command {
+	return newIDCmd(io, idVerb{
+		use:     "unfollow <id|key>",
+		short:   "Remove a session follow by id (fol_...) or key",
+		missing: "give the follow id or key (see `sentinel follows`)",
+		run: func(cmd *cobra.Command, opts *IDOptions) error {
 			var out struct {
 				ID string `json:"id"`
 			}
-			if printed, err := opts.call(cmd.Context(), "DELETE", "/follows/"+url.PathEscape(opts.IDOrKey), nil, &out, followHints); err != nil || printed {
+			if printed, err := opts.call(cmd.Context(), "DELETE", "/follows/"+url.PathEscape(opts.ID), nil, &out, followHints); err != nil || printed {
 				return err
 			}
 			fmt.Fprintf(opts.IO.Out, "Removed %s\n", out.ID)
 			return nil
 		},
-	}
-	addClientFlags(cmd)
-	return cmd
+	}, runF)
 }
 
 // FollowsOptions are the options of `sentinel follows`.

@@ -197,27 +197,14 @@ func listRun(cmd *cobra.Command, opts *ListOptions) error {
 	return w.Flush()
 }
 
-// RmOptions are the options of `sentinel rm`.
-type RmOptions struct {
-	ClientOptions
-	ID string
-}
-
 // NewCmdRm builds `sentinel rm <id>` (aliases delete, unwatch).
-func NewCmdRm(io IO, runF func(*RmOptions) error) *cobra.Command {
-	opts := &RmOptions{}
-	cmd := &cobra.Command{
-		Use:     "rm <id>",
-		Aliases: []string{"delete", "unwatch"},
-		Short:   "Remove a sentinel (cancels its provider-side watch, best effort)",
-		Args:    exactArgs(1, "give the sentinel id (see `sentinel list`)"),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			opts.ClientOptions = newClientOptions(io, cmd)
-			opts.JSON = jsonFlag(cmd)
-			opts.ID = args[0]
-			if runF != nil {
-				return runF(opts)
-			}
+func NewCmdRm(io IO, runF func(*IDOptions) error) *cobra.Command {
+	return newIDCmd(io, idVerb{
+		use:     "rm <id>",
+		aliases: []string{"delete", "unwatch"},
+		short:   "Remove a sentinel (cancels its provider-side watch, best effort)",
+		missing: "give the sentinel id (see `sentinel list`)",
+		run: func(cmd *cobra.Command, opts *IDOptions) error {
 			var out struct{}
 			if printed, err := opts.call(cmd.Context(), "DELETE", "/sentinels/"+url.PathEscape(opts.ID), nil, &out, sentinelHints); err != nil || printed {
 				return err
@@ -225,39 +212,20 @@ func NewCmdRm(io IO, runF func(*RmOptions) error) *cobra.Command {
 			fmt.Fprintf(opts.IO.Out, "Removed %s\n", opts.ID)
 			return nil
 		},
-	}
-	addClientFlags(cmd)
-	return cmd
-}
-
-// StatusOptions are the options of `sentinel status`.
-type StatusOptions struct {
-	ClientOptions
-	ID string
+	}, runF)
 }
 
 // NewCmdStatus builds `sentinel status <id>`.
-func NewCmdStatus(io IO, runF func(*StatusOptions) error) *cobra.Command {
-	opts := &StatusOptions{}
-	cmd := &cobra.Command{
-		Use:   "status <id>",
-		Short: "Show a sentinel's provider health (backoff, last error, hook state)",
-		Args:  exactArgs(1, "give the sentinel id (see `sentinel list`)"),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			opts.ClientOptions = newClientOptions(io, cmd)
-			opts.JSON = jsonFlag(cmd)
-			opts.ID = args[0]
-			if runF != nil {
-				return runF(opts)
-			}
-			return statusRun(cmd, opts)
-		},
-	}
-	addClientFlags(cmd)
-	return cmd
+func NewCmdStatus(io IO, runF func(*IDOptions) error) *cobra.Command {
+	return newIDCmd(io, idVerb{
+		use:     "status <id>",
+		short:   "Show a sentinel's provider health (backoff, last error, hook state)",
+		missing: "give the sentinel id (see `sentinel list`)",
+		run:     statusRun,
+	}, runF)
 }
 
-func statusRun(cmd *cobra.Command, opts *StatusOptions) error {
+func statusRun(cmd *cobra.Command, opts *IDOptions) error {
 	var out struct {
 		Status api.SentinelStatus `json:"status"`
 	}

@@ -220,26 +220,13 @@ func NewCmdSessionList(io IO, runF func(*SessionListOptions) error) *cobra.Comma
 	return cmd
 }
 
-// SessionShowOptions are the options of `sentinel session show`.
-type SessionShowOptions struct {
-	ClientOptions
-	ID string
-}
-
 // NewCmdSessionShow builds `sentinel session show <id>`.
-func NewCmdSessionShow(io IO, runF func(*SessionShowOptions) error) *cobra.Command {
-	opts := &SessionShowOptions{}
-	cmd := &cobra.Command{
-		Use:   "show <id>",
-		Short: "Show one session",
-		Args:  exactArgs(1, "give the session id (see `sentinel session list`)"),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			opts.ClientOptions = newClientOptions(io, cmd)
-			opts.JSON = jsonFlag(cmd)
-			opts.ID = args[0]
-			if runF != nil {
-				return runF(opts)
-			}
+func NewCmdSessionShow(io IO, runF func(*IDOptions) error) *cobra.Command {
+	return newIDCmd(io, idVerb{
+		use:     "show <id>",
+		short:   "Show one session",
+		missing: "give the session id (see `sentinel session list`)",
+		run: func(cmd *cobra.Command, opts *IDOptions) error {
 			var out struct {
 				Session api.Session `json:"session"`
 			}
@@ -249,9 +236,7 @@ func NewCmdSessionShow(io IO, runF func(*SessionShowOptions) error) *cobra.Comma
 			printSession(&opts.ClientOptions, out.Session)
 			return nil
 		},
-	}
-	addClientFlags(cmd)
-	return cmd
+	}, runF)
 }
 
 // SessionEndOptions are the options of `sentinel session end`.
