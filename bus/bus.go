@@ -84,12 +84,53 @@ func Open(ctx context.Context, nc *nats.Conn, cfg Config) (*Bus, error) {
 		}
 		*bk.dst = kv
 	}
+	if err := b.retireExtraPartitions(ctx); err != nil {
+		return nil, err
+	}
 	for p := 0; p < cfg.Partitions; p++ {
 		if _, err := js.CreateOrUpdateConsumer(ctx, StreamEvents, b.consumerConfig(p)); err != nil {
 			return nil, fmt.Errorf("bus: provision consumer %s: %w", ConsumerName(p), err)
 		}
 	}
 	return b, nil
+}
+
+// retireExtraPartitions handles a changed partition count. Changing it
+// moves sentinels to other partitions, so it is refused while the events
+// stream still holds undelivered events (their order per sentinel would
+// break); otherwise the consumers of partitions beyond the count go.
+func (b *Bus) retireExtraPartitions(ctx context.Context) error {
+	names := b.Events.ConsumerNames(ctx)
+	existing, extra := 0, []string{}
+	for name := range names.Name() {
+		var p int
+		if _, err := fmt.Sscanf(name, "deliver-%d", &p); err != nil {
+			continue
+		}
+		existing++
+		if p >= b.Cfg.Partitions {
+			extra = append(extra, name)
+		}
+	}
+	if err := names.Err(); err != nil {
+		return fmt.Errorf("bus: list consumers: %w", err)
+	}
+	if existing == 0 || existing == b.Cfg.Partitions {
+		return nil
+	}
+	info, err := b.Events.Info(ctx)
+	if err != nil {
+		return fmt.Errorf("bus: events stream: %w", err)
+	}
+	if info.State.Msgs > 0 {
+		return fmt.Errorf("bus: the events stream still holds %d undelivered events across %d partitions: start with bus.partitions=%d until they are delivered, then change it", info.State.Msgs, existing, existing)
+	}
+	for _, name := range extra {
+		if err := b.Events.DeleteConsumer(ctx, name); err != nil {
+			return fmt.Errorf("bus: retire consumer %s: %w", name, err)
+		}
+	}
+	return nil
 }
 
 func (b *Bus) streamConfigs() []jetstream.StreamConfig {

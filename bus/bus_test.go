@@ -2,6 +2,7 @@ package bus_test
 
 import (
 	"context"
+	"fmt"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -55,4 +56,35 @@ func TestPartitionIsStable(t *testing.T) {
 	p := bus.Partition("sen_01JAB2C3D4E5F6G7H8J9K0L1M2", 16)
 	require.Equal(t, p, bus.Partition("sen_01JAB2C3D4E5F6G7H8J9K0L1M2", 16))
 	require.Less(t, p, 16)
+}
+
+func TestChangingPartitionsRetiresEmptyConsumersAndRefusesWhileEventsWait(t *testing.T) {
+	env := bustest.Start(t, bustest.WithPartitions(4))
+	ctx := context.Background()
+	cfg := env.Bus.Cfg
+	cfg.Partitions = 2
+	b2, err := bus.Open(ctx, env.Bus.NC, cfg)
+	require.NoError(t, err)
+	names := map[string]bool{}
+	lister := b2.Events.ConsumerNames(ctx)
+	for n := range lister.Name() {
+		names[n] = true
+	}
+	require.Equal(t, map[string]bool{"deliver-0": true, "deliver-1": true}, names)
+
+	// An event waiting in partition 1, then the count changed: refused.
+	id := ""
+	for i := 0; id == ""; i++ {
+		if cand := fmt.Sprintf("sen_%d", i); bus.Partition(cand, 2) == 1 {
+			id = cand
+		}
+	}
+	_, err = b2.PublishEvent(ctx, id, "evt_1", []byte(`{}`))
+	require.NoError(t, err)
+	cfg.Partitions = 1
+	_, err = bus.Open(ctx, env.Bus.NC, cfg)
+	require.ErrorContains(t, err, "undelivered events")
+	cfg.Partitions = 3
+	_, err = bus.Open(ctx, env.Bus.NC, cfg)
+	require.ErrorContains(t, err, "bus.partitions=2", "raising the count is refused too")
 }

@@ -8,8 +8,8 @@ import (
 // Config configures the streams and consumers.
 type Config struct {
 	// Partitions is the number of event partitions, each with one durable
-	// consumer (default 16). Changing it on an existing store needs an
-	// empty events stream.
+	// consumer (default 16). Changing it on an existing store is refused
+	// while the events stream holds undelivered events.
 	Partitions int `mapstructure:"partitions"`
 	// EventsDuplicates is the Nats-Msg-Id window of the events stream
 	// (default 2m). Keep it short: the server re-reads the whole window at
