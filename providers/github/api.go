@@ -75,10 +75,15 @@ func (r *Runner) APIWithHeader(ctx context.Context, method, path string, extra h
 	return resp.Status, resp.Header, resp.Body, nil
 }
 
+// ghExitAuth is gh's exit code for "authentication required".
+const ghExitAuth = 4
+
 // classifyRunError turns a gh failure without an HTTP response into a
-// classified error: a missing gh stays a setup error; "no oauth token" or
-// "gh auth login" in stderr is an auth error naming the fix; anything else
-// (connection failures) is a retryable network error.
+// classified error: a missing gh stays a setup error; gh's
+// authentication-required exit (4: "gh auth login" interactively, "set the
+// GH_TOKEN environment variable" when gh thinks it runs in CI) or "no oauth
+// token" is an auth error naming the fix; anything else (connection
+// failures) is a retryable network error.
 func classifyRunError(err error) error {
 	var pe *providers.Error
 	if errors.As(err, &pe) {
@@ -87,7 +92,8 @@ func classifyRunError(err error) error {
 	var ee *ExitError
 	if errors.As(err, &ee) {
 		low := strings.ToLower(ee.Stderr)
-		if strings.Contains(low, "auth login") || strings.Contains(low, "no oauth token") || strings.Contains(low, "authentication") {
+		if ee.Code == ghExitAuth || strings.Contains(low, "auth login") || strings.Contains(low, "no oauth token") ||
+			strings.Contains(low, "authentication") || strings.Contains(low, "gh_token") {
 			return &providers.Error{Reason: providers.ReasonAuth, Message: ee.Error() + ": " + LoginHint, Err: err}
 		}
 		return &providers.Error{Reason: providers.ReasonNetwork, Retryable: true, Message: ee.Error(), Err: err}
