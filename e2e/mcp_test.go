@@ -393,8 +393,12 @@ func TestMCPInboxWaitEndsWhenTheNodeStops(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("the call was never sent")
 	}
-	// Whether the call reached the node yet or arrives while it stops, it
-	// answers unavailable.
+	// Wait until the node is inside the call (its debug log says so).
+	deadline := time.Now().Add(10 * time.Second)
+	for !strings.Contains(n.Logs.String(), `msg="mcp tool call" component=mcp tool=inbox_wait`) {
+		require.True(t, time.Now().Before(deadline), "the node never started the call")
+		time.Sleep(10 * time.Millisecond)
+	}
 	start := time.Now()
 	require.NoError(t, n.Cmd.Process.Signal(syscall.SIGTERM))
 	select {

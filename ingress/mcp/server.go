@@ -42,6 +42,9 @@ type Options struct {
 	// Log, when set, logs every request and tool call at info level
 	// (mcp-go's request logger); nil logs nothing.
 	Log *slog.Logger
+	// Debug, when set, logs the start of every tool call at debug level
+	// (tool name only, never arguments).
+	Debug *slog.Logger
 	// Life, when set, bounds every tool call: when it ends (the node is
 	// stopping) a long call such as inbox_wait returns at once with the
 	// error "unavailable" instead of holding the shutdown.
@@ -64,9 +67,20 @@ func NewServer(svc Services, opts Options) *server.MCPServer {
 	}
 	s := server.NewMCPServer(Name, opts.Version, sopts...)
 	for _, t := range Tools(svc) {
-		s.AddTool(t.Tool, bounded(opts.Life, t.Tool.Name, t.Handler))
+		s.AddTool(t.Tool, traced(opts.Debug, t.Tool.Name, bounded(opts.Life, t.Tool.Name, t.Handler)))
 	}
 	return s
+}
+
+// traced logs the start of each call of a tool at debug level.
+func traced(log *slog.Logger, tool string, h server.ToolHandlerFunc) server.ToolHandlerFunc {
+	if log == nil {
+		return h
+	}
+	return func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		log.Debug("mcp tool call", "tool", tool)
+		return h(ctx, req)
+	}
 }
 
 // bounded cancels a call's context when life ends, and reports the call

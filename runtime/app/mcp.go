@@ -22,7 +22,7 @@ const MCPPath = "/mcp"
 func (a *App) wireMCP() subsystem {
 	life, cancel := context.WithCancel(context.Background())
 	log := a.Log.With("component", "mcp")
-	srv := mcp.NewServer(a.mcpServices(), mcp.Options{Life: life})
+	srv := mcp.NewServer(a.mcpServices(), mcp.Options{Life: life, Debug: a.Log.With("component", "mcp")})
 	h := mcp.HTTPHandler(srv, log)
 	return subsystem{
 		Raw: []ingress.Mounter{func(r chi.Router) {

@@ -58,7 +58,9 @@ type Query struct {
 }
 
 // Read returns up to Limit messages after Query.After, oldest first, and the
-// sequence to pass as After next time.
+// sequence to pass as After next time. It reads with next-by-subject gets
+// (no consumer to create), so a message stored before the call is always
+// seen.
 func (i *Inbox) Read(ctx context.Context, q Query) ([]Message, uint64, error) {
 	if q.Limit <= 0 {
 		q.Limit = 50
@@ -67,67 +69,38 @@ func (i *Inbox) Read(ctx context.Context, q Query) ([]Message, uint64, error) {
 		q.Limit = 500
 	}
 	next := q.After
-	cfg := jetstream.OrderedConsumerConfig{
-		FilterSubjects: []string{bus.InboxFilter(q.SessionID)},
-		DeliverPolicy:  jetstream.DeliverByStartSequencePolicy,
-		OptStartSeq:    q.After + 1,
-	}
-	info, err := i.b.Inbox.Info(ctx)
-	if err != nil {
-		return nil, next, fmt.Errorf("inbox info: %w", err)
-	}
-	if info.State.LastSeq <= q.After {
-		return nil, next, nil
-	}
-	cons, err := i.b.Inbox.OrderedConsumer(ctx, cfg)
-	if err != nil {
-		return nil, next, fmt.Errorf("inbox read: %w", err)
-	}
-	defer func() { _ = i.b.Inbox.DeleteConsumer(context.WithoutCancel(ctx), consumerName(cons)) }()
+	filter := bus.InboxFilter(q.SessionID)
 	var out []Message
 	for len(out) < q.Limit {
-		batch, err := cons.FetchNoWait(q.Limit - len(out))
-		if err != nil {
-			return nil, next, fmt.Errorf("inbox fetch: %w", err)
-		}
-		n := 0
-		for m := range batch.Messages() {
-			n++
-			md, err := m.Metadata()
-			if err != nil {
-				continue
-			}
-			next = md.Sequence.Stream
-			var msg Message
-			if json.Unmarshal(m.Data(), &msg) != nil {
-				continue
-			}
-			msg.Seq = md.Sequence.Stream
-			if q.CorrelationID != "" && msg.CorrelationID != q.CorrelationID {
-				continue
-			}
-			out = append(out, msg)
-		}
-		if err := batch.Error(); err != nil && !errors.Is(err, nats.ErrTimeout) {
-			return nil, next, fmt.Errorf("inbox fetch: %w", err)
-		}
-		if n == 0 {
+		raw, err := i.b.Inbox.GetMsg(ctx, next+1, jetstream.WithGetMsgSubject(filter))
+		if errors.Is(err, jetstream.ErrMsgNotFound) {
 			break
 		}
+		if err != nil {
+			return nil, q.After, fmt.Errorf("inbox read: %w", err)
+		}
+		next = raw.Sequence
+		var msg Message
+		if json.Unmarshal(raw.Data, &msg) != nil {
+			continue
+		}
+		msg.Seq = raw.Sequence
+		if q.CorrelationID != "" && msg.CorrelationID != q.CorrelationID {
+			continue
+		}
+		out = append(out, msg)
 	}
 	return out, next, nil
-}
-
-func consumerName(c jetstream.Consumer) string {
-	if info := c.CachedInfo(); info != nil {
-		return info.Name
-	}
-	return ""
 }
 
 // Wait returns the messages after q.After as soon as at least one matches,
 // waiting up to timeout for a new one. It returns at once when a match is
 // already there; an empty result means the wait timed out.
+//
+// A core subscription to the session's inbox subjects wakes it when a
+// message lands. A message routed just before that subscription existed,
+// but stored just after the first read, would wake nothing: re-reads at
+// 25 ms doubling to 1 s catch it.
 func (i *Inbox) Wait(ctx context.Context, q Query, timeout time.Duration) ([]Message, uint64, error) {
 	wake := make(chan struct{}, 1)
 	sub, err := i.b.NC.Subscribe(bus.InboxFilter(q.SessionID), func(*nats.Msg) {
@@ -140,21 +113,33 @@ func (i *Inbox) Wait(ctx context.Context, q Query, timeout time.Duration) ([]Mes
 		return nil, q.After, fmt.Errorf("inbox wait: %w", err)
 	}
 	defer func() { _ = sub.Unsubscribe() }()
-	timer := time.NewTimer(timeout)
-	defer timer.Stop()
+	if err := i.b.NC.FlushTimeout(10 * time.Second); err != nil {
+		return nil, q.After, fmt.Errorf("inbox wait: %w", err)
+	}
+	deadline := time.NewTimer(timeout)
+	defer deadline.Stop()
+	retry := 25 * time.Millisecond
 	for {
 		msgs, next, err := i.Read(ctx, q)
 		if err != nil || len(msgs) > 0 {
 			return msgs, next, err
 		}
 		q.After = next
+		again := time.NewTimer(retry)
 		select {
 		case <-wake:
-		case <-timer.C:
+		case <-again.C:
+			if retry < time.Second {
+				retry *= 2
+			}
+		case <-deadline.C:
+			again.Stop()
 			return nil, q.After, nil
 		case <-ctx.Done():
+			again.Stop()
 			return nil, q.After, context.Cause(ctx)
 		}
+		again.Stop()
 	}
 }
 

@@ -11,7 +11,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/agentproto/sentinel"
@@ -74,51 +73,25 @@ func (j *Journal) List(ctx context.Context, id string, limit int) ([]Record, err
 	if id != "" {
 		filter = bus.ParkedSubject(id)
 	}
-	info, err := j.b.Parked.Info(ctx, jetstream.WithSubjectFilter(filter))
-	if err != nil {
-		return nil, fmt.Errorf("parked info: %w", err)
-	}
-	var total uint64
-	for _, n := range info.State.Subjects {
-		total += n
-	}
-	if total == 0 {
-		return []Record{}, nil
-	}
-	cons, err := j.b.Parked.OrderedConsumer(ctx, jetstream.OrderedConsumerConfig{
-		FilterSubjects: []string{filter},
-		DeliverPolicy:  jetstream.DeliverAllPolicy,
-	})
-	if err != nil {
-		return nil, fmt.Errorf("parked read: %w", err)
-	}
-	// Keep the newest limit records.
+	// Keep the newest limit records, reading with next-by-subject gets.
 	var out []Record
-	for {
-		batch, err := cons.FetchNoWait(256)
-		if err != nil {
-			return nil, fmt.Errorf("parked fetch: %w", err)
-		}
-		n := 0
-		for m := range batch.Messages() {
-			n++
-			var r Record
-			if json.Unmarshal(m.Data(), &r) != nil {
-				continue
-			}
-			if md, err := m.Metadata(); err == nil {
-				r.Seq = md.Sequence.Stream
-			}
-			out = append(out, r)
-			if len(out) > limit {
-				out = out[1:]
-			}
-		}
-		if err := batch.Error(); err != nil && !errors.Is(err, nats.ErrTimeout) {
-			return nil, fmt.Errorf("parked fetch: %w", err)
-		}
-		if n == 0 {
+	for seq := uint64(1); ; {
+		raw, err := j.b.Parked.GetMsg(ctx, seq, jetstream.WithGetMsgSubject(filter))
+		if errors.Is(err, jetstream.ErrMsgNotFound) {
 			break
+		}
+		if err != nil {
+			return nil, fmt.Errorf("parked read: %w", err)
+		}
+		seq = raw.Sequence + 1
+		var r Record
+		if json.Unmarshal(raw.Data, &r) != nil {
+			continue
+		}
+		r.Seq = raw.Sequence
+		out = append(out, r)
+		if len(out) > limit {
+			out = out[1:]
 		}
 	}
 	if out == nil {
