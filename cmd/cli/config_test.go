@@ -58,3 +58,20 @@ sentinel:
 	t.Setenv("AGENTPROTO_PUBLIC_URL", "https://main.example")
 	require.Equal(t, "https://main.example", run().PublicURL, "AGENTPROTO_PUBLIC_URL wins over the alias")
 }
+
+func TestExampleConfigLoadsAndMatchesTheDefaults(t *testing.T) {
+	home := t.TempDir()
+	raw, err := os.ReadFile(filepath.Join("..", "..", "deploy", "config.example.yaml"))
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(filepath.Join(home, "config.yaml"), raw, 0o600))
+	t.Setenv("AGENTPROTO_HOME", home)
+	cmd := newServeCmd(IO{})
+	root := &cobra.Command{Use: "sentinel"}
+	root.PersistentFlags().String("home", "", "")
+	root.AddCommand(cmd)
+	cfg, err := LoadConfig(cmd, nil)
+	require.NoError(t, err)
+	def := app.DefaultConfig()
+	def.Home = home
+	require.Equal(t, def, cfg, "deploy/config.example.yaml documents the defaults")
+}
