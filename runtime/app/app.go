@@ -227,10 +227,8 @@ func (a *App) Start(ctx context.Context) error {
 	if _, err := a.Sentinels.Expirer.Sweep(ctx); err != nil {
 		a.Log.Warn("start-up expiry sweep failed", "err", err)
 	}
-	if err := a.Workers.Start(ctx); err != nil {
-		return err
-	}
-	a.push("delivery workers", func(context.Context) error { a.Workers.Stop(); return nil })
+	// Subsystems (the sessions router, follows) start before the delivery
+	// workers that route through them, and so stop after them.
 	for _, s := range a.subsystems {
 		if s.Start != nil {
 			if err := s.Start(ctx); err != nil {
@@ -241,6 +239,10 @@ func (a *App) Start(ctx context.Context) error {
 			a.push("subsystem", s.Stop)
 		}
 	}
+	if err := a.Workers.Start(ctx); err != nil {
+		return err
+	}
+	a.push("delivery workers", func(context.Context) error { a.Workers.Stop(); return nil })
 	runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	a.runCancel = cancel
 	a.wg.Add(3)
