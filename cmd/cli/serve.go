@@ -22,16 +22,18 @@ health, metrics) on 127.0.0.1:7717. Writes <home>/daemon.json and
 <home>/daemon-token (0600) for clients. SIGINT/SIGTERM stop it cleanly.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			cfg, err := LoadConfig(cmd, map[string]string{
+			flagKeys := map[string]string{
 				"listen":       "listen",
 				"allow-remote": "allow_remote",
 				"public-url":   "public_url",
 				"log-level":    "log_level",
 				"log-format":   "log_format",
-			})
+			}
+			cfg, err := LoadConfig(cmd, flagKeys)
 			if err != nil {
 				return &ExitError{Code: api.ExitUsage, Err: err}
 			}
+			cfg.Reload = func() (app.Config, error) { return LoadConfig(cmd, flagKeys) }
 			log := newLogger(io, cfg.LogLevel, cfg.LogFormat)
 			a, err := app.New(cfg, log)
 			if err != nil {

@@ -201,6 +201,20 @@ func (a *App) wire(ctx context.Context) error {
 	return nil
 }
 
+// autoWatchPRs reads sentinel.auto_watch_prs fresh (through Cfg.Reload,
+// so an edit of config.yaml takes effect on the next recorded PR without a
+// restart); a reload failure keeps the value the node started with.
+func (a *App) autoWatchPRs() bool {
+	if a.Cfg.Reload != nil {
+		cfg, err := a.Cfg.Reload()
+		if err == nil {
+			return cfg.Sentinel.AutoWatchPRs
+		}
+		a.Log.Warn("re-reading the configuration failed; keeping sentinel.auto_watch_prs as started", "err", err)
+	}
+	return a.Cfg.Sentinel.AutoWatchPRs
+}
+
 // Ready implements api.Health: the node is ready once started and while its
 // bus connection is up.
 func (a *App) Ready(context.Context) error {

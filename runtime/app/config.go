@@ -47,6 +47,11 @@ type Config struct {
 	// SelectionOrder is the provider auto-selection order.
 	SelectionOrder []string `mapstructure:"selection_order"`
 
+	// Reload, when set, re-reads the configuration (cmd/cli sets it to read
+	// flags, environment and config.yaml again). Settings documented as
+	// "read fresh" (sentinel.auto_watch_prs) go through it.
+	Reload func() (Config, error) `mapstructure:"-"`
+
 	NATS     embedded.Config       `mapstructure:"nats"`
 	Bus      bus.Config            `mapstructure:"bus"`
 	Poll     poll.Config           `mapstructure:"poll"`

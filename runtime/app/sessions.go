@@ -63,7 +63,7 @@ func (a *App) wireSessions() subsystem {
 	notifier := &sessions.Notifier{Registry: reg, Runner: runner, Log: log}
 	inboxes := sessions.NewInboxes(b, a.Inbox, reg, notifier)
 	resolver := &sessions.Resolver{Registry: reg, Runner: runner, Log: log}
-	autolink := &sessions.AutoLink{Sentinels: a.Sentinels, Enabled: func() bool { return a.Cfg.Sentinel.AutoWatchPRs }, Log: log.With("component", "autolink")}
+	autolink := &sessions.AutoLink{Sentinels: a.Sentinels, Enabled: a.autoWatchPRs, Log: log.With("component", "autolink")}
 	reg.SetPRHook(autolink.PROpened)
 	router := &sessions.Router{Resolver: resolver, Append: inboxes.Append, Park: a.Park, Log: log, Now: now,
 		Merged: func(ctx context.Context, sessionID, prURL string) {
