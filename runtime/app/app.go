@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/go-chi/chi/v5"
@@ -133,6 +134,9 @@ func New(cfg Config, log *slog.Logger) (_ *App, err error) {
 	}
 
 	if a.ln, err = ingress.Listen(cfg.Listen); err != nil {
+		if errors.Is(err, syscall.EADDRINUSE) {
+			return nil, fmt.Errorf("%w (is another sentinel node running? stop it, or pass --listen with another port; port 0 picks a free one)", err)
+		}
 		return nil, err
 	}
 	a.push("listener", func(context.Context) error { _ = a.ln.Close(); return nil })
