@@ -416,3 +416,25 @@ func TestMCPInboxWaitEndsWhenTheNodeStops(t *testing.T) {
 	}
 	require.Less(t, time.Since(start), 10*time.Second)
 }
+
+// TestMCPStdioSessionAuto: `sentinel mcp --session auto` finds the calling
+// session by its working directory, as an MCP client that spawns servers
+// in the project folder (Claude Code) needs.
+func TestMCPStdioSessionAuto(t *testing.T) {
+	n := startSurfaceNode(t)
+	proj := t.TempDir()
+	status, _ := n.api("POST", "/sessions", map[string]any{"id": "auto-proj", "cwd": proj})
+	require.Equal(t, http.StatusCreated, status)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	cmd := exec.Command(binary, "mcp", "--session", "auto")
+	cmd.Env = n.env()
+	cmd.Dir = proj
+	client := sdk.NewClient(&sdk.Implementation{Name: "sentinel-e2e", Version: "1.0.0"}, nil)
+	cs, err := client.Connect(ctx, &sdk.CommandTransport{Command: cmd, TerminateDuration: 2 * time.Second}, nil)
+	require.NoError(t, err)
+	defer cs.Close()
+	out, isErr := call(ctx, t, cs, "sentinel_watch", map[string]any{"subject": "github:acme/widgets#301", "provider": "fake"})
+	require.False(t, isErr, out)
+	require.Equal(t, "auto-proj", dig(out, "sentinel", "target", "sessionId"))
+}

@@ -1,10 +1,14 @@
 package cli
 
 import (
+	"context"
 	"fmt"
+	"os"
+	"path/filepath"
 
 	"github.com/spf13/cobra"
 
+	"github.com/agentproto/sentinel/ingress/api"
 	"github.com/agentproto/sentinel/ingress/apiclient"
 	"github.com/agentproto/sentinel/ingress/mcp"
 )
@@ -28,7 +32,11 @@ the running node's API (found like every client verb: --url,
 AGENTPROTO_URL, <home>/daemon.json; token from AGENTPROTO_TOKEN or
 <home>/daemon-token). --session (default $AGENTPROTO_SESSION) is the
 calling session: the default sessionId of sentinel_watch, follower of
-session_follow, and inbox of inbox_read / inbox_wait.`,
+session_follow, and inbox of inbox_read / inbox_wait. With --session auto
+the calling session is looked up at every call: the most recently seen
+live session registered with this process's working directory (how an MCP
+client that spawns servers in the project folder, such as Claude Code,
+finds the session its hooks registered).`,
 		Example: `  {"command": "sentinel", "args": ["mcp", "--session", "s1"]}`,
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -41,12 +49,20 @@ session_follow, and inbox of inbox_read / inbox_wait.`,
 			if err != nil {
 				return err
 			}
+			mopts := mcp.Options{}
+			caller := opts.Session
+			if caller == SessionAuto {
+				caller = ""
+				cwd, _ := os.Getwd()
+				sessions := apiclient.Sessions{C: c}
+				mopts.Caller = func(ctx context.Context) string { return sessionForCwd(ctx, sessions, cwd) }
+			}
 			srv := mcp.NewServer(mcp.Services{
 				Sentinels: apiclient.Sentinels{C: c},
 				Follows:   apiclient.Follows{C: c},
 				Inbox:     apiclient.Inboxes{C: c},
-			}, mcp.Options{})
-			if err := mcp.ServeStdio(cmd.Context(), srv, opts.Session, io.In, io.Out); err != nil {
+			}, mopts)
+			if err := mcp.ServeStdio(cmd.Context(), srv, caller, io.In, io.Out); err != nil {
 				return &ExitError{Code: 1, Err: fmt.Errorf("mcp stdio: %w", err)}
 			}
 			return nil
@@ -55,4 +71,30 @@ session_follow, and inbox of inbox_read / inbox_wait.`,
 	cmd.Flags().StringVar(&opts.Session, "session", "", "calling session id (default $"+EnvSession+")")
 	cmd.Flags().String("url", "", "node URL (default $AGENTPROTO_URL, else <home>/daemon.json)")
 	return cmd
+}
+
+// SessionAuto, as --session, resolves the calling session by working
+// directory at every call.
+const SessionAuto = "auto"
+
+// sessionForCwd returns the most recently seen live session registered
+// with cwd ("" when none).
+func sessionForCwd(ctx context.Context, sessions interface {
+	List(ctx context.Context) ([]api.Session, error)
+}, cwd string) string {
+	list, err := sessions.List(ctx)
+	if err != nil {
+		return ""
+	}
+	cwd = filepath.Clean(cwd)
+	best, bestTs := "", int64(-1)
+	for _, s := range list {
+		if s.Status == "ended" || s.Cwd == "" || filepath.Clean(s.Cwd) != cwd {
+			continue
+		}
+		if s.LastSeenTs > bestTs {
+			best, bestTs = s.ID, s.LastSeenTs
+		}
+	}
+	return best
 }

@@ -45,6 +45,9 @@ type Options struct {
 	// Debug, when set, logs the start of every tool call at debug level
 	// (tool name only, never arguments).
 	Debug *slog.Logger
+	// Caller, when set, resolves the calling session of a call whose
+	// transport named none (the stdio bridge's --session auto).
+	Caller func(ctx context.Context) string
 	// Life, when set, bounds every tool call: when it ends (the node is
 	// stopping) a long call such as inbox_wait returns at once with the
 	// error "unavailable" instead of holding the shutdown.
@@ -67,9 +70,24 @@ func NewServer(svc Services, opts Options) *server.MCPServer {
 	}
 	s := server.NewMCPServer(Name, opts.Version, sopts...)
 	for _, t := range Tools(svc) {
-		s.AddTool(t.Tool, traced(opts.Debug, t.Tool.Name, bounded(opts.Life, t.Tool.Name, t.Handler)))
+		s.AddTool(t.Tool, traced(opts.Debug, t.Tool.Name, resolved(opts.Caller, bounded(opts.Life, t.Tool.Name, t.Handler))))
 	}
 	return s
+}
+
+// resolved fills in the caller with resolve when the transport named none.
+func resolved(resolve func(ctx context.Context) string, h server.ToolHandlerFunc) server.ToolHandlerFunc {
+	if resolve == nil {
+		return h
+	}
+	return func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		if CallerFrom(ctx) == "" {
+			if id := resolve(ctx); id != "" {
+				ctx = WithCaller(ctx, id)
+			}
+		}
+		return h(ctx, req)
+	}
 }
 
 // traced logs the start of each call of a tool at debug level.
