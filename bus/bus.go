@@ -31,6 +31,7 @@ type Bus struct {
 	Follows   jetstream.KeyValue
 	Locks     jetstream.KeyValue
 	Cursors   jetstream.KeyValue
+	Tombstone jetstream.KeyValue
 }
 
 // Open provisions every stream, bucket and consumer idempotently
@@ -74,6 +75,7 @@ func Open(ctx context.Context, nc *nats.Conn, cfg Config) (*Bus, error) {
 		{jetstream.KeyValueConfig{Bucket: BucketFollows, Description: "session follows"}, &b.Follows},
 		{jetstream.KeyValueConfig{Bucket: BucketLocks, Description: "short leases and locks", TTL: 5 * time.Minute}, &b.Locks},
 		{jetstream.KeyValueConfig{Bucket: BucketCursors, Description: "read cursors"}, &b.Cursors},
+		{jetstream.KeyValueConfig{Bucket: BucketTombstone, Description: "provider cancels to retry"}, &b.Tombstone},
 	}
 	for _, bk := range buckets {
 		bk.cfg.Storage = jetstream.FileStorage

@@ -25,6 +25,7 @@ const (
 	BucketFollows   = "sentinel_follows"
 	BucketLocks     = "sentinel_locks"
 	BucketCursors   = "sentinel_cursors"
+	BucketTombstone = "sentinel_tombstones"
 )
 
 const (

@@ -162,7 +162,8 @@ func (a *App) wire(ctx context.Context) error {
 	a.Inbox = inbox.New(b)
 	a.Inbox.Metrics = a.Metrics
 	a.Park = park.New(b, now)
-	expirer := &sentinels.Expirer{Store: store, Registry: a.Registry, Log: log, Now: now}
+	expirer := &sentinels.Expirer{Store: store, Registry: a.Registry, Log: log, Now: now,
+		Tombstones: sentinels.NewTombstones(b.Tombstone, now, log.With("component", "tombstones"))}
 	publisher := &poll.Publisher{Bus: b, Metrics: a.Metrics}
 	a.Loop = &poll.Loop{Cfg: a.Cfg.Poll, Store: store, Registry: a.Registry, Publisher: publisher, Park: a.Park,
 		Expirer: expirer, Metrics: a.Metrics, Log: log.With("component", "poll"), Now: now}

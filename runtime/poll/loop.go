@@ -162,6 +162,9 @@ func (l *Loop) runTick(ctx context.Context) {
 		l.Log.Warn("poll tick: list sentinels failed", "err", err)
 		return
 	}
+	if l.Expirer.Tombstones != nil {
+		l.Expirer.Tombstones.Sweep(ctx, l.Registry, recs)
+	}
 	for _, r := range recs {
 		if ctx.Err() != nil {
 			return

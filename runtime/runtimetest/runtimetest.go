@@ -99,7 +99,8 @@ func Start(t testing.TB, o Options) *Env {
 	e.Seen = sentinels.NewSeen(b.Seen, clock.Now)
 	e.Inbox = inbox.New(b)
 	e.Park = park.New(b, clock.Now)
-	e.Expirer = &sentinels.Expirer{Store: e.Store, Registry: reg, Log: log, Now: clock.Now}
+	e.Expirer = &sentinels.Expirer{Store: e.Store, Registry: reg, Log: log, Now: clock.Now,
+		Tombstones: sentinels.NewTombstones(b.Tombstone, clock.Now, log)}
 	router := o.Router
 	if router == nil {
 		router = deliver.DirectRouter{Inbox: e.Inbox, Now: func() string { return sentinel.FormatTime(clock.Now()) }}

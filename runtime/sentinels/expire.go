@@ -18,6 +18,8 @@ type Expirer struct {
 	Log           *slog.Logger
 	Now           func() time.Time
 	CancelTimeout time.Duration
+	// Tombstones, when set, records a failed cancel for retry.
+	Tombstones *Tombstones
 }
 
 // Expire sets the sentinel's status to expired (when it is pollable) and
@@ -60,7 +62,12 @@ func (e *Expirer) CancelProvider(ctx context.Context, rec *sentinel.Sentinel) {
 	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), timeout)
 	defer cancel()
 	if err := prov.Cancel(cctx, rec.Handle); err != nil {
-		e.Log.Warn("provider cancel failed", "sentinel", rec.ID, "provider", rec.Provider, "err", err)
+		e.Log.Warn("provider cancel failed; will retry", "sentinel", rec.ID, "provider", rec.Provider, "err", err)
+		if e.Tombstones != nil {
+			if terr := e.Tombstones.Add(context.WithoutCancel(ctx), rec.Provider, rec.Handle, err); terr != nil {
+				e.Log.Warn("recording the failed cancel failed", "sentinel", rec.ID, "err", terr)
+			}
+		}
 	}
 }
 

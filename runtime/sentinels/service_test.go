@@ -240,3 +240,43 @@ func TestStatusReportsProviderHealth(t *testing.T) {
 	_, err = e.Service.Status(ctx, "sen_01JAB2C3D4E5F6G7H8J9K0L1M2")
 	require.Equal(t, sentinel.CodeSentinelNotFound, codeOf(t, err))
 }
+
+func TestFailedCancelIsRetriedUntilItSucceeds(t *testing.T) {
+	e := runtimetest.Start(t, runtimetest.Options{NoWorkers: true})
+	ctx := context.Background()
+	rec := e.Watch(req("fake"))
+	e.Fake.FailCancel(errors.New("agentpush unreachable"))
+	require.NoError(t, e.Service.Remove(ctx, rec.ID), "removal never waits for the remote")
+	ts, err := e.Expirer.Tombstones.List(ctx)
+	require.NoError(t, err)
+	require.Len(t, ts, 1)
+	require.Equal(t, rec.Handle.RemoteID, ts[0].Handle.RemoteID)
+	require.Contains(t, ts[0].LastError, "unreachable")
+
+	e.Loop.PollNow(ctx) // not due yet: no retry
+	require.Len(t, e.Fake.Cancels(), 1)
+	e.Clock.Advance(sentinels.TombstoneBase)
+	e.Loop.PollNow(ctx) // due, still failing: backs off
+	require.Len(t, e.Fake.Cancels(), 2)
+	ts, _ = e.Expirer.Tombstones.List(ctx)
+	require.Equal(t, 2, ts[0].Attempts)
+	e.Fake.FailCancel(nil)
+	e.Clock.Advance(2 * sentinels.TombstoneBase)
+	e.Loop.PollNow(ctx)
+	require.Len(t, e.Fake.Cancels(), 3)
+	ts, _ = e.Expirer.Tombstones.List(ctx)
+	require.Empty(t, ts, "a successful retry drops the tombstone")
+}
+
+func TestTombstoneOfARemoteInUseAgainIsDropped(t *testing.T) {
+	e := runtimetest.Start(t, runtimetest.Options{NoWorkers: true})
+	ctx := context.Background()
+	rec := e.Watch(req("fake"))
+	e.Fake.FailCancel(errors.New("timeout"))
+	require.NoError(t, e.Expirer.Tombstones.Add(ctx, "fake", rec.Handle, errors.New("timeout")))
+	e.Clock.Advance(sentinels.TombstoneBase)
+	e.Loop.PollNow(ctx)
+	require.Empty(t, e.Fake.Cancels(), "a remote a live sentinel owns is never cancelled by a stale tombstone")
+	ts, _ := e.Expirer.Tombstones.List(ctx)
+	require.Empty(t, ts)
+}
