@@ -33,7 +33,7 @@ func (s *Server) route(r *http.Request, path string, body []byte) reply {
 // routeRepo serves /repos/{owner}/{repo}/... (mu must be held).
 func (s *Server) routeRepo(method, name string, p []string, q url.Values, body []byte) reply {
 	unexpected := reply{status: http.StatusNotFound, body: []byte(`{"message":"Not Found"}`), unexpected: true}
-	rp := s.repos[name]
+	rp := s.repos[strings.ToLower(name)] // owner/repo are case-insensitive on GitHub
 	get := method == http.MethodGet
 	switch {
 	case p[0] == "pulls" && len(p) == 1 && get:

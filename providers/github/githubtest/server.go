@@ -169,12 +169,12 @@ func (s *Server) ResetLog() {
 
 // Count returns how many logged requests have method (any when "") and a
 // path starting with prefix.
-func (s *Server) Count(method, prefix string) int {
+func (s *Server) Count(method, prefix string) int { // prefix compares case-insensitively
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	n := 0
 	for _, r := range s.log {
-		if (method == "" || r.Method == method) && strings.HasPrefix(r.Path, prefix) {
+		if (method == "" || r.Method == method) && strings.HasPrefix(strings.ToLower(r.Path), strings.ToLower(prefix)) {
 			n++
 		}
 	}

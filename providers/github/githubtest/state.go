@@ -101,14 +101,15 @@ type Comment struct {
 	Association string
 }
 
-// repo returns (creating) the state of name (mu must be held).
+// repo returns (creating) the state of name (mu must be held). Names
+// compare case-insensitively, as on GitHub.
 func (s *Server) repo(name string) *repo {
-	r := s.repos[name]
+	r := s.repos[strings.ToLower(name)]
 	if r == nil {
 		r = &repo{name: name, id: s.id(), pulls: map[int]*pull{}, reviews: map[int][]*review{},
 			comments: map[int][]*comment{}, checkRuns: map[string][]*checkRun{}, statuses: map[string][]*status{},
 			hooks: map[int64]*hook{}, deliveries: map[int64][]*delivery{}}
-		s.repos[name] = r
+		s.repos[strings.ToLower(name)] = r
 	}
 	return r
 }
