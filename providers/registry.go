@@ -2,7 +2,6 @@ package providers
 
 import (
 	"fmt"
-	"sort"
 )
 
 // Registry holds the explicit, ordered list of providers. It is built once
@@ -44,10 +43,3 @@ func (r *Registry) All() []Provider {
 
 // Slugs returns the slugs in catalogue order.
 func (r *Registry) Slugs() []string { return append([]string(nil), r.order...) }
-
-// SortedSlugs returns the slugs sorted, for messages.
-func (r *Registry) SortedSlugs() []string {
-	s := r.Slugs()
-	sort.Strings(s)
-	return s
-}

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -156,13 +155,4 @@ func (i *Inbox) Subscribe(sessionID string, fn func()) (func(), error) {
 		return nil, fmt.Errorf("inbox subscribe: %w", err)
 	}
 	return func() { _ = sub.Unsubscribe() }, nil
-}
-
-// SessionOf returns the session id of an inbox subject.
-func SessionOf(subject string) string {
-	parts := strings.Split(subject, ".")
-	if len(parts) < 4 {
-		return ""
-	}
-	return parts[2]
 }
