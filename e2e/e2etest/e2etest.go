@@ -147,16 +147,16 @@ func (n *Node) Kill() {
 	}
 }
 
-// Stop sends SIGTERM and returns the exit error and how long the exit
-// took; it gives up after within.
-func (n *Node) Stop(within time.Duration) (error, time.Duration) {
+// Stop sends SIGTERM and returns how long the exit took and the exit
+// error; it gives up after within.
+func (n *Node) Stop(within time.Duration) (time.Duration, error) {
 	start := time.Now()
 	_ = n.Cmd.Process.Signal(syscall.SIGTERM)
 	select {
 	case <-n.Done:
-		return n.exitErr, time.Since(start)
+		return time.Since(start), n.exitErr
 	case <-time.After(within):
-		return fmt.Errorf("did not exit within %s", within), time.Since(start)
+		return time.Since(start), fmt.Errorf("did not exit within %s", within)
 	}
 }
 

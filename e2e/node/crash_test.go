@@ -74,7 +74,7 @@ func TestCrashMidFlowDeliversEveryEventExactlyOnce(t *testing.T) {
 		<-time.After(20 * time.Millisecond)
 	}
 	require.EqualValues(t, total, a.body["sentinel"].(map[string]any)["eventCount"], "counted once each")
-	err, _ := n.stop()
+	_, err := n.stop()
 	require.NoError(t, err)
 
 	msgs := readInbox(t, home, "s1")

@@ -52,8 +52,8 @@ func startNode(t *testing.T, home string, env ...string) *node {
 
 func (n *node) kill() { n.Kill() }
 
-// stop sends SIGTERM and returns the exit error and how long it took.
-func (n *node) stop() (error, time.Duration) { return n.Stop(30 * time.Second) }
+// stop sends SIGTERM and returns how long the exit took and the exit error.
+func (n *node) stop() (time.Duration, error) { return n.Stop(30 * time.Second) }
 
 type answer struct {
 	status int

@@ -182,6 +182,6 @@ func inboxEventIDs(t *testing.T, home, session string) []string {
 // stopNode stops the node with SIGTERM and requires a clean exit.
 func stopNode(t *testing.T, n *node) {
 	t.Helper()
-	err, _ := n.stop()
+	_, err := n.stop()
 	require.NoError(t, err, n.logs.String())
 }

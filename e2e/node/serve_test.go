@@ -59,7 +59,7 @@ func TestServeCreateRestartFindAgain(t *testing.T) {
 	require.NotContains(t, a.raw, "hookKey")
 
 	// SIGTERM exits 0 promptly.
-	err, took := n.stop()
+	took, err := n.stop()
 	require.NoError(t, err, n.logs.String())
 	require.Less(t, took, 10*time.Second)
 	_, statErr := os.Stat(filepath.Join(home, "daemon.json"))

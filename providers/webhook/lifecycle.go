@@ -83,9 +83,9 @@ func (p *Provider) Attach(ctx context.Context, h sentinel.Handle, d providers.De
 
 // Cancel removes the handle's holder. The GitHub hook is deleted with the
 // last holder (a 404 counts as deleted), then the record. A real delete
-// failure keeps the unheld record (a later create reuses the hook) and is
-// returned. Cancelling twice, or a handle whose record is gone, is a
-// no-op.
+// failure keeps the unheld record (a later create reuses the hook, a
+// retried cancel deletes it) and is returned. Cancelling twice, or a handle
+// whose record is gone, is a no-op.
 func (p *Provider) Cancel(ctx context.Context, h sentinel.Handle) error {
 	repo, holder := h.StateString("repo"), h.StateString("holder")
 	if repo == "" || holder == "" {
@@ -96,12 +96,15 @@ func (p *Provider) Cancel(ctx context.Context, h sentinel.Handle) error {
 		if err != nil || rec == nil {
 			return err
 		}
-		if !rec.removeHolder(holder) {
+		if rec.removeHolder(holder) {
+			if _, err = p.store().save(ctx, rec, rev); err != nil {
+				return err
+			}
+		} else if len(rec.Holders) > 0 {
 			return nil
 		}
-		if rev, err = p.store().save(ctx, rec, rev); err != nil {
-			return err
-		}
+		// No holder left: delete the hook (again, when an earlier delete
+		// failed and the unheld record stayed: a retried cancel finishes it).
 		if len(rec.Holders) > 0 {
 			p.cfg.Log.Info("webhook holder removed", "repo", rec.Repo, "hookId", rec.HookID, "holder", holder, "holders", len(rec.Holders))
 			return nil

@@ -320,3 +320,20 @@ func TestHandleNeverCarriesSecret(t *testing.T) {
 	require.Equal(t, sentinel.Handle{Provider: Slug, RemoteID: "7", State: map[string]any{"repo": "o/r", "hookKey": rec.Key, "holder": "wh_0011223344556677"}}, hd)
 	require.False(t, hex64.MatchString(hd.RemoteID+hd.StateString("hookKey")+hd.StateString("holder")))
 }
+
+func TestRetriedCancelDeletesAnUnheldHook(t *testing.T) {
+	h := newHarness(t, githubtest.Options{})
+	p := h.provider("node-a")
+	a := h.create(p, "github:acme/widgets")
+	h.liveHook(testRepo)
+	h.gh.Inject(githubtest.Fault{Method: http.MethodDelete, Path: "/repos/acme/widgets/hooks/", Status: http.StatusBadGateway, Times: 1})
+	err := p.Cancel(ctxT(t), a)
+	h.seen(err)
+	require.Error(t, err)
+	// The runtime retries the cancel (a tombstone): the delete goes through.
+	require.NoError(t, p.Cancel(ctxT(t), a))
+	require.Equal(t, 2, h.gh.Count(http.MethodDelete, "/repos/acme/widgets/hooks/"))
+	require.Nil(t, h.record(testRepo), "the record goes with the hook")
+	require.NoError(t, p.Cancel(ctxT(t), a), "and a third cancel is a no-op")
+	require.Equal(t, 2, h.gh.Count(http.MethodDelete, "/repos/acme/widgets/hooks/"))
+}

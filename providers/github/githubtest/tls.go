@@ -9,7 +9,6 @@ import (
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"encoding/pem"
-	"fmt"
 	"math/big"
 	"net"
 	"net/http"
@@ -99,7 +98,7 @@ func (s *Server) proxyHandler(w http.ResponseWriter, r *http.Request) {
 		_ = conn.Close()
 		return
 	}
-	var c net.Conn = conn
+	c := net.Conn(conn)
 	if brw.Reader.Buffered() > 0 {
 		c = &bufferedConn{Conn: conn, r: brw.Reader}
 	}
@@ -158,7 +157,5 @@ func (l *chanListener) Addr() net.Addr { return l.addr }
 func (c *certs) serverConfig() *tls.Config {
 	return &tls.Config{Certificates: []tls.Certificate{c.leaf}, NextProtos: []string{"http/1.1"}, MinVersion: tls.VersionTLS12}
 }
-
-func errf(format string, args ...any) error { return fmt.Errorf("githubtest: "+format, args...) }
 
 func tlsListener(l net.Listener, c *certs) net.Listener { return tls.NewListener(l, c.serverConfig()) }
