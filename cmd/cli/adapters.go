@@ -20,30 +20,12 @@ var adapterHints = hints{
 	sentinel.CodeInvalidSetup:     "see the provider's setup fields with `sentinel adapters`",
 }
 
-// AdaptersOptions are the options of `sentinel adapters`.
-type AdaptersOptions struct{ ClientOptions }
-
 // NewCmdAdapters builds `sentinel adapters`.
-func NewCmdAdapters(io IO, runF func(*AdaptersOptions) error) *cobra.Command {
-	opts := &AdaptersOptions{}
-	cmd := &cobra.Command{
-		Use:   "adapters",
-		Short: "List the sentinel providers: status, capabilities, setup fields",
-		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			opts.ClientOptions = newClientOptions(io, cmd)
-			opts.JSON = jsonFlag(cmd)
-			if runF != nil {
-				return runF(opts)
-			}
-			return adaptersRun(cmd, opts)
-		},
-	}
-	addClientFlags(cmd)
-	return cmd
+func NewCmdAdapters(io IO, runF func(*IDOptions) error) *cobra.Command {
+	return newIDCmd(io, idVerb{use: "adapters", short: "List the sentinel providers: status, capabilities, setup fields", run: adaptersRun}, runF)
 }
 
-func adaptersRun(cmd *cobra.Command, opts *AdaptersOptions) error {
+func adaptersRun(cmd *cobra.Command, opts *IDOptions) error {
 	var out struct {
 		Adapters []api.Adapter `json:"adapters"`
 	}

@@ -41,33 +41,40 @@ func newClientOptions(io IO, cmd *cobra.Command) ClientOptions {
 	}
 }
 
-// IDOptions are the options of a verb that takes exactly one id (rm,
-// status, unfollow, session show).
+// IDOptions are the options of a verb that takes one id (rm, status,
+// unfollow, session show) or no argument at all (list, session list,
+// adapters; ID is then empty).
 type IDOptions struct {
 	ClientOptions
 	ID string
 }
 
-// idVerb describes a one-id verb.
+// idVerb describes a verb that takes one id, or none when missing is "".
 type idVerb struct {
 	use, short, missing string
 	aliases             []string
 	run                 func(cmd *cobra.Command, opts *IDOptions) error
 }
 
-// newIDCmd builds a one-id verb with the client flags; runF, when set,
-// replaces the verb's run (tests).
+// newIDCmd builds a one-id verb (no argument when v.missing is "") with
+// the client flags; runF, when set, replaces the verb's run (tests).
 func newIDCmd(io IO, v idVerb, runF func(*IDOptions) error) *cobra.Command {
 	opts := &IDOptions{}
+	args := exactArgs(1, v.missing)
+	if v.missing == "" {
+		args = cobra.NoArgs
+	}
 	cmd := &cobra.Command{
 		Use:     v.use,
 		Aliases: v.aliases,
 		Short:   v.short,
-		Args:    exactArgs(1, v.missing),
+		Args:    args,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.ClientOptions = newClientOptions(io, cmd)
 			opts.JSON = jsonFlag(cmd)
-			opts.ID = args[0]
+			if len(args) > 0 {
+				opts.ID = args[0]
+			}
 			if runF != nil {
 				return runF(opts)
 			}

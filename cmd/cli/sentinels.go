@@ -153,31 +153,12 @@ func printView(o *ClientOptions, v sentinel.View) {
 	)
 }
 
-// ListOptions are the options of `sentinel list`.
-type ListOptions struct{ ClientOptions }
-
 // NewCmdList builds `sentinel list`.
-func NewCmdList(io IO, runF func(*ListOptions) error) *cobra.Command {
-	opts := &ListOptions{}
-	cmd := &cobra.Command{
-		Use:     "list",
-		Aliases: []string{"ls"},
-		Short:   "List every sentinel on the node",
-		Args:    cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			opts.ClientOptions = newClientOptions(io, cmd)
-			opts.JSON = jsonFlag(cmd)
-			if runF != nil {
-				return runF(opts)
-			}
-			return listRun(cmd, opts)
-		},
-	}
-	addClientFlags(cmd)
-	return cmd
+func NewCmdList(io IO, runF func(*IDOptions) error) *cobra.Command {
+	return newIDCmd(io, idVerb{use: "list", aliases: []string{"ls"}, short: "List every sentinel on the node", run: listRun}, runF)
 }
 
-func listRun(cmd *cobra.Command, opts *ListOptions) error {
+func listRun(cmd *cobra.Command, opts *IDOptions) error {
 	var out struct {
 		Sentinels []sentinel.View `json:"sentinels"`
 	}

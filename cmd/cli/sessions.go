@@ -177,47 +177,32 @@ func printSession(o *ClientOptions, s api.Session) {
 	)
 }
 
-// SessionListOptions are the options of `sentinel session list`.
-type SessionListOptions struct{ ClientOptions }
-
 // NewCmdSessionList builds `sentinel session list`.
-func NewCmdSessionList(io IO, runF func(*SessionListOptions) error) *cobra.Command {
-	opts := &SessionListOptions{}
-	cmd := &cobra.Command{
-		Use:     "list",
-		Aliases: []string{"ls"},
-		Short:   "List sessions, oldest first",
-		Args:    cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			opts.ClientOptions = newClientOptions(io, cmd)
-			opts.JSON = jsonFlag(cmd)
-			if runF != nil {
-				return runF(opts)
-			}
-			var out struct {
-				Sessions []api.Session `json:"sessions"`
-			}
-			if printed, err := opts.call(cmd.Context(), "GET", "/sessions", nil, &out, sessionHints); err != nil || printed {
-				return err
-			}
-			if len(out.Sessions) == 0 {
-				fmt.Fprintln(opts.IO.Out, "No sessions. Register one with `sentinel session register <id>`.")
-				return nil
-			}
-			w := opts.table()
-			row(w, "ID", "LABEL", "STATUS", "PARENT", "CWD", "LAST SEEN")
-			for _, s := range out.Sessions {
-				status := s.Status
-				if s.EndedReason != "" {
-					status += " (" + s.EndedReason + ")"
-				}
-				row(w, s.ID, s.Label, status, s.ParentSessionID, s.Cwd, msTime(s.LastSeenTs))
-			}
-			return w.Flush()
-		},
+func NewCmdSessionList(io IO, runF func(*IDOptions) error) *cobra.Command {
+	return newIDCmd(io, idVerb{use: "list", aliases: []string{"ls"}, short: "List sessions, oldest first", run: sessionListRun}, runF)
+}
+
+func sessionListRun(cmd *cobra.Command, opts *IDOptions) error {
+	var out struct {
+		Sessions []api.Session `json:"sessions"`
 	}
-	addClientFlags(cmd)
-	return cmd
+	if printed, err := opts.call(cmd.Context(), "GET", "/sessions", nil, &out, sessionHints); err != nil || printed {
+		return err
+	}
+	if len(out.Sessions) == 0 {
+		fmt.Fprintln(opts.IO.Out, "No sessions. Register one with `sentinel session register <id>`.")
+		return nil
+	}
+	w := opts.table()
+	row(w, "ID", "LABEL", "STATUS", "PARENT", "CWD", "LAST SEEN")
+	for _, s := range out.Sessions {
+		status := s.Status
+		if s.EndedReason != "" {
+			status += " (" + s.EndedReason + ")"
+		}
+		row(w, s.ID, s.Label, status, s.ParentSessionID, s.Cwd, msTime(s.LastSeenTs))
+	}
+	return w.Flush()
 }
 
 // NewCmdSessionShow builds `sentinel session show <id>`.

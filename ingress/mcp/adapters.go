@@ -50,24 +50,20 @@ func adapterTools(svc api.Sentinels) []server.ServerTool {
 				inputSchema[SetupArgs](),
 				annotations("Set up a sentinel provider", false, true, true, false),
 			),
-			Handler: func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-				var a SetupArgs
-				if err := bind(req, &a); err != nil {
-					return fail(ToolSetup, err, nil), nil
-				}
+			Handler: typed(ToolSetup, func(ctx context.Context, a SetupArgs) *mcp.CallToolResult {
 				slug := strings.TrimSpace(a.Slug)
 				if slug == "" {
-					return invalid(ToolSetup, "slug is required (a provider slug from list_sentinel_adapters)"), nil
+					return invalid(ToolSetup, "slug is required (a provider slug from list_sentinel_adapters)")
 				}
 				if len(a.Fields) == 0 {
-					return invalid(ToolSetup, "fields is required: an object of setup field values by name"), nil
+					return invalid(ToolSetup, "fields is required: an object of setup field values by name")
 				}
 				res, err := svc.Setup(ctx, slug, a.Fields)
 				if err != nil {
-					return fail(ToolSetup, err, nil), nil
+					return fail(ToolSetup, err, nil)
 				}
-				return ok(map[string]any{"setup": res}), nil
-			},
+				return ok(map[string]any{"setup": res})
+			}),
 		},
 	}
 }

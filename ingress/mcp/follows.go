@@ -69,21 +69,17 @@ func followTools(svc api.Follows) []server.ServerTool {
 				inputSchema[FollowArgs](),
 				annotations("Follow sessions", false, false, false, false),
 			),
-			Handler: func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-				var a FollowArgs
-				if err := bind(req, &a); err != nil {
-					return fail(ToolFollow, err, nil), nil
-				}
+			Handler: typed(ToolFollow, func(ctx context.Context, a FollowArgs) *mcp.CallToolResult {
 				fr, err := a.request()
 				if err != nil {
-					return fail(ToolFollow, err, nil), nil
+					return fail(ToolFollow, err, nil)
 				}
 				f, created, err := svc.Upsert(ctx, fr, CallerFrom(ctx))
 				if err != nil {
-					return fail(ToolFollow, err, nil), nil
+					return fail(ToolFollow, err, nil)
 				}
-				return ok(map[string]any{"created": created, "follow": f}), nil
-			},
+				return ok(map[string]any{"created": created, "follow": f})
+			}),
 		},
 		{
 			Tool: mcp.NewTool(ToolUnfollow,
@@ -91,20 +87,16 @@ func followTools(svc api.Follows) []server.ServerTool {
 				inputSchema[UnfollowArgs](),
 				annotations("Remove a follow", false, true, true, false),
 			),
-			Handler: func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-				var a UnfollowArgs
-				if err := bind(req, &a); err != nil {
-					return fail(ToolUnfollow, err, nil), nil
-				}
+			Handler: typed(ToolUnfollow, func(ctx context.Context, a UnfollowArgs) *mcp.CallToolResult {
 				if strings.TrimSpace(a.ID) == "" {
-					return invalid(ToolUnfollow, "id is required (a follow id fol_... or its key)"), nil
+					return invalid(ToolUnfollow, "id is required (a follow id fol_... or its key)")
 				}
 				id, err := svc.Remove(ctx, a.ID)
 				if err != nil {
-					return fail(ToolUnfollow, err, followNotFound), nil
+					return fail(ToolUnfollow, err, followNotFound)
 				}
-				return ok(map[string]any{"removed": true, "id": id}), nil
-			},
+				return ok(map[string]any{"removed": true, "id": id})
+			}),
 		},
 		{
 			Tool: mcp.NewTool(ToolFollows,
@@ -112,20 +104,16 @@ func followTools(svc api.Follows) []server.ServerTool {
 				inputSchema[FollowsArgs](),
 				annotations("List follows", true, false, true, false),
 			),
-			Handler: func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-				var a FollowsArgs
-				if err := bind(req, &a); err != nil {
-					return fail(ToolFollows, err, nil), nil
-				}
+			Handler: typed(ToolFollows, func(ctx context.Context, a FollowsArgs) *mcp.CallToolResult {
 				fs, err := svc.List(ctx, strings.TrimSpace(a.Follower))
 				if err != nil {
-					return fail(ToolFollows, err, nil), nil
+					return fail(ToolFollows, err, nil)
 				}
 				if fs == nil {
 					fs = []api.Follow{}
 				}
-				return ok(map[string]any{"follows": fs}), nil
-			},
+				return ok(map[string]any{"follows": fs})
+			}),
 		},
 	}
 }

@@ -51,17 +51,13 @@ func inboxTools(svc api.Inboxes) []server.ServerTool {
 				inputSchema[InboxReadArgs](),
 				annotations("Read an inbox", false, false, false, false),
 			),
-			Handler: func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-				var a InboxReadArgs
-				if err := bind(req, &a); err != nil {
-					return fail(ToolInboxRead, err, nil), nil
-				}
+			Handler: typed(ToolInboxRead, func(ctx context.Context, a InboxReadArgs) *mcp.CallToolResult {
 				q, err := inboxQuery(ctx, a.SessionID, a.After, a.CorrelationID, a.Ack)
 				if err != nil {
-					return fail(ToolInboxRead, err, nil), nil
+					return fail(ToolInboxRead, err, nil)
 				}
 				if a.Limit < 0 || a.Limit > MaxReadLimit {
-					return invalid(ToolInboxRead, "limit must be within 1..%d (got %d)", MaxReadLimit, a.Limit), nil
+					return invalid(ToolInboxRead, "limit must be within 1..%d (got %d)", MaxReadLimit, a.Limit)
 				}
 				q.Limit = a.Limit
 				if q.Limit == 0 {
@@ -69,10 +65,10 @@ func inboxTools(svc api.Inboxes) []server.ServerTool {
 				}
 				page, err := svc.Read(ctx, q)
 				if err != nil {
-					return fail(ToolInboxRead, err, nil), nil
+					return fail(ToolInboxRead, err, nil)
 				}
-				return ok(pageFields(page, false)), nil
-			},
+				return ok(pageFields(page, false))
+			}),
 		},
 		{
 			Tool: mcp.NewTool(ToolInboxWait,
@@ -80,29 +76,25 @@ func inboxTools(svc api.Inboxes) []server.ServerTool {
 				inputSchema[InboxWaitArgs](),
 				annotations("Wait on an inbox", false, false, false, false),
 			),
-			Handler: func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-				var a InboxWaitArgs
-				if err := bind(req, &a); err != nil {
-					return fail(ToolInboxWait, err, nil), nil
-				}
+			Handler: typed(ToolInboxWait, func(ctx context.Context, a InboxWaitArgs) *mcp.CallToolResult {
 				timeout := DefaultWaitMs
 				if a.TimeoutMs != nil {
 					timeout = *a.TimeoutMs
 				}
 				if d := time.Duration(timeout) * time.Millisecond; d < api.MinWait || d > api.MaxWait {
-					return invalid(ToolInboxWait, "timeoutMs must be within %d..%d (got %d)", api.MinWait.Milliseconds(), api.MaxWait.Milliseconds(), timeout), nil
+					return invalid(ToolInboxWait, "timeoutMs must be within %d..%d (got %d)", api.MinWait.Milliseconds(), api.MaxWait.Milliseconds(), timeout)
 				}
 				ack := a.Ack == nil || *a.Ack
 				q, err := inboxQuery(ctx, a.SessionID, a.After, a.CorrelationID, ack)
 				if err != nil {
-					return fail(ToolInboxWait, err, nil), nil
+					return fail(ToolInboxWait, err, nil)
 				}
 				page, err := svc.Wait(ctx, q, time.Duration(timeout)*time.Millisecond)
 				if err != nil {
-					return fail(ToolInboxWait, err, nil), nil
+					return fail(ToolInboxWait, err, nil)
 				}
-				return ok(pageFields(page, true)), nil
-			},
+				return ok(pageFields(page, true))
+			}),
 		},
 	}
 }

@@ -2,6 +2,7 @@ package mcp
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -9,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/agentproto/sentinel"
 )
@@ -135,4 +137,16 @@ func annotations(title string, readOnly, destructive, idempotent, openWorld bool
 		IdempotentHint:  boolHint(idempotent),
 		OpenWorldHint:   boolHint(openWorld),
 	})
+}
+
+// typed binds a call's arguments to T (an invalid_input result names the
+// bad argument) and runs fn with them.
+func typed[T any](tool string, fn func(ctx context.Context, a T) *mcp.CallToolResult) server.ToolHandlerFunc {
+	return func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		var a T
+		if err := bind(req, &a); err != nil {
+			return fail(tool, err, nil), nil
+		}
+		return fn(ctx, a), nil
+	}
 }

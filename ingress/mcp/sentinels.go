@@ -84,19 +84,15 @@ func sentinelTools(svc api.Sentinels) []server.ServerTool {
 				inputSchema[IDArgs](),
 				annotations("Remove a sentinel", false, true, true, true),
 			),
-			Handler: func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-				var a IDArgs
-				if err := bind(req, &a); err != nil {
-					return fail(ToolUnwatch, err, nil), nil
-				}
+			Handler: typed(ToolUnwatch, func(ctx context.Context, a IDArgs) *mcp.CallToolResult {
 				if strings.TrimSpace(a.ID) == "" {
-					return invalid(ToolUnwatch, "id is required (a sentinel id from sentinel_list)"), nil
+					return invalid(ToolUnwatch, "id is required (a sentinel id from sentinel_list)")
 				}
 				if err := svc.Remove(ctx, a.ID); err != nil {
-					return fail(ToolUnwatch, err, notFound), nil
+					return fail(ToolUnwatch, err, notFound)
 				}
-				return ok(map[string]any{"removed": true, "id": a.ID}), nil
-			},
+				return ok(map[string]any{"removed": true, "id": a.ID})
+			}),
 		},
 		{
 			Tool: mcp.NewTool(ToolPollNow,
@@ -104,41 +100,33 @@ func sentinelTools(svc api.Sentinels) []server.ServerTool {
 				inputSchema[PollArgs](),
 				annotations("Poll now", false, false, true, true),
 			),
-			Handler: func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-				var a PollArgs
-				if err := bind(req, &a); err != nil {
-					return fail(ToolPollNow, err, nil), nil
-				}
+			Handler: typed(ToolPollNow, func(ctx context.Context, a PollArgs) *mcp.CallToolResult {
 				v, err := svc.PollNow(ctx, strings.TrimSpace(a.ID))
 				if err != nil {
-					return fail(ToolPollNow, err, notFound), nil
+					return fail(ToolPollNow, err, notFound)
 				}
 				out := map[string]any{"polled": true}
 				if v != nil {
 					out["sentinel"] = v
 				}
-				return ok(out), nil
-			},
+				return ok(out)
+			}),
 		},
 	}
 }
 
 func watchHandler(svc api.Sentinels) server.ToolHandlerFunc {
-	return func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-		var a WatchArgs
-		if err := bind(req, &a); err != nil {
-			return fail(ToolWatch, err, nil), nil
-		}
+	return typed(ToolWatch, func(ctx context.Context, a WatchArgs) *mcp.CallToolResult {
 		wr, err := a.request()
 		if err != nil {
-			return fail(ToolWatch, err, nil), nil
+			return fail(ToolWatch, err, nil)
 		}
 		v, err := svc.Watch(ctx, wr, CallerFrom(ctx))
 		if err != nil {
-			return fail(ToolWatch, err, nil), nil
+			return fail(ToolWatch, err, nil)
 		}
-		return ok(map[string]any{"sentinel": v}), nil
-	}
+		return ok(map[string]any{"sentinel": v})
+	})
 }
 
 // request validates the arguments the tool surface restricts (urgency and

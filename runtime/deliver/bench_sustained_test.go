@@ -14,7 +14,6 @@ import (
 	"github.com/agentproto/sentinel"
 	"github.com/agentproto/sentinel/bus"
 	"github.com/agentproto/sentinel/bus/bustest"
-	"github.com/agentproto/sentinel/runtime/inbox"
 	"github.com/agentproto/sentinel/runtime/runtimetest"
 )
 
@@ -142,44 +141,13 @@ func benchSustainedRaw(b *testing.B, fsync bool) {
 		b.Fatal(err)
 	}
 	defer func() { _ = sub.Unsubscribe() }()
-	stop := make(chan struct{})
-	var wg sync.WaitGroup
 	for f := 0; f < sustainedFlows; f++ {
 		cons, err := in.CreateOrUpdateConsumer(ctx, jetstream.ConsumerConfig{Durable: fmt.Sprintf("raw%d", f), FilterSubject: fmt.Sprintf("raw.in.%d", f), AckPolicy: jetstream.AckExplicitPolicy, MaxAckPending: 1})
 		if err != nil {
 			b.Fatal(err)
 		}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for {
-				select {
-				case <-stop:
-					return
-				default:
-				}
-				fctx, cancel := context.WithTimeout(ctx, 200*time.Millisecond)
-				batch, err := cons.Fetch(1, jetstream.FetchContext(fctx))
-				if err != nil {
-					cancel()
-					continue
-				}
-				for m := range batch.Messages() {
-					ev := sentinel.Event{}
-					_ = json.Unmarshal(m.Data(), &ev)
-					msg := inbox.SentinelMessage("sen_x", "fake", "bench", sentinel.UrgencyNextTurn, &ev, "2026-11-01T10:00:00.000Z")
-					raw, _ := json.Marshal(msg)
-					if _, err := js.Publish(ctx, "raw.out."+msg.ID, raw, jetstream.WithMsgID(msg.ID)); err != nil {
-						_ = m.Nak()
-						continue
-					}
-					_ = m.Ack()
-				}
-				cancel()
-			}
-		}()
+		defer relayRaw(ctx, js, cons)()
 	}
-	defer func() { close(stop); wg.Wait() }()
 	b.ResetTimer()
 	start := time.Now()
 	for i := 0; i < b.N; i++ {

@@ -101,39 +101,8 @@ func benchRaw(b *testing.B, fsync bool) {
 		b.Fatal(err)
 	}
 	defer func() { _ = sub.Unsubscribe() }()
-	// The same pull discipline as the delivery workers: one fresh Fetch(1)
-	// at a time (a long-lived pull iterator can lose its request).
-	stop := make(chan struct{})
-	stopped := make(chan struct{})
-	go func() {
-		defer close(stopped)
-		for {
-			select {
-			case <-stop:
-				return
-			default:
-			}
-			fctx, cancel := context.WithTimeout(ctx, time.Second)
-			batch, err := cons.Fetch(1, jetstream.FetchContext(fctx))
-			if err != nil {
-				cancel()
-				continue
-			}
-			for m := range batch.Messages() {
-				ev := sentinel.Event{}
-				_ = json.Unmarshal(m.Data(), &ev)
-				msg := inbox.SentinelMessage("sen_x", "fake", "bench", sentinel.UrgencyNextTurn, &ev, "2026-11-01T10:00:00.000Z")
-				raw, _ := json.Marshal(msg)
-				if _, err := js.Publish(ctx, "raw.out."+msg.ID, raw, jetstream.WithMsgID(msg.ID)); err != nil {
-					_ = m.Nak()
-					continue
-				}
-				_ = m.Ack()
-			}
-			cancel()
-		}
-	}()
-	defer func() { close(stop); <-stopped }()
+	stop := relayRaw(ctx, js, cons)
+	defer stop()
 	lat := make([]time.Duration, 0, b.N)
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
@@ -156,6 +125,44 @@ func benchRaw(b *testing.B, fsync bool) {
 
 // report records the one-at-a-time rate (events over the sum of their
 // latencies) and the latency percentiles.
+// relayRaw is the raw baseline's consumer: with the pull discipline of the
+// delivery workers (one fresh Fetch(1) at a time; a long-lived pull
+// iterator can lose its request) it builds the inbox message of each event,
+// publishes it to raw.out and acks. The returned function stops it.
+func relayRaw(ctx context.Context, js jetstream.JetStream, cons jetstream.Consumer) (stop func()) {
+	done := make(chan struct{})
+	stopped := make(chan struct{})
+	go func() {
+		defer close(stopped)
+		for {
+			select {
+			case <-done:
+				return
+			default:
+			}
+			fctx, cancel := context.WithTimeout(ctx, 200*time.Millisecond)
+			batch, err := cons.Fetch(1, jetstream.FetchContext(fctx))
+			if err != nil {
+				cancel()
+				continue
+			}
+			for m := range batch.Messages() {
+				ev := sentinel.Event{}
+				_ = json.Unmarshal(m.Data(), &ev)
+				msg := inbox.SentinelMessage("sen_x", "fake", "bench", sentinel.UrgencyNextTurn, &ev, "2026-11-01T10:00:00.000Z")
+				raw, _ := json.Marshal(msg)
+				if _, err := js.Publish(ctx, "raw.out."+msg.ID, raw, jetstream.WithMsgID(msg.ID)); err != nil {
+					_ = m.Nak()
+					continue
+				}
+				_ = m.Ack()
+			}
+			cancel()
+		}
+	}()
+	return func() { close(done); <-stopped }
+}
+
 func report(b *testing.B, lat []time.Duration) {
 	if len(lat) == 0 {
 		return
