@@ -1,6 +1,7 @@
 // Package embedded runs a nats-server with JetStream in-process. It is the
 // only package that imports nats-server. By default the server opens no
-// network listener: clients reach it in-process.
+// network listener: clients reach it in-process. A client listener, when
+// configured, always requires the listen token, and may require TLS.
 package embedded
 
 import (
@@ -25,8 +26,17 @@ type Config struct {
 	// can be lost on power failure.
 	SyncAlways bool `mapstructure:"sync_always"`
 	// Listen, when non-empty ("host:port"), opens a client listener so other
-	// processes can connect; empty means in-process only.
+	// processes can connect; empty means in-process only. A listener always
+	// requires ListenToken.
 	Listen string `mapstructure:"listen"`
+	// ListenToken is the secret every client of the listener presents
+	// (nats.Token). The node fills it from <home>/nats-token (0600,
+	// generated when absent) when the config leaves it empty.
+	ListenToken string `mapstructure:"listen_token"`
+	// ListenTLSCert and ListenTLSKey, both set, make the client listener
+	// require TLS with this certificate (PEM files).
+	ListenTLSCert string `mapstructure:"listen_tls_cert"`
+	ListenTLSKey  string `mapstructure:"listen_tls_key"`
 	// ServerName names the server (default "sentinel").
 	ServerName string `mapstructure:"server_name"`
 	// ReadyTimeout bounds start-up (default 30s).
@@ -38,9 +48,14 @@ func DefaultConfig() Config {
 	return Config{SyncAlways: true, ServerName: "sentinel", ReadyTimeout: 30 * time.Second}
 }
 
+// ErrListenTokenRequired is returned by Start for a client listener with
+// no token: an open NATS port hands out every secret the node keeps.
+var ErrListenTokenRequired = errors.New("embedded: nats.listen requires nats.listen_token (the node generates <home>/nats-token when it is empty)")
+
 // Server is a running embedded nats-server.
 type Server struct {
-	ns *server.Server
+	ns    *server.Server
+	token string
 }
 
 // Start starts the server and waits until it accepts connections.
@@ -69,16 +84,8 @@ func Start(cfg Config, log *slog.Logger) (*Server, error) {
 		NoLog:      log == nil,
 		SyncAlways: cfg.SyncAlways,
 	}
-	if cfg.Listen != "" {
-		host, port, err := net.SplitHostPort(cfg.Listen)
-		if err != nil {
-			return nil, fmt.Errorf("embedded: listen %q: %w", cfg.Listen, err)
-		}
-		p, err := strconv.Atoi(port)
-		if err != nil {
-			return nil, fmt.Errorf("embedded: listen port %q: %w", port, err)
-		}
-		opts.Host, opts.Port = host, p
+	if err := applyListener(opts, cfg); err != nil {
+		return nil, err
 	}
 	ns, err := server.NewServer(opts)
 	if err != nil {
@@ -92,12 +99,48 @@ func Start(cfg Config, log *slog.Logger) (*Server, error) {
 		ns.Shutdown()
 		return nil, errors.New("embedded: nats-server not ready in time (is another node using this store dir?)")
 	}
-	return &Server{ns: ns}, nil
+	return &Server{ns: ns, token: opts.Authorization}, nil
+}
+
+// applyListener configures the client listener: address, token, TLS.
+func applyListener(opts *server.Options, cfg Config) error {
+	if cfg.Listen == "" {
+		return nil
+	}
+	host, port, err := net.SplitHostPort(cfg.Listen)
+	if err != nil {
+		return fmt.Errorf("embedded: listen %q: %w", cfg.Listen, err)
+	}
+	p, err := strconv.Atoi(port)
+	if err != nil {
+		return fmt.Errorf("embedded: listen port %q: %w", port, err)
+	}
+	opts.Host, opts.Port = host, p
+	if cfg.ListenToken == "" {
+		return ErrListenTokenRequired
+	}
+	opts.Authorization = cfg.ListenToken
+	switch {
+	case cfg.ListenTLSCert != "" && cfg.ListenTLSKey != "":
+		tc, err := server.GenTLSConfig(&server.TLSConfigOpts{CertFile: cfg.ListenTLSCert, KeyFile: cfg.ListenTLSKey})
+		if err != nil {
+			return fmt.Errorf("embedded: nats.listen_tls_cert/nats.listen_tls_key: %w", err)
+		}
+		opts.TLSConfig, opts.TLS = tc, true
+		opts.TLSTimeout = 2
+	case cfg.ListenTLSCert != "" || cfg.ListenTLSKey != "":
+		return errors.New("embedded: set both nats.listen_tls_cert and nats.listen_tls_key, or neither")
+	}
+	return nil
 }
 
 // Connect returns an in-process client connection.
 func (s *Server) Connect(name string) (*nats.Conn, error) {
-	nc, err := nats.Connect("", nats.InProcessServer(s.ns), nats.Name(name), nats.MaxReconnects(-1))
+	opts := []nats.Option{nats.InProcessServer(s.ns), nats.Name(name), nats.MaxReconnects(-1)}
+	if s.token != "" {
+		opts = append(opts, nats.Token(s.token))
+	}
+	nc, err := nats.Connect("", opts...)
 	if err != nil {
 		return nil, fmt.Errorf("embedded: connect: %w", err)
 	}

@@ -47,6 +47,7 @@ type App struct {
 	Metrics   *metrics.Metrics
 
 	now       func() time.Time
+	nats      *embedded.Server
 	ln        net.Listener
 	handler   http.Handler
 	server    *ingress.Server
@@ -83,8 +84,8 @@ func New(cfg Config, log *slog.Logger) (_ *App, err error) {
 			_ = a.runTeardown(ctx)
 		}
 	}()
-	if err := os.MkdirAll(cfg.Home, 0o700); err != nil {
-		return nil, fmt.Errorf("create home %s: %w", cfg.Home, err)
+	if err := prepareHome(cfg.Home); err != nil {
+		return nil, err
 	}
 	lock, err := lockHome(cfg.Home)
 	if err != nil {
@@ -99,10 +100,16 @@ func New(cfg Config, log *slog.Logger) (_ *App, err error) {
 	if ncfg.StoreDir == "" {
 		ncfg.StoreDir = filepath.Join(cfg.Home, StoreDir)
 	}
+	if ncfg.Listen != "" && ncfg.ListenToken == "" {
+		if ncfg.ListenToken, err = loadOrCreateSecret(cfg.Home, NATSTokenFile); err != nil {
+			return nil, err
+		}
+	}
 	srv, err := embedded.Start(ncfg, log.With("component", "nats"))
 	if err != nil {
 		return nil, err
 	}
+	a.nats = srv
 	a.push("embedded nats-server", func(context.Context) error { srv.Shutdown(); return nil })
 	nc, err := srv.Connect("sentinel")
 	if err != nil {
@@ -141,6 +148,15 @@ func New(cfg Config, log *slog.Logger) (_ *App, err error) {
 	}
 	a.push("listener", func(context.Context) error { _ = a.ln.Close(); return nil })
 	return a, nil
+}
+
+// NATSClientURL is the embedded server's client listener URL, or "" when
+// it opens none (nats.listen empty).
+func (a *App) NATSClientURL() string {
+	if a.nats == nil || a.Cfg.NATS.Listen == "" {
+		return ""
+	}
+	return a.nats.ClientURL()
 }
 
 func (a *App) publicURL() providers.PublicURL {

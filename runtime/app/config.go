@@ -115,6 +115,15 @@ func (c *Config) Validate() error {
 	if !c.AllowRemote && !isLoopback(host) {
 		return fmt.Errorf("listen %q is not a loopback address: pass --allow-remote to listen beyond this machine", c.Listen)
 	}
+	if c.NATS.Listen != "" {
+		nhost, _, err := net.SplitHostPort(c.NATS.Listen)
+		if err != nil {
+			return fmt.Errorf("nats.listen %q must be host:port: %w", c.NATS.Listen, err)
+		}
+		if !c.AllowRemote && !isLoopback(nhost) {
+			return fmt.Errorf("nats.listen %q is not a loopback address: pass --allow-remote (allow_remote) to open the NATS port beyond this machine", c.NATS.Listen)
+		}
+	}
 	origin, err := sentinels.NormalizeOrigin(c.PublicURL)
 	if err != nil {
 		return fmt.Errorf("public URL: %w", err)

@@ -18,7 +18,32 @@ const (
 	TokenFile  = "daemon-token"
 	LockFile   = "daemon.lock"
 	StoreDir   = "jetstream"
+	// NATSTokenFile holds the token clients of the embedded server's
+	// listener present (nats.listen), when nats.listen_token is empty.
+	NATSTokenFile = "nats-token"
 )
+
+// prepareHome creates the home folder 0700, or makes an existing one 0700:
+// it holds the API token, the NATS token and the store with every secret.
+// A home the node cannot keep private is refused.
+func prepareHome(home string) error {
+	if err := os.MkdirAll(home, 0o700); err != nil {
+		return fmt.Errorf("create home %s: %w", home, err)
+	}
+	fi, err := os.Stat(home)
+	if err != nil {
+		return fmt.Errorf("home %s: %w", home, err)
+	}
+	if !fi.IsDir() {
+		return fmt.Errorf("home %s is not a folder", home)
+	}
+	if fi.Mode().Perm() != 0o700 {
+		if err := os.Chmod(home, 0o700); err != nil {
+			return fmt.Errorf("home %s is mode %o and cannot be made private (0700): %w", home, fi.Mode().Perm(), err)
+		}
+	}
+	return nil
+}
 
 // DaemonInfo is the content of daemon.json: how clients find the node.
 type DaemonInfo struct {
@@ -48,7 +73,13 @@ func lockHome(home string) (*os.File, error) {
 // loadOrCreateToken returns the API token in <home>/daemon-token, creating
 // a random one (0600) when absent.
 func loadOrCreateToken(home string) (string, error) {
-	path := filepath.Join(home, TokenFile)
+	return loadOrCreateSecret(home, TokenFile)
+}
+
+// loadOrCreateSecret returns the secret kept in <home>/<name>, creating a
+// random one (0600) when absent or too short.
+func loadOrCreateSecret(home, name string) (string, error) {
+	path := filepath.Join(home, name)
 	raw, err := os.ReadFile(path)
 	if err == nil {
 		if tok := strings.TrimSpace(string(raw)); len(tok) >= 32 {
