@@ -66,7 +66,9 @@ func (t *repoTick) run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	baseline := t.cur.PRs == nil
+	// The baseline is the first successful tick (an empty repository's
+	// cursor has no PRs but is baselined).
+	baseline := t.cur.PRs == nil && t.cur.BaselinedAt == ""
 	baselinedAt, listETag := t.cur.BaselinedAt, t.cur.ListETag
 	if baseline {
 		at := resp.Date
@@ -211,15 +213,15 @@ func (t *repoTick) pr(ctx context.Context, n int, pr *github.PullRequest, prs ma
 // reviews fetches the PR's reviews and returns events for the new ones
 // (submitted at or after the snapshot's ReviewsFrom).
 func (t *repoTick) reviews(ctx context.Context, ref sentinel.GitHubRef, s *snapshot) ([]sentinel.Event, error) {
-	resp, err := t.p.cfg.Client.Get(ctx, repoPath(ref, "/pulls/%d/reviews?per_page=100", ref.Number))
+	ps, err := t.p.list(ctx, ref, repoPath(ref, "/pulls/%d/reviews?per_page=100", ref.Number))
 	if err != nil {
 		if optional(err) {
 			return nil, nil
 		}
 		return nil, err
 	}
-	var list []github.Review
-	if err := decode(resp, "reviews", &list); err != nil {
+	list, err := decodePages[github.Review](ps, "reviews")
+	if err != nil {
 		return nil, err
 	}
 	em := newEmitter(ref, t.now)
