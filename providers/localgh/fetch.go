@@ -184,9 +184,10 @@ func sortResults(rs []checkResult) {
 	}
 }
 
-// newReviews returns the submitted reviews not in seen (and not before
-// from, when set), in GitHub's order, and the updated seen list.
-func newReviews(list []github.Review, seen []int64, from time.Time) ([]reviewInfo, []int64) {
+// newReviews returns the submitted reviews not in seen (nor before from,
+// when set, nor with an id at or below above), in GitHub's order, and the
+// updated seen list.
+func newReviews(list []github.Review, seen []int64, from time.Time, above int64) ([]reviewInfo, []int64) {
 	known := make(map[int64]bool, len(seen))
 	for _, id := range seen {
 		known[id] = true
@@ -198,7 +199,7 @@ func newReviews(list []github.Review, seen []int64, from time.Time) ([]reviewInf
 			continue
 		}
 		ids = append(ids, r.ID)
-		if known[r.ID] || r.SubmittedAt.Before(from) {
+		if known[r.ID] || r.SubmittedAt.Before(from) || r.ID <= above {
 			continue
 		}
 		out = append(out, reviewInfo{ID: r.ID, Login: github.LoginOf(r.User), Bot: r.User.IsBot(), State: r.State,

@@ -16,7 +16,7 @@ type prFetch struct {
 	pr                *github.Response
 	reviews, comments *github.Pages
 	checks            checksResp
-	commentsPath          string
+	commentsPath      string
 	// commentsBaseline: the cursor had no comment position, so every
 	// comment fetched now is history.
 	commentsBaseline bool
@@ -132,7 +132,7 @@ func (p *Provider) diffPR(ref sentinel.GitHubRef, cur prCursor, f *prFetch, now 
 	if prev != nil {
 		seen = prev.Reviews
 	}
-	newRevs, snap.Reviews = newReviews(reviews, seen, time.Time{})
+	newRevs, snap.Reviews = newReviews(reviews, seen, time.Time{}, 0)
 
 	base := map[string]check{}
 	if prev != nil && prev.Head == snap.Head {
