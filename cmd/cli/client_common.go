@@ -93,9 +93,28 @@ type hints map[string]string
 // into out for the human rendering. Errors carry the exit code of the
 // catalogue (api.ExitCode) and a message naming the fix.
 func (o *ClientOptions) call(ctx context.Context, method, path string, body, out any, h hints) (printed bool, err error) {
-	c, err := o.APIClient()
+	raw, err := o.fetch(ctx, method, path, body, h)
 	if err != nil {
 		return false, err
+	}
+	if o.JSON {
+		o.printRaw(raw)
+		return true, nil
+	}
+	if out != nil {
+		if err := decodeAnswer(raw, out); err != nil {
+			return false, err
+		}
+	}
+	return false, nil
+}
+
+// fetch sends one request and returns the 2xx answer undecoded; on a node
+// error with --json the error body is printed, as call does.
+func (o *ClientOptions) fetch(ctx context.Context, method, path string, body any, h hints) ([]byte, error) {
+	c, err := o.APIClient()
+	if err != nil {
+		return nil, err
 	}
 	raw, err := c.Raw(ctx, method, path, body)
 	if err != nil {
@@ -103,18 +122,17 @@ func (o *ClientOptions) call(ctx context.Context, method, path string, body, out
 		if o.JSON && errors.As(err, &ae) {
 			o.printJSON(api.ErrorBody{Error: ae.Code, Message: ae.Message})
 		}
-		return false, nodeError(err, h)
+		return nil, nodeError(err, h)
 	}
-	if o.JSON {
-		o.printRaw(raw)
-		return true, nil
+	return raw, nil
+}
+
+// decodeAnswer decodes a node's 2xx answer into out.
+func decodeAnswer(raw []byte, out any) error {
+	if err := json.Unmarshal(raw, out); err != nil {
+		return &ExitError{Code: api.ExitError, Err: fmt.Errorf("the node's answer is not what this CLI expects (%v): is the node the same version?", err)}
 	}
-	if out != nil {
-		if err := json.Unmarshal(raw, out); err != nil {
-			return false, &ExitError{Code: api.ExitError, Err: fmt.Errorf("the node's answer is not what this CLI expects (%v): is the node the same version?", err)}
-		}
-	}
-	return false, nil
+	return nil
 }
 
 // nodeError maps a client error to an exit error (clientError) and adds

@@ -105,6 +105,23 @@ func TestClientVerbs(t *testing.T) {
 			wantOut: []string{"Polled.", "id:"},
 		},
 		{
+			name: "status --json names the sentinel at the top level", args: []string{"status", "sen_1", "--json"},
+			status: 200, body: `{"ok":true,"status":{"ok":false,"detail":"backing off","status":"active","provider":"local-gh","lastError":"HTTP 502"}}`,
+			wantMethod: "GET", wantPath: "/sentinels/sen_1/status",
+			wantOut: []string{"{\n  \"ok\": true,\n  \"id\": \"sen_1\",\n  \"status\": {", `"provider": "local-gh"`, `"lastError": "HTTP 502"`},
+		},
+		{
+			name: "status human", args: []string{"status", "sen_1"},
+			status: 200, body: `{"ok":true,"id":"sen_1","status":{"ok":true,"status":"active","provider":"local-gh","extra":{"quotaRemaining":4999}}}`,
+			wantMethod: "GET", wantPath: "/sentinels/sen_1/status",
+			wantOut: []string{"sen_1", "local-gh", "quotaRemaining", "4999"},
+		},
+		{
+			name: "status not found with --json prints the error body", args: []string{"status", "sen_x", "--json"},
+			status: 404, body: `{"error":"sentinel_not_found","message":"sentinel not found"}`, wantCode: api.ExitNotFound,
+			wantOut: []string{`"error": "sentinel_not_found"`}, wantErr: []string{"sentinel list"},
+		},
+		{
 			name: "setup reads stdin and never prints the value", args: []string{"setup", "agentpush", "--field", "apiKey=-", "--field", "baseUrl=https://x"},
 			stdin: "k-secret\n", status: 200, body: `{"ok":true,"setup":{"slug":"agentpush","stored":["apiKey","baseUrl"],"readiness":{"ready":false,"reason":"unreachable"}}}`,
 			wantMethod: "POST", wantPath: "/adapters/agentpush/setup",

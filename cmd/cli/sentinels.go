@@ -206,12 +206,23 @@ func NewCmdStatus(io IO, runF func(*IDOptions) error) *cobra.Command {
 	}, runF)
 }
 
+// statusRun prints the health; --json prints api.StatusAnswer, whose id
+// names the sentinel (filled from the argument if the node left it out).
 func statusRun(cmd *cobra.Command, opts *IDOptions) error {
-	var out struct {
-		Status api.SentinelStatus `json:"status"`
-	}
-	if printed, err := opts.call(cmd.Context(), "GET", "/sentinels/"+url.PathEscape(opts.ID)+"/status", nil, &out, sentinelHints); err != nil || printed {
+	raw, err := opts.fetch(cmd.Context(), "GET", "/sentinels/"+url.PathEscape(opts.ID)+"/status", nil, sentinelHints)
+	if err != nil {
 		return err
+	}
+	var out api.StatusAnswer
+	if err := decodeAnswer(raw, &out); err != nil {
+		return err
+	}
+	if out.ID == "" {
+		out.ID = opts.ID
+	}
+	if opts.JSON {
+		opts.printJSON(out)
+		return nil
 	}
 	st := out.Status
 	health := "ok"

@@ -18,6 +18,15 @@ type SentinelStatus struct {
 	Extra     map[string]any  `json:"extra,omitempty"`
 }
 
+// StatusAnswer is the answer of GET /sentinels/{id}/status and what
+// `sentinel status <id> --json` prints. ID names the sentinel, so answers
+// read side by side (a script looping over ids) tell which is which.
+type StatusAnswer struct {
+	OK     bool           `json:"ok"`
+	ID     string         `json:"id"`
+	Status SentinelStatus `json:"status"`
+}
+
 // Adapter is one entry of the adapter listing; never a credential.
 type Adapter struct {
 	Slug         string                 `json:"slug"`

@@ -64,9 +64,7 @@ func (s Sentinels) Remove(ctx context.Context, id string) error {
 
 // Status reads a sentinel's provider health (GET /sentinels/{id}/status).
 func (s Sentinels) Status(ctx context.Context, id string) (api.SentinelStatus, error) {
-	var out struct {
-		Status api.SentinelStatus `json:"status"`
-	}
+	var out api.StatusAnswer
 	err := s.C.Do(ctx, http.MethodGet, "/sentinels/"+url.PathEscape(id)+"/status", nil, &out)
 	return out.Status, AsDomain(err)
 }

@@ -75,12 +75,13 @@ func (h sentinelHandlers) remove(w http.ResponseWriter, r *http.Request) {
 }
 
 func (h sentinelHandlers) status(w http.ResponseWriter, r *http.Request) {
-	st, err := h.svc.Status(r.Context(), chi.URLParam(r, "id"))
+	id := chi.URLParam(r, "id")
+	st, err := h.svc.Status(r.Context(), id)
 	if err != nil {
 		WriteError(w, err)
 		return
 	}
-	WriteJSON(w, http.StatusOK, map[string]any{"ok": true, "status": st})
+	WriteJSON(w, http.StatusOK, api.StatusAnswer{OK: true, ID: id, Status: st})
 }
 
 func (h sentinelHandlers) poll(w http.ResponseWriter, r *http.Request) {

@@ -42,6 +42,9 @@ type ClientConfig struct {
 	UserAgent string
 	// MaxCacheEntries bounds the ETag cache (default 10000 URLs).
 	MaxCacheEntries int
+	// MaxPages bounds the pages GetPages fetches of one list (default
+	// DefaultMaxPages).
+	MaxPages int
 }
 
 // Client is an in-process GitHub REST client. Every GET is conditional:
@@ -50,12 +53,13 @@ type ClientConfig struct {
 // It records X-RateLimit-* and refuses to send while a rate limit is in
 // force. It is safe for concurrent use.
 type Client struct {
-	base    string
-	http    *http.Client
-	token   TokenSource
-	now     func() time.Time
-	ua      string
-	maxEnts int
+	base     string
+	http     *http.Client
+	token    TokenSource
+	now      func() time.Time
+	ua       string
+	maxEnts  int
+	maxPages int
 
 	mu    sync.Mutex
 	cache map[string]cacheEntry
@@ -63,8 +67,10 @@ type Client struct {
 }
 
 type cacheEntry struct {
-	etag string
-	body []byte
+	etag  string
+	body  []byte
+	link  string
+	items int
 }
 
 // Stats are the client's counters and last known rate limit.
@@ -111,9 +117,12 @@ func NewClient(cfg ClientConfig) (*Client, error) {
 	if cfg.MaxCacheEntries <= 0 {
 		cfg.MaxCacheEntries = DefaultCacheEntries
 	}
+	if cfg.MaxPages <= 0 {
+		cfg.MaxPages = DefaultMaxPages
+	}
 	return &Client{
 		base: strings.TrimSuffix(cfg.BaseURL, "/"), http: cfg.HTTP, token: cfg.Token,
-		now: cfg.Now, ua: cfg.UserAgent, maxEnts: cfg.MaxCacheEntries,
+		now: cfg.Now, ua: cfg.UserAgent, maxEnts: cfg.MaxCacheEntries, maxPages: cfg.MaxPages,
 		cache: map[string]cacheEntry{}, stats: Stats{RateRemaining: -1},
 	}, nil
 }
@@ -131,6 +140,13 @@ type Response struct {
 	NotModified bool
 	// Date is the server's Date header (zero when absent): GitHub's clock.
 	Date time.Time
+	// URL is the absolute URL requested.
+	URL string
+	// Link is the Link header: this answer's, or on a 304 that carries
+	// none, the one cached with the body.
+	Link string
+	// Items is the number of elements when Body is a JSON array, else -1.
+	Items int
 }
 
 // Stats returns a copy of the counters.
@@ -216,7 +232,8 @@ func (c *Client) do(ctx context.Context, url, path string) (*Response, error) {
 	if len(body) > DefaultMaxBody {
 		return nil, &providers.Error{Reason: providers.ReasonInvalid, Message: fmt.Sprintf("GET %s: body exceeds %d bytes", path, DefaultMaxBody)}
 	}
-	resp := &Response{Status: hr.StatusCode, Header: hr.Header, Body: body, ETag: hr.Header.Get("ETag")}
+	resp := &Response{Status: hr.StatusCode, Header: hr.Header, Body: body, ETag: hr.Header.Get("ETag"),
+		URL: url, Link: hr.Header.Get("Link"), Items: -1}
 	if d, err := http.ParseTime(hr.Header.Get("Date")); err == nil {
 		resp.Date = d
 	}
@@ -234,14 +251,18 @@ func (c *Client) settle(path, url string, resp *Response, cached cacheEntry, has
 		if !hasCache {
 			return nil, &providers.Error{Reason: providers.ReasonInvalid, Message: fmt.Sprintf("GET %s: 304 without a cached body", path)}
 		}
-		resp.Body, resp.NotModified = cached.body, true
+		resp.Body, resp.NotModified, resp.Items = cached.body, true, cached.items
 		if resp.ETag == "" {
 			resp.ETag = cached.etag
+		}
+		if resp.Link == "" {
+			resp.Link = cached.link
 		}
 		return resp, nil
 	}
 	c.stats.QuotaUsed++
 	if resp.Status >= 200 && resp.Status < 300 {
+		resp.Items = arrayLen(resp.Body)
 		if resp.ETag != "" {
 			if len(c.cache) >= c.maxEnts {
 				for k := range c.cache { // evict an arbitrary entry
@@ -249,7 +270,7 @@ func (c *Client) settle(path, url string, resp *Response, cached cacheEntry, has
 					break
 				}
 			}
-			c.cache[url] = cacheEntry{etag: resp.ETag, body: resp.Body}
+			c.cache[url] = cacheEntry{etag: resp.ETag, body: resp.Body, link: resp.Link, items: resp.Items}
 		}
 		return resp, nil
 	}

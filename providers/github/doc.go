@@ -2,7 +2,8 @@
 // (local-gh and webhook): the Runner that drives the host's gh CLI (and its
 // `gh api -i` helper), credentials and host taken from the host's gh setup
 // (`gh auth token`, GH_HOST), the in-process REST Client with conditional
-// requests and rate-limit handling, the readiness probe, and the REST
+// requests, pagination (GetPages: Link rel="next", one conditional GET per
+// page) and rate-limit handling, the readiness probe, and the REST
 // resource shapes the providers read. Webhook payload normalization and
 // signature verification live here too, in their own files.
 //

@@ -11,9 +11,25 @@ import (
 // cursorVersion is written into every cursor.
 const cursorVersion = 1
 
-// maxRepoPRs caps the PRs a repository cursor remembers; the lowest numbers
-// are evicted first.
-const maxRepoPRs = 200
+// Bounds of a repository cursor, which lives in the sentinel's record (a
+// JetStream KV value: at most 1 MiB with the rest of the record). Open PRs
+// are never evicted for closed ones:
+//   - the PRs of the last pulls list (at most repoListSize) keep their full
+//     state;
+//   - closed PRs whose closure was reported keep a compact state, at most
+//     maxClosedPRs of them (the lowest numbers are evicted first and
+//     EvictedMax remembers how far: such a PR coming back closed is history,
+//     not news);
+//   - open PRs that left the list are dormant: about 70 bytes each, enough
+//     to report their closure, readiness, new reviews and CI when they come
+//     back. At most maxDormantPRs (about 210 KB); past that the least
+//     recently updated are forgotten, and one of those later closing is
+//     taken for a PR that predates the watch (no event). GitHub's busiest
+//     repositories have a few thousand open PRs.
+const (
+	maxClosedPRs  = 200
+	maxDormantPRs = 3000
+)
 
 // health is the failure state every cursor carries.
 type health struct {
@@ -44,6 +60,9 @@ type snapshot struct {
 	Updated string `json:"updatedAt,omitempty"`
 	// Reviews are the ids of the submitted reviews already seen.
 	Reviews []int64 `json:"reviews,omitempty"`
+	// ReviewsAbove: reviews with an id at or below it were seen (a PR back
+	// from dormancy; GitHub's review ids only grow).
+	ReviewsAbove int64 `json:"reviewsAbove,omitempty"`
 	// ReviewsFrom: reviews submitted before it are history (repo scope).
 	ReviewsFrom string `json:"reviewsFrom,omitempty"`
 	// Checks maps check name (or status context) to its state.
@@ -81,11 +100,32 @@ type repoPR struct {
 	InList bool `json:"inList,omitempty"`
 }
 
+// dormant is an open PR that left the pulls list, in compact form: what
+// diffing it against its next listing needs.
+type dormant struct {
+	// Updated is its updated_at (unix seconds) when last listed.
+	Updated int64 `json:"u"`
+	Draft   bool  `json:"d,omitempty"`
+	// ReviewsAbove is the highest review id seen; ReviewsFrom (unix
+	// seconds) the time before which reviews are history.
+	ReviewsAbove int64 `json:"r,omitempty"`
+	ReviewsFrom  int64 `json:"f,omitempty"`
+	// CI is the CI verdict reported: "<head sha prefix>:<verdict>".
+	CI string `json:"c,omitempty"`
+}
+
+// dormantHead is how much of the head sha a dormant PR keeps.
+const dormantHead = 12
+
 // repoCursor is the repository-scope cursor.
 type repoCursor struct {
 	V           int                `json:"v"`
 	PRs         map[string]*repoPR `json:"prs,omitempty"`
+	Dormant     map[string]dormant `json:"dormant,omitempty"`
 	BaselinedAt string             `json:"baselinedAt,omitempty"`
+	// EvictedMax is the highest PR number evicted from PRs (closed, its
+	// closure reported).
+	EvictedMax int `json:"evictedMax,omitempty"`
 	// ListETag is the ETag of the last pulls list decoded.
 	ListETag string `json:"listEtag,omitempty"`
 	health
@@ -113,13 +153,28 @@ func parseRepoCursor(s string) repoCursor {
 		return repoCursor{V: cursorVersion}
 	}
 	for k, pr := range c.PRs {
-		if n, err := strconv.Atoi(k); err != nil || n < 1 || strconv.Itoa(n) != k || pr == nil || !validState(pr.Snap.State) {
+		if !validNumber(k) || pr == nil || !validState(pr.Snap.State) {
 			delete(c.PRs, k)
 		}
 	}
+	for k := range c.Dormant {
+		if _, known := c.PRs[k]; known || !validNumber(k) {
+			delete(c.Dormant, k)
+		}
+	}
+	if len(c.Dormant) == 0 {
+		c.Dormant = nil
+	}
+	c.EvictedMax = max(c.EvictedMax, 0)
 	c.health = c.health.sane()
 	c.V = cursorVersion
 	return c
+}
+
+// validNumber reports whether k is a PR number in canonical form.
+func validNumber(k string) bool {
+	n, err := strconv.Atoi(k)
+	return err == nil && n >= 1 && strconv.Itoa(n) == k
 }
 
 func validState(s string) bool { return s == stateOpen || s == stateClosed || s == stateMerged }

@@ -10,6 +10,14 @@
 // until never: opened, ready for review, reviews, closed, one CI verdict per
 // head). All poll state lives in the handle's cursor as a JSON blob.
 //
+// Lists (reviews, check runs, commit statuses, comments) are read page by
+// page through github.Client.GetPages, following GitHub's Link header up
+// to github.DefaultMaxPages pages of 100; each page is its own conditional
+// request, so a quiet poll is one 304 per page and costs no quota. A
+// repository cursor never evicts an open PR: open PRs out of the pulls
+// list are kept in a compact dormant form so their later closure is still
+// reported (the bounds are documented at maxClosedPRs).
+//
 // Imports: sentinel, providers, providers/github and the standard library.
 // It never imports the bus, runtime, ingress or another provider.
 package localgh

@@ -30,6 +30,30 @@ func decode(resp *github.Response, path string, v any) error {
 	return nil
 }
 
+// decodePages decodes every page of a list of JSON arrays into one slice.
+func decodePages[T any](ps *github.Pages, path string) ([]T, error) {
+	var out []T
+	for _, r := range ps.Responses {
+		var page []T
+		if err := decode(r, path, &page); err != nil {
+			return nil, err
+		}
+		out = append(out, page...)
+	}
+	return out, nil
+}
+
+// list fetches every page of a list (github.Client.GetPages); a list longer
+// than the client's page bound is read up to it, with a warning.
+func (p *Provider) list(ctx context.Context, ref sentinel.GitHubRef, path string) (*github.Pages, error) {
+	ps, err := p.cfg.Client.GetPages(ctx, path)
+	if err == nil && ps.Truncated {
+		p.cfg.Logger.Warn("local-gh list truncated at the page bound; later items are not seen",
+			"subject", ref.Subject(), "path", path, "pages", len(ps.Responses))
+	}
+	return ps, err
+}
+
 func repoPath(ref sentinel.GitHubRef, format string, args ...any) string {
 	return "/repos/" + ref.FullName() + fmt.Sprintf(format, args...)
 }
@@ -60,9 +84,9 @@ func snapshotOf(pr *github.PullRequest) snapshot {
 	}
 }
 
-// checksResp are the two responses the checks of a head come from.
+// checksResp are the two lists the checks of a head come from.
 type checksResp struct {
-	runs, statuses *github.Response
+	runs, statuses *github.Pages
 	known          bool
 }
 
@@ -72,14 +96,14 @@ func (p *Provider) fetchChecks(ctx context.Context, ref sentinel.GitHubRef, sha 
 	if sha == "" {
 		return checksResp{}, nil
 	}
-	runs, err := p.cfg.Client.Get(ctx, repoPath(ref, "/commits/%s/check-runs?per_page=100", url.PathEscape(sha)))
+	runs, err := p.list(ctx, ref, repoPath(ref, "/commits/%s/check-runs?per_page=100", url.PathEscape(sha)))
 	if err != nil {
 		if optional(err) {
 			return checksResp{}, nil
 		}
 		return checksResp{}, err
 	}
-	sts, err := p.cfg.Client.Get(ctx, repoPath(ref, "/commits/%s/status?per_page=100", url.PathEscape(sha)))
+	sts, err := p.list(ctx, ref, repoPath(ref, "/commits/%s/status?per_page=100", url.PathEscape(sha)))
 	if err != nil {
 		if optional(err) {
 			return checksResp{}, nil
@@ -91,15 +115,24 @@ func (p *Provider) fetchChecks(ctx context.Context, ref sentinel.GitHubRef, sha 
 
 // decodeChecks maps check runs (conclusion once completed) and commit
 // statuses (success; failure or error as failure; pending as running) by
-// name. A check run wins over a status context of the same name.
+// name, over every page. A check run wins over a status context of the
+// same name.
 func decodeChecks(cr checksResp) (map[string]check, error) {
 	var runs github.CheckRuns
-	if err := decode(cr.runs, "check-runs", &runs); err != nil {
-		return nil, err
+	for _, r := range cr.runs.Responses {
+		var page github.CheckRuns
+		if err := decode(r, "check-runs", &page); err != nil {
+			return nil, err
+		}
+		runs.CheckRuns = append(runs.CheckRuns, page.CheckRuns...)
 	}
 	var combined github.CombinedStatus
-	if err := decode(cr.statuses, "status", &combined); err != nil {
-		return nil, err
+	for _, r := range cr.statuses.Responses {
+		var page github.CombinedStatus
+		if err := decode(r, "status", &page); err != nil {
+			return nil, err
+		}
+		combined.Statuses = append(combined.Statuses, page.Statuses...)
 	}
 	out := make(map[string]check, len(runs.CheckRuns)+len(combined.Statuses))
 	for _, st := range combined.Statuses {
@@ -151,9 +184,10 @@ func sortResults(rs []checkResult) {
 	}
 }
 
-// newReviews returns the submitted reviews not in seen (and not before
-// from, when set), in GitHub's order, and the updated seen list.
-func newReviews(list []github.Review, seen []int64, from time.Time) ([]reviewInfo, []int64) {
+// newReviews returns the submitted reviews not in seen (nor before from,
+// when set, nor with an id at or below above), in GitHub's order, and the
+// updated seen list.
+func newReviews(list []github.Review, seen []int64, from time.Time, above int64) ([]reviewInfo, []int64) {
 	known := make(map[int64]bool, len(seen))
 	for _, id := range seen {
 		known[id] = true
@@ -165,7 +199,7 @@ func newReviews(list []github.Review, seen []int64, from time.Time) ([]reviewInf
 			continue
 		}
 		ids = append(ids, r.ID)
-		if known[r.ID] || r.SubmittedAt.Before(from) {
+		if known[r.ID] || r.SubmittedAt.Before(from) || r.ID <= above {
 			continue
 		}
 		out = append(out, reviewInfo{ID: r.ID, Login: github.LoginOf(r.User), Bot: r.User.IsBot(), State: r.State,

@@ -13,23 +13,31 @@ import (
 
 // prFetch is one PR-scope poll's responses.
 type prFetch struct {
-	pr, reviews, comments *github.Response
-	checks                checksResp
-	commentsPath          string
+	pr                *github.Response
+	reviews, comments *github.Pages
+	checks            checksResp
+	commentsPath      string
 	// commentsBaseline: the cursor had no comment position, so every
 	// comment fetched now is history.
 	commentsBaseline bool
 }
 
-// etags lists the responses' ETags; any empty one makes the set unusable.
+// etags lists the ETags of the PR and of every page of its lists (the PR's
+// first); a missing list or ETag makes the set unusable.
 func (f *prFetch) etags() []string {
-	rs := []*github.Response{f.pr, f.reviews, f.checks.runs, f.checks.statuses, f.comments}
-	out := make([]string, 0, len(rs))
-	for _, r := range rs {
-		if r == nil || r.ETag == "" {
+	if f.pr == nil || f.pr.ETag == "" {
+		return nil
+	}
+	out := []string{f.pr.ETag}
+	for _, ps := range []*github.Pages{f.reviews, f.checks.runs, f.checks.statuses, f.comments} {
+		if ps == nil {
 			return nil
 		}
-		out = append(out, r.ETag)
+		tags := ps.ETags()
+		if tags == nil {
+			return nil
+		}
+		out = append(out, tags...)
 	}
 	return out
 }
@@ -86,7 +94,7 @@ func (p *Provider) fetchPR(ctx context.Context, ref sentinel.GitHubRef, cur *prC
 			cur.Comments = &comments{From: from, Since: from}
 		}
 	}
-	if f.reviews, err = c.Get(ctx, repoPath(ref, "/pulls/%d/reviews?per_page=100", ref.Number)); err != nil {
+	if f.reviews, err = p.list(ctx, ref, repoPath(ref, "/pulls/%d/reviews?per_page=100", ref.Number)); err != nil {
 		return nil, "", err
 	}
 	if f.checks, err = p.fetchChecks(ctx, ref, head); err != nil {
@@ -94,7 +102,7 @@ func (p *Provider) fetchPR(ctx context.Context, ref sentinel.GitHubRef, cur *prC
 	}
 	if cur.Comments != nil {
 		f.commentsPath = repoPath(ref, "/issues/%d/comments?per_page=100&since=%s", ref.Number, cur.Comments.Since)
-		f.comments, err = c.Get(ctx, f.commentsPath)
+		f.comments, err = p.list(ctx, ref, f.commentsPath)
 		if err != nil && !optional(err) {
 			return nil, "", err
 		}
@@ -110,8 +118,8 @@ func (p *Provider) diffPR(ref sentinel.GitHubRef, cur prCursor, f *prFetch, now 
 	if err := decode(f.pr, "pull", &pr); err != nil {
 		return nil, cur, err
 	}
-	var reviews []github.Review
-	if err := decode(f.reviews, "reviews", &reviews); err != nil {
+	reviews, err := decodePages[github.Review](f.reviews, "reviews")
+	if err != nil {
 		return nil, cur, err
 	}
 	snap := snapshotOf(&pr)
@@ -124,7 +132,7 @@ func (p *Provider) diffPR(ref sentinel.GitHubRef, cur prCursor, f *prFetch, now 
 	if prev != nil {
 		seen = prev.Reviews
 	}
-	newRevs, snap.Reviews = newReviews(reviews, seen, time.Time{})
+	newRevs, snap.Reviews = newReviews(reviews, seen, time.Time{}, 0)
 
 	base := map[string]check{}
 	if prev != nil && prev.Head == snap.Head {
@@ -187,8 +195,8 @@ func (p *Provider) diffComments(em *emitter, cur *prCursor, f *prFetch, baseline
 	if f.comments == nil || cur.Comments == nil {
 		return nil, nil
 	}
-	var list []github.IssueComment
-	if err := decode(f.comments, "comments", &list); err != nil {
+	list, err := decodePages[github.IssueComment](f.comments, "comments")
+	if err != nil {
 		return nil, err
 	}
 	from := parseTime(cur.Comments.From)

@@ -3,6 +3,7 @@ package localgh
 import (
 	"context"
 	"fmt"
+	"maps"
 	"sort"
 	"strconv"
 	"strings"
@@ -66,7 +67,9 @@ func (t *repoTick) run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	baseline := t.cur.PRs == nil
+	// The baseline is the first successful tick (an empty repository's
+	// cursor has no PRs but is baselined).
+	baseline := t.cur.PRs == nil && t.cur.BaselinedAt == ""
 	baselinedAt, listETag := t.cur.BaselinedAt, t.cur.ListETag
 	if baseline {
 		at := resp.Date
@@ -103,6 +106,14 @@ func (t *repoTick) run(ctx context.Context) error {
 		}
 		next[k] = &cp
 	}
+	dormant := maps.Clone(t.cur.Dormant)
+	for n, pr := range listed {
+		k := strconv.Itoa(n)
+		if d, ok := dormant[k]; ok && next[k] == nil {
+			next[k] = d.revive(pr) // back from dormancy: known, open when it left
+			delete(dormant, k)
+		}
+	}
 	sort.Ints(nums)
 	var events []sentinel.Event
 	for _, n := range nums {
@@ -116,7 +127,7 @@ func (t *repoTick) run(ctx context.Context) error {
 	if baseline || decoded || len(events) > 0 {
 		t.dirty = true
 	}
-	t.cur.PRs, t.cur.BaselinedAt, t.cur.ListETag = next, baselinedAt, listETag
+	t.cur.PRs, t.cur.Dormant, t.cur.BaselinedAt, t.cur.ListETag = next, dormant, baselinedAt, listETag
 	t.events = events
 	return nil
 }
@@ -136,9 +147,11 @@ func (t *repoTick) pr(ctx context.Context, n int, pr *github.PullRequest, prs ma
 	switch {
 	case pr == nil:
 		e = prev
-	case baseline || (prev == nil && !parseTime(from).Before(pr.CreatedAt)):
-		// At the baseline, or a PR that predates the watch and only now
-		// appears in the list: recorded silently; its state is history.
+	case baseline || (prev == nil && !parseTime(from).Before(pr.CreatedAt)) ||
+		(prev == nil && pr.State == "closed" && n <= t.cur.EvictedMax):
+		// At the baseline, a PR that predates the watch and only now
+		// appears in the list, or a closed one evicted after its closure
+		// was reported: recorded silently; its state is history.
 		e = &repoPR{Snap: snapshotOf(pr)}
 		e.Snap.ReviewsFrom = from
 		e.ClosedEmitted = e.Snap.State != stateOpen
@@ -169,7 +182,7 @@ func (t *repoTick) pr(ctx context.Context, n int, pr *github.PullRequest, prs ma
 		e = prev
 		old := prev.Snap
 		e.Snap = snapshotOf(pr)
-		e.Snap.Reviews, e.Snap.ReviewsFrom = old.Reviews, old.ReviewsFrom
+		e.Snap.Reviews, e.Snap.ReviewsFrom, e.Snap.ReviewsAbove = old.Reviews, old.ReviewsFrom, old.ReviewsAbove
 		em.decorate = &e.Snap
 		if old.Draft && !e.Snap.Draft && e.Snap.State == stateOpen {
 			events = append(events, em.ready(&e.Snap))
@@ -211,21 +224,21 @@ func (t *repoTick) pr(ctx context.Context, n int, pr *github.PullRequest, prs ma
 // reviews fetches the PR's reviews and returns events for the new ones
 // (submitted at or after the snapshot's ReviewsFrom).
 func (t *repoTick) reviews(ctx context.Context, ref sentinel.GitHubRef, s *snapshot) ([]sentinel.Event, error) {
-	resp, err := t.p.cfg.Client.Get(ctx, repoPath(ref, "/pulls/%d/reviews?per_page=100", ref.Number))
+	ps, err := t.p.list(ctx, ref, repoPath(ref, "/pulls/%d/reviews?per_page=100", ref.Number))
 	if err != nil {
 		if optional(err) {
 			return nil, nil
 		}
 		return nil, err
 	}
-	var list []github.Review
-	if err := decode(resp, "reviews", &list); err != nil {
+	list, err := decodePages[github.Review](ps, "reviews")
+	if err != nil {
 		return nil, err
 	}
 	em := newEmitter(ref, t.now)
 	em.decorate = s
 	var revs []reviewInfo
-	revs, s.Reviews = newReviews(list, s.Reviews, parseTime(s.ReviewsFrom))
+	revs, s.Reviews = newReviews(list, s.Reviews, parseTime(s.ReviewsFrom), s.ReviewsAbove)
 	out := make([]sentinel.Event, 0, len(revs))
 	for _, r := range revs {
 		out = append(out, em.review(r))
@@ -287,28 +300,6 @@ func verdictOf(checks map[string]check) (string, []string) {
 		return verdictPending, nil
 	}
 	return rollup(all), nil
-}
-
-// compact drops the detail of PRs whose closure was reported and evicts
-// the lowest PR numbers beyond maxRepoPRs.
-func compact(c *repoCursor) {
-	for _, e := range c.PRs {
-		if e.ClosedEmitted && e.Snap.State != stateOpen {
-			e.Snap = snapshot{State: e.Snap.State, ClosedAt: e.Snap.ClosedAt, Head: e.Snap.Head, Updated: e.Snap.Updated}
-		}
-	}
-	if len(c.PRs) <= maxRepoPRs {
-		return
-	}
-	nums := make([]int, 0, len(c.PRs))
-	for k := range c.PRs {
-		n, _ := strconv.Atoi(k)
-		nums = append(nums, n)
-	}
-	sort.Ints(nums)
-	for _, n := range nums[:len(nums)-maxRepoPRs] {
-		delete(c.PRs, strconv.Itoa(n))
-	}
 }
 
 func (e *emitter) opened(s *snapshot) sentinel.Event {

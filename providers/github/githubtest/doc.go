@@ -7,7 +7,11 @@
 //
 // It keeps scriptable repository state (pull requests, reviews, check runs,
 // commit statuses, comments, hooks and hook deliveries), answers every GET
-// with an ETag and a 304 on a matching If-None-Match, sends X-RateLimit-*
+// with an ETag and a 304 on a matching If-None-Match, paginates lists as
+// GitHub does (page and per_page, default 30, max 100; a Link header with
+// rel="next"/"last"/"prev"/"first" naming the repository by id as
+// /repositories/ID/..., which it also serves; the ETag covers the body, so
+// a 304 carries the fresh Link), sends X-RateLimit-*
 // and X-OAuth-Scopes headers, injects failures per path, logs every request
 // and records any request it did not expect (Unexpected, Verify).
 package githubtest

@@ -26,6 +26,12 @@ func (s *Server) route(r *http.Request, path string, body []byte) reply {
 		return s.graphql(body)
 	case len(parts) >= 4 && parts[0] == "repos":
 		return s.routeRepo(r.Method, parts[1]+"/"+parts[2], parts[3:], q, body)
+	case len(parts) >= 3 && parts[0] == "repositories":
+		// The form GitHub's Link headers use: /repositories/{id}/...
+		if rp := s.repoByID(parts[1]); rp != nil {
+			return s.routeRepo(r.Method, rp.name, parts[2:], q, body)
+		}
+		return notFound()
 	}
 	return reply{status: http.StatusNotFound, body: []byte(`{"message":"Not Found"}`), unexpected: true}
 }
@@ -40,7 +46,7 @@ func (s *Server) routeRepo(method, name string, p []string, q url.Values, body [
 		if rp == nil {
 			return notFound()
 		}
-		return s.listPulls(rp, q)
+		return s.listPulls(rp, p, q)
 	case p[0] == "pulls" && len(p) == 2 && get:
 		pr := pullOf(rp, p[1])
 		if pr == nil {
@@ -53,30 +59,33 @@ func (s *Server) routeRepo(method, name string, p []string, q url.Values, body [
 			return notFound()
 		}
 		out := []any{}
-		for _, rv := range page(rp.reviews[pr.number], q) {
-			out = append(out, reviewJSON(name, pr.number, rv))
+		revs, pi := paginate(rp.reviews[pr.number], q) // oldest first, as GitHub lists them
+		for _, rv := range revs {
+			out = append(out, reviewJSON(rp.name, pr.number, rv))
 		}
-		return jsonReply(http.StatusOK, out)
+		return paged(jsonReply(http.StatusOK, out), rp, p, pi)
 	case p[0] == "commits" && len(p) == 3 && p[2] == "check-runs" && get:
 		if rp == nil {
 			return notFound()
 		}
 		runs := []any{}
-		for _, c := range page(rp.checkRuns[p[1]], q) {
+		crs, pi := paginate(rp.checkRuns[p[1]], q)
+		for _, c := range crs {
 			runs = append(runs, checkRunJSON(p[1], c))
 		}
-		return jsonReply(http.StatusOK, map[string]any{"total_count": len(rp.checkRuns[p[1]]), "check_runs": runs})
+		return paged(jsonReply(http.StatusOK, map[string]any{"total_count": len(rp.checkRuns[p[1]]), "check_runs": runs}), rp, p, pi)
 	case p[0] == "commits" && len(p) == 3 && p[2] == "status" && get:
 		if rp == nil {
 			return notFound()
 		}
-		return jsonReply(http.StatusOK, combinedStatus(p[1], rp.statuses[p[1]]))
+		sts, pi := paginate(rp.statuses[p[1]], q)
+		return paged(jsonReply(http.StatusOK, combinedStatus(p[1], rp.statuses[p[1]], sts)), rp, p, pi)
 	case p[0] == "issues" && len(p) == 3 && p[2] == "comments" && get:
 		pr := pullOf(rp, p[1])
 		if pr == nil {
 			return notFound()
 		}
-		return s.listComments(rp, pr.number, q)
+		return s.listComments(rp, pr.number, p, q)
 	case p[0] == "hooks":
 		if rp == nil {
 			return notFound()
@@ -86,6 +95,20 @@ func (s *Server) routeRepo(method, name string, p []string, q url.Values, body [
 		}
 	}
 	return unexpected
+}
+
+// repoByID finds a repository by its numeric id (mu must be held).
+func (s *Server) repoByID(id string) *repo {
+	n, err := strconv.ParseInt(id, 10, 64)
+	if err != nil {
+		return nil
+	}
+	for _, rp := range s.repos {
+		if rp.id == n {
+			return rp
+		}
+	}
+	return nil
 }
 
 func pullOf(rp *repo, num string) *pull {
@@ -99,24 +122,8 @@ func pullOf(rp *repo, num string) *pull {
 	return rp.pulls[n]
 }
 
-// page applies per_page (default 30, max 100) and page (1-based).
-func page[T any](items []T, q url.Values) []T {
-	per, _ := strconv.Atoi(q.Get("per_page"))
-	if per <= 0 {
-		per = 30
-	}
-	per = min(per, 100)
-	pg, _ := strconv.Atoi(q.Get("page"))
-	pg = max(pg, 1)
-	lo := (pg - 1) * per
-	if lo >= len(items) {
-		return nil
-	}
-	return items[lo:min(lo+per, len(items))]
-}
-
 // listPulls serves GET /repos/o/r/pulls?state=&sort=updated&direction=desc.
-func (s *Server) listPulls(rp *repo, q url.Values) reply {
+func (s *Server) listPulls(rp *repo, p []string, q url.Values) reply {
 	state := q.Get("state")
 	if state == "" {
 		state = "open"
@@ -141,14 +148,15 @@ func (s *Server) listPulls(rp *repo, q url.Values) reply {
 		return (a.number < b.number) == asc
 	})
 	out := []any{}
-	for _, p := range page(ps, q) {
-		out = append(out, pullJSON(rp.name, p, false))
+	items, pi := paginate(ps, q)
+	for _, pr := range items {
+		out = append(out, pullJSON(rp.name, pr, false))
 	}
-	return jsonReply(http.StatusOK, out)
+	return paged(jsonReply(http.StatusOK, out), rp, p, pi)
 }
 
 // listComments serves GET /repos/o/r/issues/N/comments?since=.
-func (s *Server) listComments(rp *repo, n int, q url.Values) reply {
+func (s *Server) listComments(rp *repo, n int, p []string, q url.Values) reply {
 	var since time.Time
 	if v := q.Get("since"); v != "" {
 		t, err := time.Parse(time.RFC3339, v)
@@ -164,30 +172,34 @@ func (s *Server) listComments(rp *repo, n int, q url.Values) reply {
 		}
 	}
 	out := []any{}
-	for _, c := range page(cs, q) {
+	items, pi := paginate(cs, q)
+	for _, c := range items {
 		out = append(out, commentJSON(rp.name, n, c))
 	}
-	return jsonReply(http.StatusOK, out)
+	return paged(jsonReply(http.StatusOK, out), rp, p, pi)
 }
 
-// combinedStatus renders GET /commits/SHA/status: the worst state wins.
-func combinedStatus(sha string, sts []*status) map[string]any {
+// combinedStatus renders GET /commits/SHA/status: the worst state of all
+// the contexts wins; the page lists the contexts of this page.
+func combinedStatus(sha string, all, pageSts []*status) map[string]any {
 	state := "success"
-	if len(sts) == 0 {
+	if len(all) == 0 {
 		state = "pending"
 	}
-	list := []any{}
-	for _, st := range sts {
+	for _, st := range all {
 		switch {
 		case st.state == "failure" || st.state == "error":
 			state = "failure"
 		case st.state == "pending" && state != "failure":
 			state = "pending"
 		}
+	}
+	list := []any{}
+	for _, st := range pageSts {
 		list = append(list, map[string]any{"id": st.id, "context": st.context, "state": st.state,
 			"description": "", "target_url": nil, "created_at": ts(st.createdAt), "updated_at": ts(st.updatedAt)})
 	}
-	return map[string]any{"state": state, "sha": sha, "total_count": len(sts), "statuses": list}
+	return map[string]any{"state": state, "sha": sha, "total_count": len(all), "statuses": list}
 }
 
 // graphql serves gh's UserCurrent query (gh auth status); any other query

@@ -42,6 +42,10 @@ type Options struct {
 	NoScopes bool
 	// Start is the fake clock's start (default DefaultStart).
 	Start time.Time
+	// NoLinkOn304 answers 304s without the Link header. GitHub repeats it
+	// (fresh) on a 304, but RFC 9110 does not require it, so a client must
+	// not depend on it; this option checks that one does not.
+	NoLinkOn304 bool
 }
 
 // Server is the fake GitHub. All methods are safe for concurrent use.
@@ -61,6 +65,7 @@ type Server struct {
 	redeliveries []Redelivery
 	quotaUsed    int
 	remaining    int
+	noLinkOn304  bool
 
 	certs    *certs
 	caFile   string
@@ -87,6 +92,7 @@ func New(t testing.TB, opts Options) *Server {
 	t.Helper()
 	s := &Server{t: t, repos: map[string]*repo{}, nextID: 1000, remaining: DefaultLimit}
 	s.token, s.viewer, s.scopes, s.now = opts.Token, opts.Viewer, opts.Scopes, opts.Start
+	s.noLinkOn304 = opts.NoLinkOn304
 	if s.token == "" {
 		s.token = DefaultToken
 	}
@@ -211,6 +217,9 @@ type reply struct {
 	body       []byte
 	header     http.Header
 	unexpected bool
+	// pages and linkPath: the reply is one page of a list (Link header).
+	pages    *pageInfo
+	linkPath string
 }
 
 func jsonReply(status int, v any) reply {
@@ -256,6 +265,15 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if rep.status == 0 {
 		rep.status = http.StatusOK
 	}
+	if rep.pages != nil && rep.status == http.StatusOK {
+		root := "https://" + r.Host
+		if strings.HasPrefix(r.URL.Path, "/api/v3/") {
+			root += "/api/v3"
+		}
+		if link := linkHeader(root, rep.linkPath, r.URL.Query(), *rep.pages); link != "" {
+			h.Set("Link", link) // on a 304 too: the ETag covers the body, not the Link
+		}
+	}
 	h.Set("Date", s.now.UTC().Format(http.TimeFormat))
 	h.Set("X-GitHub-Request-Id", strconv.FormatInt(s.id(), 16))
 	h.Set("X-OAuth-Scopes", s.scopes)
@@ -265,6 +283,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.Set("ETag", etag)
 		if sameETag(r.Header.Get("If-None-Match"), etag) {
 			rep.status, rep.body = http.StatusNotModified, nil
+			if s.noLinkOn304 {
+				h.Del("Link")
+			}
 		}
 	}
 	if rep.status != http.StatusNotModified {

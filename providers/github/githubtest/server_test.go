@@ -246,3 +246,46 @@ func TestFaults(t *testing.T) {
 	require.Equal(t, 7, len(s.Requests()))
 	s.Verify(t)
 }
+
+func TestPaginationLikeGitHub(t *testing.T) {
+	s := githubtest.New(t, githubtest.Options{})
+	s.OpenPR("acme/widgets", githubtest.PR{Number: 7})
+	for i := range 150 {
+		s.AddReview("acme/widgets", 7, githubtest.Review{User: "r" + strconv.Itoa(i), State: "COMMENTED"})
+	}
+	resp, body := get(t, s, "/repos/acme/widgets/pulls/7/reviews?per_page=100", "")
+	var first []map[string]any
+	require.NoError(t, json.Unmarshal(body, &first))
+	require.Len(t, first, 100)
+	require.Equal(t, "r0", first[0]["user"].(map[string]any)["login"], "oldest first")
+	link := resp.Header.Get("Link")
+	require.Regexp(t, `^<https://api\.github\.com/repositories/\d+/pulls/7/reviews\?page=2&per_page=100>; rel="next", `+
+		`<https://api\.github\.com/repositories/\d+/pulls/7/reviews\?page=2&per_page=100>; rel="last"$`, link)
+	next := strings.TrimPrefix(link[1:strings.IndexByte(link, '>')], "https://api.github.com")
+
+	resp, body = get(t, s, next, "")
+	var second []map[string]any
+	require.NoError(t, json.Unmarshal(body, &second))
+	require.Len(t, second, 50)
+	require.Equal(t, "r149", second[49]["user"].(map[string]any)["login"])
+	require.Contains(t, resp.Header.Get("Link"), `page=1&per_page=100>; rel="prev"`)
+	require.NotContains(t, resp.Header.Get("Link"), `rel="next"`)
+
+	// The ETag covers the body only: page 1 stays 304 as the list grows,
+	// and its 304 carries the fresh Link, as GitHub's does.
+	resp, _ = get(t, s, "/repos/acme/widgets/pulls/7/reviews?per_page=100", "")
+	etag := resp.Header.Get("ETag")
+	for range 60 {
+		s.AddReview("acme/widgets", 7, githubtest.Review{User: "late", State: "COMMENTED"})
+	}
+	resp, _ = get(t, s, "/repos/acme/widgets/pulls/7/reviews?per_page=100", etag)
+	require.Equal(t, http.StatusNotModified, resp.StatusCode)
+	require.Contains(t, resp.Header.Get("Link"), `page=3&per_page=100>; rel="last"`)
+
+	// The real gh follows the Link header through the /repositories/ID form.
+	out, _, code := gh(t, s.Env(s.Token()), "", "api", "--paginate", "repos/acme/widgets/pulls/7/reviews?per_page=100")
+	require.Equal(t, 0, code)
+	require.Equal(t, 210, strings.Count(out, `"submitted_at"`))
+	require.Equal(t, 3, s.Count("GET", "/repositories/"), "two next pages by gh, one by hand")
+	s.Verify(t)
+}
