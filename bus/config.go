@@ -28,7 +28,9 @@ type Config struct {
 	// progress, so this bounds only how long an event in flight when a node
 	// died waits before another attempt.
 	AckWait time.Duration `mapstructure:"ack_wait"`
-	// Replicas of every stream and bucket (default 1; 3 in a cluster).
+	// Replicas of every stream and bucket. 0 (the default) means 1 alone,
+	// 3 in a cluster, and up to 3 on an external deployment; the node
+	// resolves it before Open.
 	Replicas int `mapstructure:"replicas"`
 }
 
@@ -41,7 +43,7 @@ func DefaultConfig() Config {
 		InboxMaxAge:      30 * 24 * time.Hour,
 		ParkedMaxAge:     90 * 24 * time.Hour,
 		AckWait:          10 * time.Second,
-		Replicas:         1,
+		Replicas:         0,
 	}
 }
 
@@ -56,8 +58,8 @@ func (c Config) Validate() error {
 		return errors.New("bus: inbox_duplicates must be within 1s..1h")
 	case c.AckWait < time.Second:
 		return errors.New("bus: ack_wait must be at least 1s")
-	case c.Replicas < 1 || c.Replicas > 5:
-		return errors.New("bus: replicas must be within 1..5")
+	case c.Replicas < 0 || c.Replicas > 5:
+		return errors.New("bus: replicas must be within 1..5 (0: automatic)")
 	}
 	return nil
 }

@@ -5,6 +5,8 @@
 package embedded
 
 import (
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -41,6 +43,13 @@ type Config struct {
 	ServerName string `mapstructure:"server_name"`
 	// ReadyTimeout bounds start-up (default 30s).
 	ReadyTimeout time.Duration `mapstructure:"ready_timeout"`
+	// MaxStore caps JetStream file storage in bytes (0: the server's
+	// default, a share of the disk). Writes past it fail with a named error.
+	MaxStore int64 `mapstructure:"max_store"`
+
+	// Cluster joins other nodes' servers (set by the node from the
+	// cluster.* keys, not a nats.* key).
+	Cluster Cluster `mapstructure:"-"`
 }
 
 // DefaultConfig returns the defaults: fsync on every write, no listener.
@@ -54,8 +63,9 @@ var ErrListenTokenRequired = errors.New("embedded: nats.listen requires nats.lis
 
 // Server is a running embedded nats-server.
 type Server struct {
-	ns    *server.Server
-	token string
+	ns        *server.Server
+	token     string
+	clustered bool
 }
 
 // Start starts the server and waits until it accepts connections.
@@ -84,7 +94,23 @@ func Start(cfg Config, log *slog.Logger) (*Server, error) {
 		NoLog:      log == nil,
 		SyncAlways: cfg.SyncAlways,
 	}
+	if cfg.Cluster.Enabled() && cfg.Listen == "" {
+		// nats-server starts routes only once its client listener is up:
+		// a clustered server listens on a random loopback port, behind a
+		// token only this process knows.
+		cfg.Listen = "127.0.0.1:-1"
+		opts.DontListen = false
+		if cfg.ListenToken == "" {
+			cfg.ListenToken = randomToken()
+		}
+	}
+	if cfg.MaxStore > 0 {
+		opts.JetStreamMaxStore = cfg.MaxStore
+	}
 	if err := applyListener(opts, cfg); err != nil {
+		return nil, err
+	}
+	if err := applyCluster(opts, cfg.Cluster, cfg.StoreDir); err != nil {
 		return nil, err
 	}
 	ns, err := server.NewServer(opts)
@@ -99,7 +125,13 @@ func Start(cfg Config, log *slog.Logger) (*Server, error) {
 		ns.Shutdown()
 		return nil, errors.New("embedded: nats-server not ready in time (is another node using this store dir?)")
 	}
-	return &Server{ns: ns, token: opts.Authorization}, nil
+	return &Server{ns: ns, token: opts.Authorization, clustered: cfg.Cluster.Enabled()}, nil
+}
+
+func randomToken() string {
+	b := make([]byte, 32)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
 }
 
 // applyListener configures the client listener: address, token, TLS.
@@ -146,6 +178,12 @@ func (s *Server) Connect(name string) (*nats.Conn, error) {
 	}
 	return nc, nil
 }
+
+// Clustered reports whether the server joins a cluster.
+func (s *Server) Clustered() bool { return s.clustered }
+
+// Name is the server's name.
+func (s *Server) Name() string { return s.ns.Name() }
 
 // ClientURL returns the client URL when a listener is configured.
 func (s *Server) ClientURL() string { return s.ns.ClientURL() }

@@ -95,6 +95,10 @@ func setDefaults(v *viper.Viper, prefix string, rv reflect.Value) {
 		if tag == "" || tag == "-" {
 			continue
 		}
+		if tag == ",squash" {
+			setDefaults(v, prefix, rv.Field(i))
+			continue
+		}
 		key := tag
 		if prefix != "" {
 			key = prefix + "." + tag

@@ -96,29 +96,15 @@ func New(cfg Config, log *slog.Logger) (_ *App, err error) {
 		return nil, err
 	}
 
-	ncfg := cfg.NATS
-	if ncfg.StoreDir == "" {
-		ncfg.StoreDir = filepath.Join(cfg.Home, StoreDir)
-	}
-	if ncfg.Listen != "" && ncfg.ListenToken == "" {
-		if ncfg.ListenToken, err = loadOrCreateSecret(cfg.Home, NATSTokenFile); err != nil {
-			return nil, err
-		}
-	}
-	srv, err := embedded.Start(ncfg, log.With("component", "nats"))
+	nc, servers, err := a.connectBus(context.Background(), cfg, log)
 	if err != nil {
 		return nil, err
 	}
-	a.nats = srv
-	a.push("embedded nats-server", func(context.Context) error { srv.Shutdown(); return nil })
-	nc, err := srv.Connect("sentinel")
-	if err != nil {
-		return nil, err
-	}
-	a.push("nats connection", func(context.Context) error { nc.Close(); return nil })
 	pctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	if a.Bus, err = bus.Open(pctx, nc, cfg.Bus); err != nil {
+	bcfg := cfg.Bus
+	bcfg.Replicas = cfg.Replicas(servers)
+	if a.Bus, err = bus.Open(pctx, nc, bcfg); err != nil {
 		return nil, err
 	}
 	a.Metrics = metrics.New()
@@ -126,7 +112,7 @@ func New(cfg Config, log *slog.Logger) (_ *App, err error) {
 	provs, err := buildProviders(cfg, providerDeps{
 		log: log, now: a.now,
 		hooks:     bus.NewKV(a.Bus.Hooks),
-		locker:    a.Bus.NewLocker(cfg.NATS.ServerName),
+		locker:    a.Bus.NewLocker(cfg.Node.Name),
 		creds:     sentinels.NewCredStore(a.Bus.Creds),
 		publicURL: a.publicURL,
 	})

@@ -6,6 +6,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/agentproto/sentinel/bus"
@@ -52,13 +53,69 @@ type Config struct {
 	// "read fresh" (sentinel.auto_watch_prs) go through it.
 	Reload func() (Config, error) `mapstructure:"-"`
 
-	NATS     embedded.Config       `mapstructure:"nats"`
+	Node     NodeConfig            `mapstructure:"node"`
+	Cluster  ClusterConfig         `mapstructure:"cluster"`
+	NATS     NATSConfig            `mapstructure:"nats"`
 	Bus      bus.Config            `mapstructure:"bus"`
 	Poll     poll.Config           `mapstructure:"poll"`
 	Delivery deliver.WorkersConfig `mapstructure:"delivery"`
 	Sentinel SentinelConfig        `mapstructure:"sentinel"`
 	Testing  TestingConfig         `mapstructure:"testing"`
 }
+
+// NodeConfig names this node.
+type NodeConfig struct {
+	// Name is the node's unique name (its nats-server's name). Empty:
+	// "sentinel" alone; <host>-<cluster port> when clustered.
+	Name string `mapstructure:"name"`
+}
+
+// ClusterConfig joins this node's embedded server with its peers'.
+type ClusterConfig struct {
+	// Name is the cluster name, the same on every node.
+	Name string `mapstructure:"name"`
+	// Listen is the route listener, host:port. Set: clustered.
+	Listen string `mapstructure:"listen"`
+	// Routes are the peers, nats://host:port (a node may list itself).
+	Routes []string `mapstructure:"routes"`
+	// Token is the route secret, the same on every node; required for a
+	// non-loopback route listener. Never logged or shown.
+	Token string `mapstructure:"token"`
+	// Advertise is the host:port peers dial for this node's routes, when
+	// it differs from Listen (containers, NAT).
+	Advertise string `mapstructure:"advertise"`
+	// Wait bounds how long start-up waits for a JetStream meta leader
+	// (a majority of the servers up); default 2m.
+	Wait time.Duration `mapstructure:"wait"`
+}
+
+// Clustered reports whether an embedded cluster is configured.
+func (c ClusterConfig) Clustered() bool { return c.Listen != "" }
+
+// NATSConfig is the embedded server's configuration, or, with URL set,
+// how to reach an existing NATS deployment (external mode: nothing is
+// embedded).
+type NATSConfig struct {
+	embedded.Config `mapstructure:",squash"`
+
+	// URL lists the external deployment's servers; set, it selects
+	// external mode.
+	URL []string `mapstructure:"url"`
+	// Creds is a .creds file; NKey a file with an nkey seed; User and
+	// Password, or ClientToken, the other credential kinds.
+	Creds       string `mapstructure:"creds"`
+	NKey        string `mapstructure:"nkey"`
+	User        string `mapstructure:"user"`
+	Password    string `mapstructure:"password"`
+	ClientToken string `mapstructure:"client_token"`
+	// TLSCA trusts a CA; TLSCert and TLSKey present a client certificate.
+	TLSCA   string `mapstructure:"tls_ca"`
+	TLSCert string `mapstructure:"tls_cert"`
+	TLSKey  string `mapstructure:"tls_key"`
+}
+
+// External reports whether the node uses an existing NATS deployment.
+func (c NATSConfig) External() bool { return len(c.URL) > 0 }
 
 // SentinelConfig holds sentinel behaviour switches.
 type SentinelConfig struct {
@@ -92,11 +149,12 @@ func DefaultConfig() Config {
 		ShutdownTimeout:   20 * time.Second,
 		ReconcileInterval: 5 * time.Minute,
 		SelectionOrder:    append([]string(nil), sentinels.DefaultSelectionOrder...),
-		NATS:              embedded.DefaultConfig(),
+		NATS:              NATSConfig{Config: embedded.DefaultConfig()},
 		Bus:               bus.DefaultConfig(),
 		Poll:              poll.DefaultConfig(),
 		Delivery:          deliver.DefaultWorkersConfig(),
 		Sentinel:          SentinelConfig{AutoWatchPRs: true},
+		Cluster:           ClusterConfig{Wait: 2 * time.Minute},
 	}
 }
 
@@ -114,6 +172,9 @@ func (c *Config) Validate() error {
 	}
 	if !c.AllowRemote && !isLoopback(host) {
 		return fmt.Errorf("listen %q is not a loopback address: pass --allow-remote to listen beyond this machine", c.Listen)
+	}
+	if err := c.validateTopology(); err != nil {
+		return err
 	}
 	if c.NATS.Listen != "" {
 		nhost, _, err := net.SplitHostPort(c.NATS.Listen)
@@ -139,6 +200,81 @@ func (c *Config) Validate() error {
 		c.ShutdownTimeout = 20 * time.Second
 	}
 	return nil
+}
+
+// validateTopology checks the single-node / clustered / external choice
+// and derives the node name.
+func (c *Config) validateTopology() error {
+	c.NATS.URL = trimList(c.NATS.URL)
+	c.Cluster.Routes = trimList(c.Cluster.Routes)
+	if c.NATS.External() {
+		if c.NATS.Listen != "" || c.Cluster.Clustered() || len(c.Cluster.Routes) > 0 {
+			return errors.New("nats.url (external NATS) cannot be combined with nats.listen or cluster.* keys: the node embeds no server in external mode")
+		}
+	}
+	if !c.Cluster.Clustered() && (len(c.Cluster.Routes) > 0 || c.Cluster.Name != "") {
+		return errors.New("cluster.routes and cluster.name need cluster.listen (the route listener, host:port)")
+	}
+	if c.Cluster.Clustered() {
+		host, port, err := net.SplitHostPort(c.Cluster.Listen)
+		if err != nil {
+			return fmt.Errorf("cluster.listen %q must be host:port: %w", c.Cluster.Listen, err)
+		}
+		if c.Cluster.Token == "" && !isLoopback(host) {
+			return fmt.Errorf("cluster.listen %q is not a loopback address: set cluster.token (AGENTPROTO_CLUSTER_TOKEN), the same secret on every node", c.Cluster.Listen)
+		}
+		if !c.AllowRemote && !isLoopback(host) {
+			return fmt.Errorf("cluster.listen %q is not a loopback address: pass --allow-remote to open the route port beyond this machine", c.Cluster.Listen)
+		}
+		if c.Cluster.Name == "" {
+			c.Cluster.Name = "sentinel"
+		}
+		if c.Node.Name == "" {
+			h, err := os.Hostname()
+			if err != nil || h == "" {
+				return errors.New("node.name is required when clustered (the host name is unknown)")
+			}
+			c.Node.Name = h + "-" + port
+		}
+	}
+	if c.Node.Name == "" {
+		c.Node.Name = c.NATS.ServerName
+	}
+	if c.Node.Name == "" {
+		c.Node.Name = "sentinel"
+	}
+	if strings.ContainsAny(c.Node.Name, " \t.*>") {
+		return fmt.Errorf("node.name %q must be one token (no spaces, dots or wildcards)", c.Node.Name)
+	}
+	return nil
+}
+
+// Replicas is the replica count of every stream and bucket: bus.replicas
+// when set, else 3 in a cluster and 1 alone; external mode caps the
+// default at the deployment's server count (servers).
+func (c Config) Replicas(servers int) int {
+	if c.Bus.Replicas > 0 {
+		return c.Bus.Replicas
+	}
+	switch {
+	case c.Cluster.Clustered():
+		return 3
+	case c.NATS.External():
+		return max(1, min(3, servers))
+	}
+	return 1
+}
+
+func trimList(in []string) []string {
+	var out []string
+	for _, v := range in {
+		for _, p := range strings.Split(v, ",") {
+			if p = strings.TrimSpace(p); p != "" {
+				out = append(out, p)
+			}
+		}
+	}
+	return out
 }
 
 func isLoopback(host string) bool {

@@ -1,0 +1,115 @@
+package app_test
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/stretchr/testify/require"
+
+	"github.com/agentproto/sentinel/bus"
+	"github.com/agentproto/sentinel/runtime/app"
+)
+
+// freePorts reserves n loopback ports (listen, note, close).
+func freePorts(t *testing.T, n int) []int {
+	t.Helper()
+	var out []int
+	var lns []net.Listener
+	for i := 0; i < n; i++ {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		require.NoError(t, err)
+		lns = append(lns, ln)
+		out = append(out, ln.Addr().(*net.TCPAddr).Port)
+	}
+	for _, ln := range lns {
+		ln.Close()
+	}
+	return out
+}
+
+// clusterConfigs returns n node configs that route to each other on
+// loopback, with one shared API token.
+func clusterConfigs(t *testing.T, n int) []app.Config {
+	t.Helper()
+	ports := freePorts(t, n)
+	var routes []string
+	for _, p := range ports {
+		routes = append(routes, fmt.Sprintf("nats://127.0.0.1:%d", p))
+	}
+	var out []app.Config
+	for i := 0; i < n; i++ {
+		cfg := app.DefaultConfig()
+		cfg.Home = t.TempDir()
+		cfg.Listen = "127.0.0.1:0"
+		cfg.NATS.SyncAlways = false
+		cfg.Testing.FakeProvider = true
+		cfg.Node.Name = fmt.Sprintf("n%d", i+1)
+		cfg.Cluster.Name = "test"
+		cfg.Cluster.Listen = fmt.Sprintf("127.0.0.1:%d", ports[i])
+		cfg.Cluster.Routes = routes
+		cfg.Cluster.Token = "route-secret-for-tests"
+		cfg.Cluster.Wait = time.Minute
+		out = append(out, cfg)
+	}
+	return out
+}
+
+// startCluster starts the nodes concurrently (each waits for a meta
+// leader, which needs a majority) and registers their stop.
+func startCluster(t *testing.T, cfgs []app.Config) []*app.App {
+	t.Helper()
+	apps := make([]*app.App, len(cfgs))
+	errs := make([]error, len(cfgs))
+	var wg sync.WaitGroup
+	for i := range cfgs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			apps[i], errs[i] = app.New(cfgs[i], slog.New(slog.NewTextHandler(io.Discard, nil)))
+		}()
+	}
+	wg.Wait()
+	for i, err := range errs {
+		require.NoError(t, err, "node %d", i+1)
+	}
+	for _, a := range apps {
+		require.NoError(t, a.Start(context.Background()))
+		t.Cleanup(func() { _ = a.Stop(context.Background()) })
+	}
+	return apps
+}
+
+func TestClusterProvisionsR3AndServesEveryRoute(t *testing.T) {
+	apps := startCluster(t, clusterConfigs(t, 3))
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	for _, name := range []string{bus.StreamEvents, bus.StreamInbox, "KV_" + bus.BucketSentinels, "KV_" + bus.BucketCreds} {
+		s, err := apps[0].Bus.JS.Stream(ctx, name)
+		require.NoError(t, err, name)
+		info, err := s.Info(ctx)
+		require.NoError(t, err)
+		require.Equal(t, 3, info.Config.Replicas, name)
+		require.NotNil(t, info.Cluster, name)
+		require.Len(t, info.Cluster.Replicas, 2, "%s: a leader and two replicas", name)
+	}
+	a, b, c := &node{t: t, app: apps[0]}, &node{t: t, app: apps[1]}, &node{t: t, app: apps[2]}
+	out := a.expect(201, "POST", "/sentinels", map[string]any{"subject": "github:o/r#1", "sessionId": "s1", "provider": "fake"})
+	id := out["sentinel"].(map[string]any)["id"].(string)
+	require.Eventually(t, func() bool {
+		resp, _ := b.req("GET", "/sentinels/"+id, nil)
+		return resp.StatusCode == 200
+	}, 10*time.Second, 50*time.Millisecond, "created on A, seen on B")
+	c.expect(200, "DELETE", "/sentinels/"+id, nil)
+	require.Eventually(t, func() bool {
+		resp, _ := a.req("GET", "/sentinels/"+id, nil)
+		return resp.StatusCode == 404
+	}, 10*time.Second, 50*time.Millisecond, "removed on C, gone on A")
+	_ = jetstream.StreamInfo{}
+}

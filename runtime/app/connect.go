@@ -1,0 +1,94 @@
+package app
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"path/filepath"
+	"time"
+
+	"github.com/nats-io/nats.go"
+
+	"github.com/agentproto/sentinel/bus"
+	"github.com/agentproto/sentinel/bus/embedded"
+)
+
+// connectBus starts the embedded server (alone or clustered) or dials the
+// external deployment, waits (bounded by cluster.wait) for JetStream to
+// answer, and returns the connection and how many servers it knows of.
+func (a *App) connectBus(ctx context.Context, cfg Config, log *slog.Logger) (*nats.Conn, int, error) {
+	if cfg.NATS.External() {
+		nc, err := bus.Dial(ctx, bus.ClientConfig{
+			URLs: cfg.NATS.URL, Creds: cfg.NATS.Creds, NKey: cfg.NATS.NKey,
+			User: cfg.NATS.User, Password: cfg.NATS.Password, Token: cfg.NATS.ClientToken,
+			TLSCA: cfg.NATS.TLSCA, TLSCert: cfg.NATS.TLSCert, TLSKey: cfg.NATS.TLSKey,
+			Name: "sentinel " + cfg.Node.Name,
+		})
+		if err != nil {
+			return nil, 0, err
+		}
+		a.push("nats connection", func(context.Context) error { nc.Close(); return nil })
+		if err := a.waitJetStream(ctx, cfg, nc); err != nil {
+			return nil, 0, err
+		}
+		return nc, bus.ServerCount(nc), nil
+	}
+	ncfg := cfg.NATS.Config
+	ncfg.ServerName = cfg.Node.Name
+	if ncfg.StoreDir == "" {
+		ncfg.StoreDir = filepath.Join(cfg.Home, StoreDir)
+	}
+	if ncfg.Listen != "" && ncfg.ListenToken == "" {
+		tok, err := loadOrCreateSecret(cfg.Home, NATSTokenFile)
+		if err != nil {
+			return nil, 0, err
+		}
+		ncfg.ListenToken = tok
+	}
+	if cfg.Cluster.Clustered() {
+		ncfg.Cluster = embedded.Cluster{Name: cfg.Cluster.Name, Listen: cfg.Cluster.Listen, Routes: cfg.Cluster.Routes,
+			Token: cfg.Cluster.Token, Advertise: cfg.Cluster.Advertise}
+	}
+	srv, err := embedded.Start(ncfg, log.With("component", "nats"))
+	if err != nil {
+		return nil, 0, err
+	}
+	a.nats = srv
+	a.push("embedded nats-server", func(context.Context) error { srv.Shutdown(); return nil })
+	nc, err := srv.Connect("sentinel " + cfg.Node.Name)
+	if err != nil {
+		return nil, 0, err
+	}
+	a.push("nats connection", func(context.Context) error { nc.Close(); return nil })
+	if cfg.Cluster.Clustered() {
+		if err := a.waitJetStream(ctx, cfg, nc); err != nil {
+			return nil, 0, err
+		}
+	}
+	return nc, 1, nil
+}
+
+// waitJetStream waits for a JetStream meta leader, logging while it waits.
+func (a *App) waitJetStream(ctx context.Context, cfg Config, nc *nats.Conn) error {
+	wait := cfg.Cluster.Wait
+	if wait <= 0 {
+		wait = 2 * time.Minute
+	}
+	wctx, cancel := context.WithTimeout(ctx, wait)
+	defer cancel()
+	done := make(chan error, 1)
+	go func() { done <- bus.WaitForJetStream(wctx, nc) }()
+	tick := time.NewTicker(5 * time.Second)
+	defer tick.Stop()
+	for {
+		select {
+		case err := <-done:
+			if err != nil {
+				return fmt.Errorf("waited %s (cluster.wait) for JetStream: %w", wait, err)
+			}
+			return nil
+		case <-tick.C:
+			a.Log.Info("waiting for the JetStream meta leader (a majority of the cluster's servers must be up)")
+		}
+	}
+}
