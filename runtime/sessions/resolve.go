@@ -90,7 +90,7 @@ func (r *Resolver) lock(id string) func() {
 	}
 }
 
-// Resume margin bounds: a quarter of the time left, at most maxHookMargin.
+// maxHookMargin caps the time hookContext keeps back from a resume hook.
 const maxHookMargin = 5 * time.Second
 
 // hookContext bounds a resume hook to ctx's deadline minus a margin (a
