@@ -70,7 +70,7 @@ func Open(ctx context.Context, nc *nats.Conn, cfg Config) (*Bus, error) {
 		dst *jetstream.KeyValue
 	}{
 		{jetstream.KeyValueConfig{Bucket: BucketSentinels, Description: "sentinel records"}, &b.Sentinels},
-		{jetstream.KeyValueConfig{Bucket: BucketSeen, Description: "seen event ids per sentinel"}, &b.Seen},
+		{jetstream.KeyValueConfig{Bucket: BucketSeen, Description: "seen event ids per sentinel", LimitMarkerTTL: SeenMarkerTTL}, &b.Seen},
 		{jetstream.KeyValueConfig{Bucket: BucketHooks, Description: "webhook hook records (hold secrets)"}, &b.Hooks},
 		{jetstream.KeyValueConfig{Bucket: BucketCreds, Description: "provider credentials (hold secrets)"}, &b.Creds},
 		{jetstream.KeyValueConfig{Bucket: BucketSetup, Description: "provider setup ledger"}, &b.Setup},

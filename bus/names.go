@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"hash/fnv"
 	"strconv"
+	"time"
 )
 
 // Stream names.
@@ -27,6 +28,11 @@ const (
 	BucketCursors   = "sentinel_cursors"
 	BucketTombstone = "sentinel_tombstones"
 )
+
+// SeenMarkerTTL is the limit-marker TTL of the seen bucket: it enables
+// per-key TTLs there (each evicted seen id expires by itself) and bounds
+// how long the marker an expired or purged key leaves behind lives.
+const SeenMarkerTTL = time.Minute
 
 const (
 	eventsPrefix    = "sentinel.events."

@@ -108,13 +108,18 @@ func (p *Pipeline) Handle(ctx context.Context, sentinelID string, ev *sentinel.E
 		return "", fmt.Errorf("deliver %s to %s: %w", ev.ID, sentinelID, err)
 	}
 	// 7. Mark seen (the in-record ring), counters, target, status, until:
-	// one atomic write.
+	// one atomic write. The outcome is stored (an inbox message or a park
+	// record), so the write runs on a fresh bounded context: a resume hook
+	// that used up the handle deadline must not send the event round again.
+	sctx, cancel := settleContext(ctx)
+	defer cancel()
 	expired := false
-	var evicted []string
-	updated, err := p.Store.UpdateFrom(ctx, sentinelID, rec, rev, func(r *sentinel.Sentinel) error {
+	updated, err := p.Store.UpdateFrom(sctx, sentinelID, rec, rev, func(r *sentinel.Sentinel) error {
 		expired = false
 		applyClosure(r, closure, ev.Subject)
-		evicted = addSeen(r, ev.ID)
+		if err := p.addSeen(sctx, sentinelID, r, ev.ID); err != nil {
+			return err
+		}
 		if r.LastHandledID != ev.ID {
 			r.EventCount++
 			r.LastEventTs = now.UnixMilli()
@@ -151,15 +156,9 @@ func (p *Pipeline) Handle(ctx context.Context, sentinelID string, ev *sentinel.E
 	if err != nil {
 		return "", err
 	}
-	p.keepEvicted(ctx, sentinelID, evicted)
 	if expired {
 		p.Metrics.Inc(func(m *metrics.Metrics) prometheusCounter { return m.Expired })
-		p.Expirer.CancelProvider(ctx, updated)
-	}
-	if sentinels.ShouldPrune(updated.SeenMarks) {
-		if _, err := p.Seen.Prune(ctx, sentinelID); err != nil {
-			p.Log.Warn("seen prune failed", "sentinel", sentinelID, "err", err)
-		}
+		p.Expirer.CancelProvider(sctx, updated)
 	}
 	switch {
 	case out.Parked:
@@ -173,41 +172,61 @@ func (p *Pipeline) Handle(ctx context.Context, sentinelID string, ev *sentinel.E
 	return ResultDelivered, nil
 }
 
+// GiveUp settles an event that cannot be delivered (a permanent failure,
+// or one past its attempts): it parks it with the reason and marks it
+// seen, on a fresh bounded context (the caller's may be spent). A nil
+// error means the event may be acked; an error (the park or the mark could
+// not be stored) leaves it to be retried.
+func (p *Pipeline) GiveUp(ctx context.Context, sentinelID string, ev *sentinel.Event, reason string) error {
+	sctx, cancel := settleContext(ctx)
+	defer cancel()
+	if err := p.Park.Park(sctx, sentinelID, park.Record{SentinelID: sentinelID, Event: ev, Reason: reason}, "failed:"+sentinelID+":"+ev.ID); err != nil {
+		return err
+	}
+	p.Metrics.IncVec(func(m *metrics.Metrics) prometheusCounterVec { return m.Parked }, "undeliverable")
+	rec, rev, err := p.Store.Get(sctx, sentinelID)
+	if errors.Is(err, sentinels.ErrNotFound) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	return p.markSeen(sctx, rec, rev, ev.ID, nil)
+}
+
 // markSeen records a handled-but-not-delivered event id in the record's
-// ring (with an optional extra change) and, best effort, in the long
-// window.
+// ring (with an optional extra change), moving what the ring evicts to the
+// long window first.
 func (p *Pipeline) markSeen(ctx context.Context, rec *sentinel.Sentinel, rev uint64, eventID string, also func(*sentinel.Sentinel)) error {
-	var evicted []string
 	_, err := p.Store.UpdateFrom(ctx, rec.ID, rec, rev, func(r *sentinel.Sentinel) error {
 		if also != nil {
 			also(r)
 		}
-		evicted = addSeen(r, eventID)
-		return nil
+		return p.addSeen(ctx, rec.ID, r, eventID)
 	})
 	if err != nil && !errors.Is(err, sentinels.ErrNotFound) {
 		return err
 	}
-	p.keepEvicted(ctx, rec.ID, evicted)
 	return nil
 }
 
-// keepEvicted moves digests evicted from the ring to the long window. A
-// failure is logged: the ring already holds the newest 1000 ids.
-func (p *Pipeline) keepEvicted(ctx context.Context, sentinelID string, digests []string) {
-	for _, d := range digests {
-		if err := p.Seen.Keep(ctx, sentinelID, d); err != nil {
-			p.Log.Warn("keeping an evicted seen id failed", "sentinel", sentinelID, "err", err)
-		}
-	}
-}
-
-func addSeen(r *sentinel.Sentinel, eventID string) []string {
+// addSeen adds the event id to the record's ring. The digests the ring
+// evicts are written to the long window before the record itself (this
+// runs inside the record's compare-and-set function): a crash between the
+// two writes leaves an id in both places, never in neither. Keeping a
+// digest is idempotent, so a retried compare-and-set is safe; a failure
+// fails the record write and leaves the event to be retried.
+func (p *Pipeline) addSeen(ctx context.Context, sentinelID string, r *sentinel.Sentinel, eventID string) error {
 	if r.HasSeen(eventID) {
 		return nil
 	}
 	r.SeenMarks++
-	return r.AddSeen(eventID)
+	for _, d := range r.AddSeen(eventID) {
+		if err := p.Seen.Keep(ctx, sentinelID, d); err != nil {
+			return fmt.Errorf("keep evicted seen id of %s: %w", sentinelID, err)
+		}
+	}
+	return nil
 }
 
 type closureAction int

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"log/slog"
 	"strconv"
 	"strings"
@@ -26,13 +27,24 @@ type WorkersConfig struct {
 	// RetryBase * 2^(attempt-1), capped at RetryMax (defaults 1s and 60s).
 	RetryBase time.Duration `mapstructure:"retry_base"`
 	RetryMax  time.Duration `mapstructure:"retry_max"`
-	// HandleTimeout bounds one pipeline run (default 30s).
+	// HandleTimeout bounds one pipeline run (default 30s). A resume hook
+	// runs inside it (see sessions.Resolver), so it bounds resume hooks too.
 	HandleTimeout time.Duration `mapstructure:"handle_timeout"`
+	// MaxAttempts bounds the deliveries of one event (default 20, by the
+	// message's delivery count): a failure on the last one parks the event
+	// with its error and acks it, so one event never holds its partition
+	// forever. An error no retry can fix (Permanent) parks at once.
+	MaxAttempts int `mapstructure:"max_attempts"`
 }
+
+// DefaultMaxAttempts is the default of WorkersConfig.MaxAttempts: with the
+// default backoff (1s doubling to 1m) an event is retried for about 15
+// minutes.
+const DefaultMaxAttempts = 20
 
 // DefaultWorkersConfig returns the defaults.
 func DefaultWorkersConfig() WorkersConfig {
-	return WorkersConfig{RetryBase: time.Second, RetryMax: time.Minute, HandleTimeout: 30 * time.Second}
+	return WorkersConfig{RetryBase: time.Second, RetryMax: time.Minute, HandleTimeout: 30 * time.Second, MaxAttempts: DefaultMaxAttempts}
 }
 
 // Workers run one fetch loop per partition.
@@ -60,6 +72,9 @@ func (w *Workers) Start(ctx context.Context) error {
 	if w.Cfg.RetryBase <= 0 {
 		w.Cfg = DefaultWorkersConfig()
 	}
+	if w.Cfg.MaxAttempts <= 0 {
+		w.Cfg.MaxAttempts = DefaultMaxAttempts
+	}
 	fetchCtx, stopFetch := context.WithCancel(context.WithoutCancel(ctx))
 	workCtx, cancelWork := context.WithCancel(context.WithoutCancel(ctx))
 	w.stopFetch, w.cancelWork = stopFetch, cancelWork
@@ -73,7 +88,30 @@ func (w *Workers) Start(ctx context.Context) error {
 		w.wg.Add(1)
 		go w.loop(fetchCtx, workCtx, p, cons)
 	}
+	if w.Pipeline.Seen != nil {
+		w.wg.Add(1)
+		go w.sweepSeen(fetchCtx)
+	}
 	return nil
+}
+
+// sweepTimeout bounds the one-off sweep of the seen window's legacy keys.
+const sweepTimeout = 10 * time.Minute
+
+// sweepSeen gives the seen window's keys written before it had per-key
+// TTLs a TTL, once per store, off the delivery path; Stop interrupts it
+// (the next start runs it again).
+func (w *Workers) sweepSeen(ctx context.Context) {
+	defer w.wg.Done()
+	ctx, cancel := context.WithTimeout(ctx, sweepTimeout)
+	defer cancel()
+	res, err := w.Pipeline.Seen.SweepLegacy(ctx)
+	switch {
+	case err != nil:
+		w.Log.Warn("seen window sweep failed; it runs again at the next start", "err", err)
+	case !res.Skipped:
+		w.Log.Info("seen window swept of keys without a TTL", "dropped", res.Dropped, "rewritten", res.Rewritten)
+	}
 }
 
 // Stop stops pulling, lets the message in hand finish (its ack completes,
@@ -141,12 +179,15 @@ func (w *Workers) handle(ctx context.Context, msg jetstream.Msg) {
 	res, err := w.Pipeline.Handle(hctx, sid, &ev)
 	stopProgress()
 	cancel()
-	if err != nil {
+	if err != nil && !w.giveUp(ctx, msg, sid, &ev, err) {
 		delay := w.backoff(msg)
 		w.Log.Warn("delivery failed; will retry", "sentinel", sid, "event", ev.ID, "retry_in", delay, "err", err)
 		w.Metrics.Inc(func(m *metrics.Metrics) prometheusCounter { return m.DeliveryRetries })
 		_ = msg.NakWithDelay(delay)
 		return
+	}
+	if err != nil {
+		res = ResultParked
 	}
 	// A plain ack: the event is handled and marked seen, so an ack lost on
 	// the way only causes a redelivery that the seen ring and the inbox's
@@ -156,6 +197,36 @@ func (w *Workers) handle(ctx context.Context, msg jetstream.Msg) {
 		w.Log.Warn("ack failed; the event will be redelivered and deduplicated", "sentinel", sid, "event", ev.ID, "err", err)
 	}
 	w.Log.Debug("event handled", "sentinel", sid, "event", ev.ID, "result", string(res))
+}
+
+// giveUp parks and marks seen an event whose failure is permanent or
+// whose last attempt failed, and reports whether it did (the message may
+// then be acked). Parking that fails leaves the event to be retried.
+func (w *Workers) giveUp(ctx context.Context, msg jetstream.Msg, sid string, ev *sentinel.Event, cause error) bool {
+	attempt := attemptOf(msg)
+	var reason string
+	switch {
+	case Permanent(cause):
+		reason = fmt.Sprintf("undeliverable: %v", cause)
+	case attempt >= uint64(w.Cfg.MaxAttempts):
+		reason = fmt.Sprintf("undeliverable after %d attempts: %v", attempt, cause)
+	default:
+		return false
+	}
+	if err := w.Pipeline.GiveUp(ctx, sid, ev, reason); err != nil {
+		w.Log.Warn("parking an undeliverable event failed; will retry", "sentinel", sid, "event", ev.ID, "err", err)
+		return false
+	}
+	w.Log.Warn("event parked as undeliverable", "sentinel", sid, "event", ev.ID, "attempt", attempt, "err", cause)
+	return true
+}
+
+// attemptOf is the message's delivery count (1 for the first delivery).
+func attemptOf(msg jetstream.Msg) uint64 {
+	if md, err := msg.Metadata(); err == nil && md.NumDelivered > 0 {
+		return md.NumDelivered
+	}
+	return 1
 }
 
 // keepInProgress tells JetStream the message is still being handled every
@@ -187,10 +258,7 @@ func (w *Workers) keepInProgress(ctx context.Context, msg jetstream.Msg) func() 
 }
 
 func (w *Workers) backoff(msg jetstream.Msg) time.Duration {
-	attempt := uint64(1)
-	if md, err := msg.Metadata(); err == nil && md.NumDelivered > 0 {
-		attempt = md.NumDelivered
-	}
+	attempt := attemptOf(msg)
 	d := w.Cfg.RetryBase
 	for i := uint64(1); i < attempt && d < w.Cfg.RetryMax; i++ {
 		d *= 2

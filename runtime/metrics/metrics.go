@@ -14,7 +14,7 @@ var (
 	// Origins are the origin label values of the event counters.
 	Origins = []string{"poll", "push"}
 	// ParkReasons are the reason label values of sentinel_parked_total.
-	ParkReasons = []string{"malformed", "post_mortem", "dead_target", "undecodable"}
+	ParkReasons = []string{"malformed", "post_mortem", "dead_target", "undecodable", "undeliverable"}
 )
 
 // Metrics holds the node's collectors.

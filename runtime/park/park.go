@@ -45,22 +45,47 @@ func New(b *bus.Bus, now func() time.Time) *Journal {
 	return &Journal{b: b, now: now}
 }
 
+// Timeout bounds one Park. Parking runs on a fresh context derived from
+// the caller's (its values, not its cancellation): it is how an event that
+// ran out of time or attempts is settled, so it must not fail because the
+// caller's deadline passed.
+const Timeout = 10 * time.Second
+
 // Park appends a record under the id (a sentinel or follow id) and waits
-// for it to be stored. msgID, when set, deduplicates a re-park inside the
+// for it to be stored, bounded by Timeout whatever ctx's deadline. A record
+// larger than the bus's max payload is trimmed to fit (see Fit) rather
+// than refused. msgID, when set, deduplicates a re-park inside the
 // stream's window.
 func (j *Journal) Park(ctx context.Context, id string, rec Record, msgID string) error {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), Timeout)
+	defer cancel()
 	if rec.Ts == "" {
 		rec.Ts = sentinel.FormatTime(j.now())
 	}
 	rec.Seq = 0
-	raw, err := json.Marshal(rec)
+	raw, err := Fit(rec, j.maxRecord())
 	if err != nil {
-		return fmt.Errorf("park: encode: %w", err)
+		return err
 	}
 	if _, err := j.b.Publish(ctx, bus.ParkedSubject(id), raw, msgID); err != nil {
 		return fmt.Errorf("park: %w", err)
 	}
 	return nil
+}
+
+// headerRoom is what a parked record leaves of the max payload for the
+// subject and headers (Nats-Msg-Id).
+const headerRoom = 1024
+
+// maxRecord is the largest encoded record the bus accepts.
+func (j *Journal) maxRecord() int {
+	limit := int64(1 << 20) // the server's default max payload
+	if j.b.NC != nil {
+		if mp := j.b.NC.MaxPayload(); mp > 0 {
+			limit = mp
+		}
+	}
+	return int(limit) - headerRoom
 }
 
 // List returns up to limit parked records, newest last; id filters to one

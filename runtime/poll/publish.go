@@ -25,13 +25,15 @@ type Publisher struct {
 	Metrics *metrics.Metrics
 }
 
-// Publish publishes events in order. It returns how many were new (not
-// dropped as duplicates); on error, events before the failing one are
-// stored and the rest are not.
+// Publish publishes events in order, each with its summary clipped to
+// sentinel.MaxSummaryBytes (the one ingest point of polled and pushed
+// events). It returns how many were new (not dropped as duplicates); on
+// error, events before the failing one are stored and the rest are not.
 func (p *Publisher) Publish(ctx context.Context, sentinelID string, events []sentinel.Event, origin string) (int, error) {
 	fresh := 0
 	for i := range events {
-		ev := &events[i]
+		clipped := sentinel.ClipSummary(events[i])
+		ev := &clipped
 		raw, err := json.Marshal(ev)
 		if err != nil {
 			return fresh, fmt.Errorf("encode event %s: %w", ev.ID, err)

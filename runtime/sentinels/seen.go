@@ -5,7 +5,6 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"sort"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
@@ -13,32 +12,47 @@ import (
 	"github.com/agentproto/sentinel"
 )
 
-// Seen window bounds: at least the last SeenKeep ids of a sentinel and
-// every id younger than SeenMinAge are kept (GitHub redelivers up to three
-// days back).
+// Seen window bounds: at least the last SeenKeep ids of a sentinel (its
+// record's ring) and every id younger than SeenMinAge (GitHub redelivers
+// up to three days back) are kept.
 const (
-	SeenKeep   = 1000
+	SeenKeep   = sentinel.MaxRecentSeen
 	SeenMinAge = 72 * time.Hour
-	// seenPruneEvery is how many marks a sentinel makes between prunes.
-	seenPruneEvery = 256
+	// markerTTL bounds how long a purge marker of the bucket lives.
+	markerTTL = time.Minute
+	// sweptKey marks the bucket as swept of keys written without a TTL.
+	sweptKey = "_meta.ttl-swept"
 )
 
 // Seen is the long part of the persisted per-sentinel dedup window: the
 // record itself holds the digests of its last MaxRecentSeen handled ids
 // (written atomically with its counters); digests evicted from that ring
-// land here, one KV key per (sentinel, digest) valued with the time, and
-// are pruned past SeenMinAge beyond the newest SeenKeep.
+// land here, one KV key per (sentinel, digest) valued with the time and
+// created with a TTL of SeenMinAge, so the bucket forgets them by itself
+// (nothing prunes it on the delivery path). An evicted id is at least as
+// old as its eviction, so the window still holds every id younger than
+// SeenMinAge.
 type Seen struct {
 	kv  jetstream.KeyValue
 	now func() time.Time
+	ttl time.Duration
 }
 
-// NewSeen returns the seen window on the bucket.
+// NewSeen returns the seen window on the bucket (bus.BucketSeen, which
+// allows per-key TTLs).
 func NewSeen(kv jetstream.KeyValue, now func() time.Time) *Seen {
 	if now == nil {
 		now = time.Now
 	}
-	return &Seen{kv: kv, now: now}
+	return &Seen{kv: kv, now: now, ttl: SeenMinAge}
+}
+
+// WithTTL returns a copy of the window whose kept digests expire after d
+// instead of SeenMinAge (tests use it to see keys expire).
+func (s *Seen) WithTTL(d time.Duration) *Seen {
+	cp := *s
+	cp.ttl = d
+	return &cp
 }
 
 func seenKey(sentinelID, eventID string) string {
@@ -62,53 +76,85 @@ func (s *Seen) Mark(ctx context.Context, sentinelID, eventID string) error {
 	return s.Keep(ctx, sentinelID, sentinel.SeenDigest(eventID))
 }
 
-// Keep stores a digest evicted from a record's seen ring in the long window.
+// Keep stores a digest evicted from a record's seen ring in the long
+// window for SeenMinAge. It is idempotent: a digest already kept stays as
+// it is.
 func (s *Seen) Keep(ctx context.Context, sentinelID, digest string) error {
+	return s.keep(ctx, sentinelID+"."+digest, s.now(), s.ttl)
+}
+
+func (s *Seen) keep(ctx context.Context, key string, at time.Time, ttl time.Duration) error {
 	var buf [8]byte
-	binary.BigEndian.PutUint64(buf[:], uint64(s.now().UnixMilli()))
-	if _, err := s.kv.Put(ctx, sentinelID+"."+digest, buf[:]); err != nil {
+	binary.BigEndian.PutUint64(buf[:], uint64(at.UnixMilli()))
+	if _, err := s.kv.Create(ctx, key, buf[:], jetstream.KeyTTL(ttl)); err != nil && !errors.Is(err, jetstream.ErrKeyExists) {
 		return fmt.Errorf("seen keep: %w", err)
 	}
 	return nil
 }
 
-// ShouldPrune reports whether a sentinel that has made marks marks is due a
-// prune.
-func ShouldPrune(marks int) bool { return marks > SeenKeep && marks%seenPruneEvery == 0 }
+// SweepResult counts what SweepLegacy did.
+type SweepResult struct {
+	// Dropped: legacy keys older than SeenMinAge, purged.
+	Dropped int
+	// Rewritten: younger legacy keys, written again with the TTL left.
+	Rewritten int
+	// Skipped: the bucket was already swept.
+	Skipped bool
+}
 
-// Prune drops a sentinel's ids beyond the newest SeenKeep that are older
-// than SeenMinAge.
-func (s *Seen) Prune(ctx context.Context, sentinelID string) (int, error) {
-	type entry struct {
-		key string
-		ms  int64
+// SweepLegacy is a one-off pass over keys written before the bucket had
+// per-key TTLs (they would stay forever): keys older than SeenMinAge are
+// purged, younger ones are written again with the TTL they have left. A
+// marker key records the sweep, so later calls return at once; an
+// interrupted sweep runs again (every step is idempotent). Run it off the
+// delivery path, under a deadline.
+func (s *Seen) SweepLegacy(ctx context.Context) (SweepResult, error) {
+	var res SweepResult
+	if _, err := s.kv.Get(ctx, sweptKey); err == nil {
+		res.Skipped = true
+		return res, nil
+	} else if !errors.Is(err, jetstream.ErrKeyNotFound) && !errors.Is(err, jetstream.ErrKeyDeleted) {
+		return res, fmt.Errorf("seen sweep: %w", err)
 	}
-	lister, err := s.kv.ListKeysFiltered(ctx, sentinelID+".*")
+	// Collect the keys first: the rewrites below append to the bucket, and
+	// a lister still reading would see them again.
+	var keys []string
+	lister, err := s.kv.ListKeys(ctx)
 	if err != nil {
-		return 0, fmt.Errorf("seen prune list: %w", err)
+		return res, fmt.Errorf("seen sweep list: %w", err)
 	}
-	var entries []entry
 	for k := range lister.Keys() {
+		if k != sweptKey {
+			keys = append(keys, k)
+		}
+	}
+	now := s.now()
+	for _, k := range keys {
+		if err := ctx.Err(); err != nil {
+			return res, fmt.Errorf("seen sweep: %w", context.Cause(ctx))
+		}
 		e, err := s.kv.Get(ctx, k)
 		if err != nil || len(e.Value()) != 8 {
 			continue
 		}
-		entries = append(entries, entry{k, int64(binary.BigEndian.Uint64(e.Value()))})
-	}
-	if len(entries) <= SeenKeep {
-		return 0, nil
-	}
-	sort.Slice(entries, func(i, j int) bool { return entries[i].ms > entries[j].ms })
-	cutoff := s.now().Add(-SeenMinAge).UnixMilli()
-	dropped := 0
-	for _, e := range entries[SeenKeep:] {
-		if e.ms < cutoff {
-			if err := s.kv.Purge(ctx, e.key); err == nil {
-				dropped++
-			}
+		at := time.UnixMilli(int64(binary.BigEndian.Uint64(e.Value())))
+		left := s.ttl - now.Sub(at)
+		if err := s.kv.Purge(ctx, k, jetstream.PurgeTTL(markerTTL)); err != nil {
+			return res, fmt.Errorf("seen sweep purge: %w", err)
 		}
+		if left < time.Second {
+			res.Dropped++
+			continue
+		}
+		if err := s.keep(ctx, k, at, left); err != nil {
+			return res, err
+		}
+		res.Rewritten++
 	}
-	return dropped, nil
+	if _, err := s.kv.Put(ctx, sweptKey, []byte(sentinel.FormatTime(now))); err != nil {
+		return res, fmt.Errorf("seen sweep mark: %w", err)
+	}
+	return res, nil
 }
 
 // Forget drops every id of a removed sentinel.
@@ -118,7 +164,7 @@ func (s *Seen) Forget(ctx context.Context, sentinelID string) error {
 		return fmt.Errorf("seen forget: %w", err)
 	}
 	for k := range lister.Keys() {
-		_ = s.kv.Purge(ctx, k)
+		_ = s.kv.Purge(ctx, k, jetstream.PurgeTTL(markerTTL))
 	}
 	return nil
 }

@@ -2,7 +2,6 @@ package sentinels_test
 
 import (
 	"context"
-	"fmt"
 	"sync"
 	"testing"
 	"time"
@@ -78,35 +77,6 @@ func TestSeenWindowKeepsAndPrunes(t *testing.T) {
 	require.NoError(t, seen.Forget(ctx, "sen_a"))
 	has, _ = seen.Has(ctx, "sen_a", "evt_1")
 	require.False(t, has)
-}
-
-func TestSeenPruneKeepsNewest1000AndEverythingYoungerThan72h(t *testing.T) {
-	env := bustest.Start(t)
-	ctx := context.Background()
-	clock := time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)
-	seen := sentinels.NewSeen(env.Bus.Seen, func() time.Time { return clock })
-	for i := 0; i < 10; i++ { // old ids
-		require.NoError(t, seen.Mark(ctx, "sen_a", fmt.Sprintf("old_%d", i)))
-	}
-	clock = clock.Add(80 * time.Hour)
-	for i := 0; i < sentinels.SeenKeep; i++ { // the newest 1000, all recent
-		require.NoError(t, seen.Mark(ctx, "sen_a", fmt.Sprintf("new_%d", i)))
-	}
-	dropped, err := seen.Prune(ctx, "sen_a")
-	require.NoError(t, err)
-	require.Equal(t, 10, dropped, "ids beyond the newest 1000 and older than 72 h go")
-	has, _ := seen.Has(ctx, "sen_a", "old_3")
-	require.False(t, has)
-	has, _ = seen.Has(ctx, "sen_a", "new_0")
-	require.True(t, has)
-
-	// Ids younger than 72 h stay even beyond the newest 1000.
-	for i := 0; i < 5; i++ {
-		require.NoError(t, seen.Mark(ctx, "sen_a", fmt.Sprintf("more_%d", i)))
-	}
-	dropped, err = seen.Prune(ctx, "sen_a")
-	require.NoError(t, err)
-	require.Zero(t, dropped)
 }
 
 func TestCacheSeesLocalWritesAtOnceAndOtherNodesEventually(t *testing.T) {

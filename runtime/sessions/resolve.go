@@ -3,10 +3,12 @@ package sessions
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/agentproto/sentinel"
 )
@@ -41,28 +43,71 @@ const maxHops = 32
 // else (when allowed) its live parent, else parks; any other dead session
 // is resumed through its resume hook (one resume at a time per session)
 // and receives under its live id, else parks.
+//
+// A resume hook runs inside the caller's deadline (the delivery's handle
+// timeout) minus a margin, whatever the hook's own timeout: the margin is
+// left to park or deliver the event once the hook has answered or been
+// stopped.
 type Resolver struct {
 	Registry *Registry
 	Runner   *HookRunner
 	Log      *slog.Logger
 
+	// mu guards locks; it is never held while a session lock is awaited.
 	mu    sync.Mutex
-	locks map[string]*sync.Mutex
+	locks map[string]*sessionLock
 }
 
+// sessionLock serializes the resumes of one session; refs counts the
+// callers holding or awaiting it, so an unused entry is dropped.
+type sessionLock struct {
+	mu   sync.Mutex
+	refs int
+}
+
+// lock takes the resume lock of a session and returns its release. The
+// entry lives only while some caller holds or awaits it.
 func (r *Resolver) lock(id string) func() {
 	r.mu.Lock()
 	if r.locks == nil {
-		r.locks = map[string]*sync.Mutex{}
+		r.locks = map[string]*sessionLock{}
 	}
-	m, ok := r.locks[id]
+	l, ok := r.locks[id]
 	if !ok {
-		m = &sync.Mutex{}
-		r.locks[id] = m
+		l = &sessionLock{}
+		r.locks[id] = l
 	}
+	l.refs++
 	r.mu.Unlock()
-	m.Lock()
-	return m.Unlock
+	l.mu.Lock()
+	return func() {
+		l.mu.Unlock()
+		r.mu.Lock()
+		if l.refs--; l.refs == 0 {
+			delete(r.locks, id)
+		}
+		r.mu.Unlock()
+	}
+}
+
+// maxHookMargin caps the time hookContext keeps back from a resume hook.
+const maxHookMargin = 5 * time.Second
+
+// hookContext bounds a resume hook to ctx's deadline minus a margin (a
+// quarter of the time left, at most maxHookMargin), so that the caller
+// still has time to park or deliver when the hook is stopped. Without a
+// deadline, the hook's own timeout is the only bound.
+func hookContext(ctx context.Context) (context.Context, context.CancelFunc) {
+	deadline, ok := ctx.Deadline()
+	if !ok {
+		return context.WithCancel(ctx)
+	}
+	margin := time.Until(deadline) / 4
+	if margin > maxHookMargin {
+		margin = maxHookMargin
+	}
+	return context.WithDeadlineCause(ctx, deadline.Add(-margin),
+		errors.New("resume hook stopped: it ran out of the delivery's time (delivery.handle_timeout)"))
 }
 
 // Resolve decides the route of a message for id. forwardToParent allows
@@ -169,7 +214,9 @@ func (r *Resolver) resume(ctx context.Context, id string) (Resolution, error) {
 		return Resolution{Action: Park, Reason: fmt.Sprintf("session %s ended (%s) and has no resume hook", id, reason)}, nil
 	}
 	payload, _ := json.Marshal(map[string]string{"sessionId": id, "reason": reason})
-	out, err := r.Runner.Run(ctx, s.Hooks.Resume, map[string]string{"sessionId": id}, payload)
+	hctx, cancel := hookContext(ctx)
+	out, err := r.Runner.Run(hctx, s.Hooks.Resume, map[string]string{"sessionId": id}, payload)
+	cancel()
 	if err != nil {
 		r.Log.Warn("resume hook failed", "session", id, "err", err)
 		return Resolution{Action: Park, Reason: fmt.Sprintf("could not resume session %s: %v", id, err)}, nil

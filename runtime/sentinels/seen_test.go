@@ -1,0 +1,92 @@
+package sentinels_test
+
+import (
+	"context"
+	"encoding/binary"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/stretchr/testify/require"
+
+	"github.com/agentproto/sentinel"
+	"github.com/agentproto/sentinel/bus"
+	"github.com/agentproto/sentinel/bus/bustest"
+	"github.com/agentproto/sentinel/runtime/sentinels"
+)
+
+// TestSeenKeysExpireByThemselves: a kept digest carries a TTL, so the
+// bucket forgets it without any prune (the window used to grow forever
+// for sentinels whose marks never hit the prune path).
+func TestSeenKeysExpireByThemselves(t *testing.T) {
+	env := bustest.Start(t)
+	ctx := context.Background()
+	seen := sentinels.NewSeen(env.Bus.Seen, nil).WithTTL(time.Second)
+	require.NoError(t, seen.Mark(ctx, "sen_a", "evt_1"))
+	require.NoError(t, seen.Mark(ctx, "sen_a", "evt_1"), "keeping is idempotent")
+	has, err := seen.Has(ctx, "sen_a", "evt_1")
+	require.NoError(t, err)
+	require.True(t, has)
+	bustest.Eventually(t, 10*time.Second, func() bool {
+		has, err := seen.Has(ctx, "sen_a", "evt_1")
+		return err == nil && !has
+	}, "the kept id to expire")
+	// An expired id can be kept again.
+	require.NoError(t, seen.Mark(ctx, "sen_a", "evt_1"))
+	has, _ = seen.Has(ctx, "sen_a", "evt_1")
+	require.True(t, has)
+}
+
+func TestSeenKeepsWithTheDefaultWindowTTL(t *testing.T) {
+	env := bustest.Start(t)
+	ctx := context.Background()
+	seen := sentinels.NewSeen(env.Bus.Seen, nil)
+	require.NoError(t, seen.Mark(ctx, "sen_a", "evt_1"))
+	require.Equal(t, sentinels.SeenMinAge.String(), keyTTL(t, env, "sen_a."+sentinel.SeenDigest("evt_1")))
+}
+
+// TestSweepLegacyGivesOldKeysATTLOnce: keys written before the bucket had
+// TTLs are purged when older than the window and rewritten with the TTL
+// they have left otherwise; the sweep runs once per store.
+func TestSweepLegacyGivesOldKeysATTLOnce(t *testing.T) {
+	env := bustest.Start(t)
+	ctx := context.Background()
+	now := time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)
+	legacy := func(key string, at time.Time) {
+		var buf [8]byte
+		binary.BigEndian.PutUint64(buf[:], uint64(at.UnixMilli()))
+		_, err := env.Bus.Seen.Put(ctx, key, buf[:])
+		require.NoError(t, err)
+	}
+	legacy("sen_a.old", now.Add(-80*time.Hour))
+	legacy("sen_a.young", now.Add(-70*time.Hour))
+	seen := sentinels.NewSeen(env.Bus.Seen, func() time.Time { return now })
+
+	res, err := seen.SweepLegacy(ctx)
+	require.NoError(t, err)
+	require.Equal(t, sentinels.SweepResult{Dropped: 1, Rewritten: 1}, res)
+	_, err = env.Bus.Seen.Get(ctx, "sen_a.old")
+	require.Error(t, err, "an id older than the window is dropped")
+	e, err := env.Bus.Seen.Get(ctx, "sen_a.young")
+	require.NoError(t, err, "a younger id stays")
+	require.Equal(t, uint64(now.Add(-70*time.Hour).UnixMilli()), binary.BigEndian.Uint64(e.Value()), "with its time")
+	require.Equal(t, (2 * time.Hour).String(), keyTTL(t, env, "sen_a.young"), "and the TTL it has left")
+
+	legacy("sen_b.later", now.Add(-80*time.Hour))
+	res, err = seen.SweepLegacy(ctx)
+	require.NoError(t, err)
+	require.True(t, res.Skipped, "the sweep runs once")
+}
+
+// keyTTL returns the Nats-TTL header of a seen key's latest message.
+func keyTTL(t *testing.T, env *bustest.Env, key string) string {
+	t.Helper()
+	ctx := context.Background()
+	s, err := env.Bus.JS.Stream(ctx, "KV_"+bus.BucketSeen)
+	require.NoError(t, err)
+	m, err := s.GetLastMsgForSubject(ctx, "$KV."+bus.BucketSeen+"."+key)
+	require.NoError(t, err)
+	ttl, err := time.ParseDuration(m.Header.Get(jetstream.MsgTTLHeader))
+	require.NoError(t, err, "header %q", m.Header.Get(jetstream.MsgTTLHeader))
+	return ttl.String()
+}
