@@ -50,7 +50,11 @@ func Open(ctx context.Context, nc *nats.Conn, cfg Config) (*Bus, error) {
 	}
 	b := &Bus{NC: nc, JS: js, Cfg: cfg}
 	for _, sc := range b.streamConfigs() {
-		s, err := js.CreateOrUpdateStream(ctx, sc)
+		var s jetstream.Stream
+		err := provision(ctx, func(ctx context.Context) (err error) {
+			s, err = js.CreateOrUpdateStream(ctx, sc)
+			return err
+		})
 		if err != nil {
 			return nil, fmt.Errorf("bus: provision stream %s: %w", sc.Name, err)
 		}
@@ -83,7 +87,11 @@ func Open(ctx context.Context, nc *nats.Conn, cfg Config) (*Bus, error) {
 	for _, bk := range buckets {
 		bk.cfg.Storage = jetstream.FileStorage
 		bk.cfg.Replicas = cfg.Replicas
-		kv, err := js.CreateOrUpdateKeyValue(ctx, bk.cfg)
+		var kv jetstream.KeyValue
+		err := provision(ctx, func(ctx context.Context) (err error) {
+			kv, err = js.CreateOrUpdateKeyValue(ctx, bk.cfg)
+			return err
+		})
 		if err != nil {
 			return nil, fmt.Errorf("bus: provision bucket %s: %w", bk.cfg.Bucket, err)
 		}
@@ -93,11 +101,42 @@ func Open(ctx context.Context, nc *nats.Conn, cfg Config) (*Bus, error) {
 		return nil, err
 	}
 	for p := 0; p < cfg.Partitions; p++ {
-		if _, err := js.CreateOrUpdateConsumer(ctx, StreamEvents, b.consumerConfig(p)); err != nil {
+		cc := b.consumerConfig(p)
+		if err := provision(ctx, func(ctx context.Context) error {
+			_, err := js.CreateOrUpdateConsumer(ctx, StreamEvents, cc)
+			return err
+		}); err != nil {
 			return nil, fmt.Errorf("bus: provision consumer %s: %w", ConsumerName(p), err)
 		}
 	}
 	return b, nil
+}
+
+// provisionAttempt bounds one provisioning request. Nodes of a cluster
+// start together and provision the same assets at once; a request caught
+// in that race can go unanswered, so each attempt is bounded and retried
+// until ctx ends.
+const provisionAttempt = 5 * time.Second
+
+func provision(ctx context.Context, fn func(ctx context.Context) error) error {
+	for {
+		actx, cancel := context.WithTimeout(ctx, provisionAttempt)
+		err := fn(actx)
+		cancel()
+		if err == nil {
+			return nil
+		}
+		var apiErr *jetstream.APIError
+		if errors.As(err, &apiErr) && apiErr.Code >= 400 && apiErr.Code < 500 && apiErr.Code != 408 &&
+			apiErr.ErrorCode != jetstream.JSErrCodeStreamNameInUse && apiErr.ErrorCode != jetstream.JSErrCodeConsumerAlreadyExists {
+			return err // a refusal, not a race: retrying cannot help
+		}
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(250 * time.Millisecond):
+		}
+	}
 }
 
 // retireExtraPartitions handles a changed partition count. Changing it

@@ -3,9 +3,10 @@ package app_test
 import (
 	"context"
 	"fmt"
-	"io"
 	"log/slog"
 	"net"
+	"os"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -72,7 +73,7 @@ func startCluster(t *testing.T, cfgs []app.Config) []*app.App {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			apps[i], errs[i] = app.New(cfgs[i], slog.New(slog.NewTextHandler(io.Discard, nil)))
+			apps[i], errs[i] = app.New(cfgs[i], testLogger(t, cfgs[i].Node.Name))
 		}()
 	}
 	wg.Wait()
@@ -113,3 +114,16 @@ func TestClusterProvisionsR3AndServesEveryRoute(t *testing.T) {
 	}, 10*time.Second, 50*time.Millisecond, "removed on C, gone on A")
 	_ = jetstream.StreamInfo{}
 }
+
+// testLogger logs warnings to the test log (SENTINEL_TEST_LOG=debug: all).
+func testLogger(t *testing.T, name string) *slog.Logger {
+	lvl := slog.LevelWarn
+	if os.Getenv("SENTINEL_TEST_LOG") == "debug" {
+		lvl = slog.LevelDebug
+	}
+	return slog.New(slog.NewTextHandler(tWriter{t}, &slog.HandlerOptions{Level: lvl})).With("node", name)
+}
+
+type tWriter struct{ t *testing.T }
+
+func (w tWriter) Write(p []byte) (int, error) { w.t.Log(strings.TrimSpace(string(p))); return len(p), nil }
