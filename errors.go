@@ -78,6 +78,11 @@ const (
 	CodeSubjectTerminalRepo = "subject_terminal_unsupported"
 )
 
+// CodeOutcomeUnknown is client-side only (ingress/apiclient, the stdio MCP
+// bridge): a write reached a node but its answer was lost, so it may or may
+// not have been done. No node answers it.
+const CodeOutcomeUnknown = "outcome_unknown"
+
 // Storage sentinels shared by every layer: a missing key and a lost
 // compare-and-set race. Stores wrap them; callers test with errors.Is.
 var (

@@ -65,6 +65,7 @@ func TestExampleConfigLoadsAndMatchesTheDefaults(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, os.WriteFile(filepath.Join(home, "config.yaml"), raw, 0o600))
 	t.Setenv("AGENTPROTO_HOME", home)
+	t.Setenv("AGENTPROTO_TOKEN", "") // a client's token in the caller's environment is not a default
 	cmd := newServeCmd(IO{})
 	root := &cobra.Command{Use: "sentinel"}
 	root.PersistentFlags().String("home", "", "")
@@ -74,4 +75,19 @@ func TestExampleConfigLoadsAndMatchesTheDefaults(t *testing.T) {
 	def := app.DefaultConfig()
 	def.Home = home
 	require.Equal(t, def, cfg, "deploy/config.example.yaml documents the defaults")
+	require.Contains(t, string(raw), "# token: \"\"")
+}
+
+// AGENTPROTO_TOKEN, the variable the CLI sends as its bearer, is also the
+// node's token: both meanings are the same secret.
+func TestTokenComesFromTheEnvironment(t *testing.T) {
+	t.Setenv("AGENTPROTO_HOME", t.TempDir())
+	t.Setenv("AGENTPROTO_TOKEN", "0123456789abcdef0123456789abcdef")
+	cmd := newServeCmd(IO{})
+	root := &cobra.Command{Use: "sentinel"}
+	root.PersistentFlags().String("home", "", "")
+	root.AddCommand(cmd)
+	cfg, err := LoadConfig(cmd, nil)
+	require.NoError(t, err)
+	require.Equal(t, "0123456789abcdef0123456789abcdef", cfg.Token)
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -17,23 +18,33 @@ import (
 
 // addClientFlags adds the node discovery flags every client verb takes.
 func addClientFlags(cmd *cobra.Command) {
-	cmd.Flags().String("url", "", "node URL (default $AGENTPROTO_URL, else <home>/daemon.json)")
+	cmd.Flags().String("url", "", urlFlagUsage)
 	cmd.Flags().Bool("json", false, "print JSON")
 }
 
-// NewClient finds the node and its token: the URL from --url, then
-// AGENTPROTO_URL, then <home>/daemon.json; the token from AGENTPROTO_TOKEN,
-// then <home>/daemon-token. Failures name the fix.
+// urlFlagUsage is the help of --url on every client verb and `mcp`.
+const urlFlagUsage = "node URL, or a comma list of the nodes of one service tried in order (default $AGENTPROTO_URL, else <home>/daemon.json)"
+
+// NewClient finds the nodes and the token: the URLs from --url, then
+// AGENTPROTO_URL (each a comma list of node URLs, tried in order), then
+// the one URL in <home>/daemon.json; the token from AGENTPROTO_TOKEN, then
+// <home>/daemon-token. Failures name the fix.
 func NewClient(cmd *cobra.Command) (*apiclient.Client, error) {
 	home := resolveHome(cmd)
-	url := ""
+	var urls []string
+	source, list := "--url", ""
 	if f := cmd.Flags().Lookup("url"); f != nil {
-		url = f.Value.String()
+		list = f.Value.String()
 	}
-	if url == "" {
-		url = os.Getenv("AGENTPROTO_URL")
+	if strings.TrimSpace(list) == "" {
+		source, list = "AGENTPROTO_URL", os.Getenv("AGENTPROTO_URL")
 	}
-	if url == "" {
+	if strings.TrimSpace(list) != "" {
+		var err error
+		if urls, err = parseNodeURLs(source, list); err != nil {
+			return nil, &ExitError{Code: api.ExitUsage, Err: err}
+		}
+	} else {
 		raw, err := os.ReadFile(filepath.Join(home, app.DaemonFile))
 		if err != nil {
 			return nil, &ExitError{Code: api.ExitUnavailable, Err: fmt.Errorf("no running node found (no %s): start one with `sentinel serve`, or pass --url / set AGENTPROTO_URL", filepath.Join(home, app.DaemonFile))}
@@ -42,7 +53,7 @@ func NewClient(cmd *cobra.Command) (*apiclient.Client, error) {
 		if err := json.Unmarshal(raw, &info); err != nil || info.URL == "" {
 			return nil, &ExitError{Code: api.ExitUnavailable, Err: fmt.Errorf("%s is corrupt: restart the node with `sentinel serve`", filepath.Join(home, app.DaemonFile))}
 		}
-		url = info.URL
+		urls = []string{info.URL}
 	}
 	token := os.Getenv("AGENTPROTO_TOKEN")
 	if token == "" {
@@ -52,7 +63,50 @@ func NewClient(cmd *cobra.Command) (*apiclient.Client, error) {
 		}
 		token = strings.TrimSpace(string(raw))
 	}
-	return apiclient.New(url, token), nil
+	return apiclient.NewNodes(urls, token), nil
+}
+
+// parseNodeURLs parses a comma list of node base URLs (source names where
+// it came from in errors: --url or AGENTPROTO_URL). Blanks around each
+// entry are trimmed, a trailing slash dropped and a repeated URL kept once.
+// Each entry must be an http or https URL with a host and without
+// credentials, query or fragment; an empty entry ("a,,b") is refused.
+// Errors name the entry by position and never echo credentials or a query.
+func parseNodeURLs(source, list string) ([]string, error) {
+	var out []string
+	seen := map[string]bool{}
+	for i, entry := range strings.Split(list, ",") {
+		entry = strings.TrimSpace(entry)
+		pos := fmt.Sprintf("%s entry %d", source, i+1)
+		if entry == "" {
+			return nil, fmt.Errorf("%s is empty: give node URLs separated by commas, e.g. http://10.0.0.1:7717,http://10.0.0.2:7717", pos)
+		}
+		if !strings.Contains(entry, "://") {
+			return nil, fmt.Errorf("%s must start with http:// or https://", pos)
+		}
+		u, err := url.Parse(entry)
+		if err != nil {
+			return nil, fmt.Errorf("%s is not a URL: give e.g. http://127.0.0.1:7717", pos)
+		}
+		if u.User != nil {
+			return nil, fmt.Errorf("%s carries credentials (user:password@): remove them and put the API token in AGENTPROTO_TOKEN", pos)
+		}
+		if u.Scheme != "http" && u.Scheme != "https" {
+			return nil, fmt.Errorf("%s must start with http:// or https:// (got %q)", pos, u.Scheme)
+		}
+		if u.Host == "" || u.Hostname() == "" {
+			return nil, fmt.Errorf("%s has no host: give e.g. http://127.0.0.1:7717", pos)
+		}
+		if u.RawQuery != "" || u.ForceQuery || u.Fragment != "" {
+			return nil, fmt.Errorf("%s (%s://%s) must have no query or fragment: give the node's base URL", pos, u.Scheme, u.Host)
+		}
+		base := strings.TrimRight(entry, "/")
+		if !seen[base] {
+			seen[base] = true
+			out = append(out, base)
+		}
+	}
+	return out, nil
 }
 
 // clientError maps a client error to an exit error that names the fix.
@@ -65,6 +119,8 @@ func clientError(err error) error {
 			msg += " (set AGENTPROTO_TOKEN or check <home>/daemon-token)"
 		}
 		return &ExitError{Code: api.ExitCode(ae.Status), Err: errors.New(msg)}
+	case errors.Is(err, apiclient.ErrOutcomeUnknown):
+		return &ExitError{Code: api.ExitOutcomeUnknown, Err: fmt.Errorf("%w: check with `sentinel list` (or `sentinel session list`, `sentinel follows`) whether it was done before repeating it", err)}
 	case errors.Is(err, apiclient.ErrUnreachable):
 		return &ExitError{Code: api.ExitUnavailable, Err: fmt.Errorf("%w (is `sentinel serve` running?)", err)}
 	}

@@ -30,7 +30,8 @@ func NewCmdMCP(io IO, runF func(*MCPOptions) error) *cobra.Command {
 stdio for MCP clients that spawn servers. Every tool call is forwarded to
 the running node's API (found like every client verb: --url,
 AGENTPROTO_URL, <home>/daemon.json; token from AGENTPROTO_TOKEN or
-<home>/daemon-token). --session (default $AGENTPROTO_SESSION) is the
+<home>/daemon-token; a comma list of node URLs fails over between them,
+see docs/cli.md). --session (default $AGENTPROTO_SESSION) is the
 calling session: the default sessionId of sentinel_watch, follower of
 session_follow, and inbox of inbox_read / inbox_wait. With --session auto
 the calling session is looked up at every call: the most recently seen
@@ -69,7 +70,7 @@ finds the session its hooks registered).`,
 		},
 	}
 	cmd.Flags().StringVar(&opts.Session, "session", "", "calling session id (default $"+EnvSession+")")
-	cmd.Flags().String("url", "", "node URL (default $AGENTPROTO_URL, else <home>/daemon.json)")
+	cmd.Flags().String("url", "", urlFlagUsage)
 	return cmd
 }
 

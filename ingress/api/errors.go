@@ -87,6 +87,9 @@ const (
 	ExitNotFound    = 4 // unknown id
 	ExitAuth        = 5 // missing or wrong token
 	ExitUnavailable = 6 // no node reachable
+	// ExitOutcomeUnknown: a write reached a node but its answer was lost
+	// (ingress/apiclient.ErrOutcomeUnknown); check before repeating it.
+	ExitOutcomeUnknown = 7
 )
 
 // ExitCode maps an HTTP status to the CLI exit code.

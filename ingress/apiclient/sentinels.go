@@ -123,8 +123,9 @@ func (s Sentinels) Parked(ctx context.Context, id string, limit int) ([]api.Park
 
 // AsDomain turns a client error into a *sentinel.Error with the node's
 // code (wrapping the original so errors.As finds *Error): node answers
-// keep their catalogue code, an unreachable node is "unavailable" and an
-// unknown failure "internal". nil stays nil.
+// keep their catalogue code, an unreachable node is "unavailable", a lost
+// answer to a write "outcome_unknown" and an unknown failure "internal".
+// nil stays nil.
 func AsDomain(err error) error {
 	if err == nil {
 		return nil
@@ -141,6 +142,8 @@ func AsDomain(err error) error {
 			msg = ae.Error()
 		}
 		return sentinel.Wrap(ae.Code, err, msg)
+	case errors.Is(err, ErrOutcomeUnknown):
+		return sentinel.Wrap(sentinel.CodeOutcomeUnknown, err, err.Error()+" (check whether it was done, e.g. with sentinel_list, before repeating it)")
 	case errors.Is(err, ErrUnreachable):
 		return sentinel.Wrap(sentinel.CodeUnavailable, err, err.Error()+" (is `sentinel serve` running?)")
 	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, context.Canceled):

@@ -92,7 +92,7 @@ func New(cfg Config, log *slog.Logger) (_ *App, err error) {
 		return nil, err
 	}
 	a.push("home lock", func(context.Context) error { return lock.Close() })
-	if a.Token, err = loadOrCreateToken(cfg.Home); err != nil {
+	if a.Token, err = loadOrCreateToken(cfg.Home, cfg.Token); err != nil {
 		return nil, err
 	}
 

@@ -32,6 +32,13 @@ type Config struct {
 	// PublicURL is the daemon's public origin (AGENTPROTO_PUBLIC_URL or
 	// AGENTPROTO_PUBLIC_HTTP_ORIGIN), used by push providers.
 	PublicURL string `mapstructure:"public_url"`
+	// Token is the API bearer token of the service (AGENTPROTO_TOKEN, the
+	// same variable the CLI sends): give every node of one service the
+	// same. Set, it must be at least MinTokenLen printable characters and
+	// is written to <home>/daemon-token (0600) for local clients; empty,
+	// the node keeps the token in <home>/daemon-token, generating one when
+	// absent. Read at start; never logged.
+	Token string `mapstructure:"token"`
 	// LogLevel is debug, info, warn or error.
 	LogLevel string `mapstructure:"log_level"`
 	// LogFormat is text or json.
@@ -185,6 +192,9 @@ func (c *Config) Validate() error {
 			return fmt.Errorf("nats.listen %q is not a loopback address: pass --allow-remote (allow_remote) to open the NATS port beyond this machine", c.NATS.Listen)
 		}
 	}
+	if err := validateToken(c.Token); err != nil {
+		return err
+	}
 	origin, err := sentinels.NormalizeOrigin(c.PublicURL)
 	if err != nil {
 		return fmt.Errorf("public URL: %w", err)
@@ -245,6 +255,25 @@ func (c *Config) validateTopology() error {
 	}
 	if strings.ContainsAny(c.Node.Name, " \t.*>") {
 		return fmt.Errorf("node.name %q must be one token (no spaces, dots or wildcards)", c.Node.Name)
+	}
+	return nil
+}
+
+// MinTokenLen is the shortest API token a node takes from its config.
+const MinTokenLen = 32
+
+// validateToken checks a configured API token without ever quoting it.
+func validateToken(tok string) error {
+	if tok == "" {
+		return nil
+	}
+	if len(tok) < MinTokenLen {
+		return fmt.Errorf("token (AGENTPROTO_TOKEN) has %d characters, fewer than %d: give a longer secret (e.g. `openssl rand -hex 32`), or unset it and the node generates <home>/daemon-token", len(tok), MinTokenLen)
+	}
+	for i := 0; i < len(tok); i++ {
+		if tok[i] <= ' ' || tok[i] > '~' {
+			return errors.New("token (AGENTPROTO_TOKEN) must be printable ASCII without spaces (it travels in the Authorization header)")
+		}
 	}
 	return nil
 }

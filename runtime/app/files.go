@@ -70,10 +70,25 @@ func lockHome(home string) (*os.File, error) {
 	return f, nil
 }
 
-// loadOrCreateToken returns the API token in <home>/daemon-token, creating
-// a random one (0600) when absent.
-func loadOrCreateToken(home string) (string, error) {
-	return loadOrCreateSecret(home, TokenFile)
+// loadOrCreateToken returns the API token: the configured one (written to
+// <home>/daemon-token, 0600, for local clients, when the file differs),
+// else the one in <home>/daemon-token, creating a random one (0600) when
+// absent.
+func loadOrCreateToken(home, configured string) (string, error) {
+	if configured == "" {
+		return loadOrCreateSecret(home, TokenFile)
+	}
+	path := filepath.Join(home, TokenFile)
+	if raw, err := os.ReadFile(path); err == nil && strings.TrimSpace(string(raw)) == configured {
+		if err := os.Chmod(path, 0o600); err != nil {
+			return "", fmt.Errorf("token file: %w", err)
+		}
+		return configured, nil
+	}
+	if err := writeFileAtomic(path, []byte(configured+"\n")); err != nil {
+		return "", err
+	}
+	return configured, nil
 }
 
 // loadOrCreateSecret returns the secret kept in <home>/<name>, creating a
