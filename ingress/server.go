@@ -45,8 +45,8 @@ type Routes struct {
 	Public []Mounter
 	// API routes are behind the bearer token and the body limit.
 	API []Mounter
-	// Raw routes are behind the bearer token with no body limit (MCP,
-	// metrics, streams).
+	// Raw routes are behind the bearer token with no body limit (metrics,
+	// streams; the MCP transport caps its own POST bodies).
 	Raw []Mounter
 }
 
