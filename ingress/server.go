@@ -17,12 +17,23 @@ import (
 	"github.com/agentproto/sentinel/ingress/httpapi"
 )
 
+// MaxHeaderBytes caps a request's header block (net/http answers 431
+// past it, plus its own 4 KiB of slack); the default would be 1 MiB.
+const MaxHeaderBytes = 64 << 10
+
 // Config configures the HTTP listener.
 type Config struct {
 	// Token is the API bearer token.
 	Token string
 	// MaxBodyBytes caps API request bodies (default 1 MiB).
 	MaxBodyBytes int64
+	// BodyReadTimeout bounds how long any request body may take to arrive
+	// (default DefaultBodyReadTimeout); requests without a body are never
+	// bounded (streams, long-polls).
+	BodyReadTimeout time.Duration
+	// Hosts is the Host header policy (DNS-rebinding guard) of every route
+	// but /healthz and /readyz.
+	Hosts HostPolicy
 }
 
 // Mounter mounts routes on a router.
@@ -34,8 +45,8 @@ type Routes struct {
 	Public []Mounter
 	// API routes are behind the bearer token and the body limit.
 	API []Mounter
-	// Raw routes are behind the bearer token with no body limit (MCP,
-	// metrics, streams).
+	// Raw routes are behind the bearer token with no body limit (metrics,
+	// streams; the MCP transport caps its own POST bodies).
 	Raw []Mounter
 }
 
@@ -46,13 +57,20 @@ type Server struct {
 	log *slog.Logger
 }
 
-// NewHandler builds the chi root.
+// NewHandler builds the chi root. Every request gets a node-made request
+// id, panic recovery and an access log line. /healthz and /readyz answer
+// any Host (probes; they change nothing and reveal only that a node runs).
+// Every other route passes, in order: the Host check (403
+// forbidden_host), the cross-origin check of state-changing requests (403
+// forbidden_origin), the body read deadline, then its group: Public (push
+// ingress), or the bearer token (401) with the body cap (API) or without
+// it (Raw: streams, MCP, metrics).
 func NewHandler(cfg Config, health api.Health, routes Routes, log *slog.Logger) http.Handler {
 	if cfg.MaxBodyBytes <= 0 {
 		cfg.MaxBodyBytes = 1 << 20
 	}
 	r := chi.NewRouter()
-	r.Use(middleware.RequestID, middleware.Recoverer, AccessLog(log))
+	r.Use(RequestID, middleware.Recoverer, AccessLog(log))
 	r.NotFound(func(w http.ResponseWriter, _ *http.Request) {
 		httpapi.WriteError(w, sentinel.Errorf(sentinel.CodeNotFound, "no such route"))
 	})
@@ -69,20 +87,23 @@ func NewHandler(cfg Config, health api.Health, routes Routes, log *slog.Logger) 
 		}
 		httpapi.WriteJSON(w, http.StatusOK, map[string]any{"ok": true})
 	})
-	for _, m := range routes.Public {
-		m(r)
-	}
-	r.Group(func(g chi.Router) {
-		g.Use(BearerAuth(cfg.Token))
-		g.Group(func(a chi.Router) {
-			a.Use(BodyLimit(cfg.MaxBodyBytes))
-			for _, m := range routes.API {
-				m(a)
+	r.Group(func(c chi.Router) {
+		c.Use(HostCheck(cfg.Hosts), OriginCheck(), BodyDeadline(cfg.BodyReadTimeout))
+		for _, m := range routes.Public {
+			m(c)
+		}
+		c.Group(func(g chi.Router) {
+			g.Use(BearerAuth(cfg.Token))
+			g.Group(func(a chi.Router) {
+				a.Use(BodyLimit(cfg.MaxBodyBytes))
+				for _, m := range routes.API {
+					m(a)
+				}
+			})
+			for _, m := range routes.Raw {
+				m(g)
 			}
 		})
-		for _, m := range routes.Raw {
-			m(g)
-		}
 	})
 	return r
 }
@@ -99,8 +120,11 @@ func Listen(addr string) (net.Listener, error) {
 // Serve starts serving h on ln in a goroutine owned by the server.
 func Serve(ln net.Listener, h http.Handler, log *slog.Logger) *Server {
 	s := &Server{
+		// No ReadTimeout on purpose: it would cancel the context of every
+		// long GET (SSE streams, ?wait= long-polls, MCP streams). Bodies are
+		// bounded per request by BodyDeadline instead.
 		srv: &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute,
-			ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)},
+			MaxHeaderBytes: MaxHeaderBytes, ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)},
 		ln:  ln,
 		log: log,
 	}

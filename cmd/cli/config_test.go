@@ -29,6 +29,8 @@ sentinel:
 	t.Setenv("AGENTPROTO_LISTEN", "127.0.0.1:9002")
 	t.Setenv("AGENTPROTO_POLL_IDLE_INTERVAL", "45s")
 	t.Setenv("AGENTPROTO_PUBLIC_HTTP_ORIGIN", "https://alias.example")
+	t.Setenv("AGENTPROTO_ALLOWED_HOSTS", "a.example,b.example:8443")
+	t.Setenv("AGENTPROTO_MAX_STREAMS_PER_SESSION", "3")
 
 	run := func(args ...string) (cfg app.Config) {
 		cmd := newServeCmd(IO{})
@@ -50,6 +52,9 @@ sentinel:
 	require.False(t, cfg.Sentinel.AutoWatchPRs)
 	require.Equal(t, "https://alias.example", cfg.PublicURL, "AGENTPROTO_PUBLIC_HTTP_ORIGIN is an alias of the public URL")
 	require.True(t, cfg.NATS.SyncAlways, "fsync on every write by default")
+	require.Equal(t, []string{"a.example", "b.example:8443"}, cfg.AllowedHosts, "allowed_hosts takes a comma list from the environment")
+	require.Equal(t, 3, cfg.MaxStreamsPerSession)
+	require.Equal(t, 256, cfg.MaxStreams)
 
 	cfg = run("--listen", "127.0.0.1:9003", "--log-level", "warn")
 	require.Equal(t, "127.0.0.1:9003", cfg.Listen, "a flag beats env")

@@ -44,6 +44,26 @@ func TestServeCreateRestartFindAgain(t *testing.T) {
 		require.Equal(t, tc.code, a.body["error"], "%s: %s", tc.name, a.raw)
 		require.NotEmpty(t, a.body["message"], tc.name)
 	}
+	// Named 403s and the /mcp body cap.
+	refused := []struct {
+		name, method, path, body string
+		hdr                      []string
+		status                   int
+		code                     string
+	}{
+		{"foreign host", "GET", "/sentinels", "", []string{"Host", "evil.example"}, http.StatusForbidden, "forbidden_host"},
+		{"foreign origin", "POST", "/sentinels", `{"subject":"github:a/b#1","sessionId":"s1"}`, []string{"Origin", "http://evil.example"}, http.StatusForbidden, "forbidden_origin"},
+		{"cross-site fetch", "DELETE", "/sentinels/sen_x", "", []string{"Sec-Fetch-Site", "cross-site"}, http.StatusForbidden, "forbidden_origin"},
+		{"oversized mcp", "POST", "/mcp", mcpWatch(2 << 20), []string{"Content-Type", "application/json", "Accept", "application/json, text/event-stream",
+			"MCP-Protocol-Version", "2026-07-28", "Mcp-Method", "tools/call", "Mcp-Name", "sentinel_watch", "X-Agentproto-Session", "s1"}, http.StatusBadRequest, "body_too_large"},
+	}
+	for _, tc := range refused {
+		a := n.doWith(tc.method, tc.path, tc.body, n.token, tc.hdr...)
+		require.Equal(t, tc.status, a.status, "%s: %s", tc.name, a.raw)
+		require.Equal(t, tc.code, a.body["error"], "%s: %s", tc.name, a.raw)
+		require.NotEmpty(t, a.body["message"], tc.name)
+	}
+
 	a := n.do("GET", "/sentinels/sen_01JAB2C3D4E5F6G7H8J9K0L1M2", nil, n.token)
 	require.Equal(t, http.StatusNotFound, a.status)
 	require.Equal(t, "sentinel_not_found", a.body["error"])

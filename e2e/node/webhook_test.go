@@ -156,6 +156,10 @@ func TestWebhookDeliveriesEndToEnd(t *testing.T) {
 	a = refuse("unknown key", n.url+"/inbound/sentinel-"+unknownKey, ghHeaders("pull_request", guid(), good), body, http.StatusNotFound, "", "")
 	require.NotContains(t, a.raw, unknownKey, "the 404 echoes nothing")
 	require.NotContains(t, a.raw, hook.key)
+	// The key is looked up before the body is read: a body that never
+	// finishes still gets its 404 at once.
+	status, raw := n.rawRequest("POST /inbound/sentinel-"+unknownKey+" HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 26214400", string(body[:64]), 10*time.Second)
+	require.Equal(t, http.StatusNotFound, status, raw)
 	truncated := body[:len(body)/2]
 	refuse("truncated json", inbound, ghHeaders("pull_request", guid(), github.SignWebhook(hook.secret, truncated)), truncated,
 		http.StatusBadRequest, "invalid_json", "")

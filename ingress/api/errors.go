@@ -7,6 +7,23 @@ import (
 	"github.com/agentproto/sentinel"
 )
 
+// Error codes of the HTTP surface itself (the domain codes live in the
+// root package).
+const (
+	// CodeForbiddenHost refuses a Host header the node does not answer to
+	// (DNS rebinding): not loopback, not allowed_hosts, not the public URL.
+	CodeForbiddenHost = "forbidden_host"
+	// CodeForbiddenOrigin refuses a state-changing request sent by a page
+	// of another origin (Origin or Sec-Fetch-Site says cross-origin).
+	CodeForbiddenOrigin = "forbidden_origin"
+	// CodeTooManyStreams refuses an SSE stream or a ?wait= long-poll over
+	// the per-session or the node-wide cap.
+	CodeTooManyStreams = "too_many_streams"
+	// CodeBodyTimeout ends a request whose body did not arrive within the
+	// body read timeout.
+	CodeBodyTimeout = "body_timeout"
+)
+
 // Entry is one row of the error catalogue.
 type Entry struct {
 	Code   string
@@ -51,6 +68,10 @@ var catalogue = map[string]int{
 	sentinel.CodeConflict:            http.StatusConflict,
 	sentinel.CodeUnavailable:         http.StatusServiceUnavailable,
 	sentinel.CodeInternal:            http.StatusInternalServerError,
+	CodeForbiddenHost:                http.StatusForbidden,
+	CodeForbiddenOrigin:              http.StatusForbidden,
+	CodeTooManyStreams:               http.StatusTooManyRequests,
+	CodeBodyTimeout:                  http.StatusRequestTimeout,
 }
 
 // Status returns the HTTP status of a code (500 when unknown).

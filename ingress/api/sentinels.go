@@ -84,6 +84,10 @@ type InboundResult struct {
 // Inbound handles push ingress. Errors: providers.ErrUnknownHook (bare
 // 404), *providers.InboundError (its status), ErrPersist (500).
 type Inbound interface {
+	// KnownHook reports whether any sentinel is bound to the hook key. It
+	// is asked before the body is read, so it must not block on I/O for
+	// long (the runtime answers from its record cache).
+	KnownHook(ctx context.Context, key string) (bool, error)
 	Inbound(ctx context.Context, in providers.Inbound) (InboundResult, error)
 }
 

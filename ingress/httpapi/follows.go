@@ -62,9 +62,9 @@ func (h followHandlers) remove(w http.ResponseWriter, r *http.Request) {
 }
 
 // asInvalidInput maps body decoding failures to the guide's invalid_input
-// (a too-large body keeps its own code).
+// (a too-large or too-slow body keeps its own code).
 func asInvalidInput(err error) error {
-	if isCode(err, sentinel.CodeBodyTooLarge) {
+	if isCode(err, sentinel.CodeBodyTooLarge) || isCode(err, api.CodeBodyTimeout) {
 		return err
 	}
 	return sentinel.Errorf(sentinel.CodeInvalidInput, "%s", err.Error())

@@ -22,17 +22,26 @@ func InboxRoutes(r chi.Router, svc api.Inboxes) {
 }
 
 // InboxReadRoutes mounts the long-poll read and the SSE stream (raw
-// routes: bearer only, no body limit, no write deadline).
+// routes: bearer only, no body limit, no write deadline). Open streams and
+// ?wait= long-polls are capped per session and in all (429
+// too_many_streams); a read without wait is never counted.
 func InboxReadRoutes(r chi.Router, svc api.Inboxes, cfg StreamConfig) {
-	h := inboxHandlers{svc: svc, cfg: cfg.withDefaults()}
+	cfg = cfg.withDefaults()
+	h := inboxHandlers{svc: svc, cfg: cfg, streams: newStreamLimiter(cfg.MaxStreams, cfg.MaxStreamsPerSession)}
 	r.Get("/sessions/{id}/inbox", h.read)
 	r.Get("/sessions/{id}/inbox/stream", h.stream)
 }
 
-// StreamConfig tunes the SSE stream.
+// StreamConfig tunes the SSE stream and the long-polls.
 type StreamConfig struct {
 	// Heartbeat is the interval of comment heartbeats (default 15 s).
 	Heartbeat time.Duration
+	// MaxStreams caps the open SSE streams and ?wait= long-polls of the
+	// node (default DefaultMaxStreams).
+	MaxStreams int
+	// MaxStreamsPerSession caps those of one session (default
+	// DefaultMaxStreamsPerSession, never above MaxStreams).
+	MaxStreamsPerSession int
 }
 
 func (c StreamConfig) withDefaults() StreamConfig {
@@ -49,8 +58,9 @@ func (c StreamConfig) withDefaults() StreamConfig {
 }
 
 type inboxHandlers struct {
-	svc api.Inboxes
-	cfg StreamConfig
+	svc     api.Inboxes
+	cfg     StreamConfig
+	streams *streamLimiter
 }
 
 // sendBody is POST /sessions/{id}/messages: a from field is refused.
@@ -98,6 +108,12 @@ func (h inboxHandlers) read(w http.ResponseWriter, r *http.Request) {
 			WriteError(w, werr)
 			return
 		}
+		release, lerr := h.streams.acquire(id)
+		if lerr != nil {
+			WriteError(w, lerr)
+			return
+		}
+		defer release()
 		ctx, cancel := contextUntil(r, h.svc.Done())
 		page, err = h.svc.Wait(ctx, q, d)
 		cancel()
@@ -174,6 +190,12 @@ func (h inboxHandlers) stream(w http.ResponseWriter, r *http.Request) {
 		WriteError(w, sentinel.Errorf(sentinel.CodeInternal, "streaming is not supported"))
 		return
 	}
+	release, err := h.streams.acquire(id)
+	if err != nil {
+		WriteError(w, err)
+		return
+	}
+	defer release()
 	// Resolve the start once, so later waits continue from a fixed point.
 	first, err := h.svc.Read(r.Context(), q)
 	if err != nil {

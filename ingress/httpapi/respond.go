@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"os"
 	"strings"
 
 	"github.com/agentproto/sentinel"
@@ -32,7 +33,7 @@ func WriteError(w http.ResponseWriter, err error) {
 // unknown fields, trailing data and bodies over the limit set by the
 // body-limit middleware. The body is parsed as JSON whatever the
 // Content-Type says (curl -d sends form encoding). Errors carry the codes
-// malformed_json, unknown_field and body_too_large.
+// malformed_json, unknown_field, body_too_large and body_timeout.
 func Decode(r *http.Request, v any) error {
 	dec := json.NewDecoder(r.Body)
 	dec.DisallowUnknownFields()
@@ -41,7 +42,7 @@ func Decode(r *http.Request, v any) error {
 	}
 	if err := dec.Decode(&struct{}{}); !errors.Is(err, io.EOF) {
 		if err != nil {
-			if de := decodeError(err); isCode(de, sentinel.CodeBodyTooLarge) {
+			if de := decodeError(err); isCode(de, sentinel.CodeBodyTooLarge) || isCode(de, api.CodeBodyTimeout) {
 				return de
 			}
 		}
@@ -62,6 +63,8 @@ func decodeError(err error) error {
 	switch {
 	case errors.As(err, &mbe):
 		return sentinel.Errorf(sentinel.CodeBodyTooLarge, "request body is larger than %d bytes", mbe.Limit)
+	case errors.Is(err, os.ErrDeadlineExceeded):
+		return sentinel.Errorf(api.CodeBodyTimeout, "request body did not arrive within the body read timeout")
 	case errors.Is(err, io.EOF):
 		return sentinel.Errorf(sentinel.CodeMalformedJSON, "request body is empty; send a JSON object")
 	case errors.Is(err, io.ErrUnexpectedEOF):

@@ -8,6 +8,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -55,6 +56,8 @@ type memInboxes struct {
 	msgs []api.Message
 	wake chan struct{}
 	done chan struct{}
+	// waits counts the Wait calls in progress.
+	waits atomic.Int32
 }
 
 func newMemInboxes() *memInboxes {
@@ -89,6 +92,8 @@ func (s *memInboxes) Read(_ context.Context, q api.InboxQuery) (api.InboxPage, e
 }
 
 func (s *memInboxes) Wait(ctx context.Context, q api.InboxQuery, timeout time.Duration) (api.InboxPage, error) {
+	s.waits.Add(1)
+	defer s.waits.Add(-1)
 	t := time.NewTimer(timeout)
 	defer t.Stop()
 	for {

@@ -1,13 +1,21 @@
-// Package inbound serves POST /inbound/sentinel-<hookKey>: it caps the
-// body, hands the raw bytes to the runtime (whose provider verifies the
-// signature before anything is parsed), and answers 200 once the events
-// are persisted. It is never gated by the API bearer token.
+// Package inbound serves POST /inbound/sentinel-<hookKey>. Before a byte
+// of the body is read it shape-checks the hook key and asks the runtime
+// whether the key exists (an unknown key is a bare 404, answered at once
+// and with the connection closed, so a body that never finishes costs
+// nothing); then it checks the declared length against the cap, reserves
+// the body's bytes from a node-wide in-flight budget (503 inbound_busy
+// when full), reads the body under the server's body read deadline (408
+// body_timeout), hands the raw bytes to the runtime (whose provider
+// verifies the signature before anything is parsed), and answers 200
+// once the events are persisted. It is never gated by the API bearer
+// token.
 package inbound
 
 import (
 	"errors"
 	"io"
 	"net/http"
+	"os"
 	"strings"
 	"time"
 
@@ -24,17 +32,33 @@ const RoutePrefix = "sentinel-"
 // DefaultMaxBody is GitHub's largest webhook payload (25 MB).
 const DefaultMaxBody = 25 << 20
 
+// maxKeyLen is the longest hook key the route accepts.
+const maxKeyLen = 128
+
 // Handler serves push ingress.
 type Handler struct {
 	Svc     api.Inbound
 	MaxBody int64
-	Now     func() time.Time
+	// MaxInFlight caps the body bytes held at once by all push requests
+	// together (default DefaultMaxInFlight, never below MaxBody).
+	MaxInFlight int64
+	Now         func() time.Time
 	// Observe, when set, is called with every answer's status.
 	Observe func(status int)
+
+	budget *budget
 }
 
-// Mount mounts the route.
+// Mount mounts the route. Call it once: it sets up the in-flight budget.
 func (h *Handler) Mount(r chi.Router) {
+	if h.MaxBody <= 0 {
+		h.MaxBody = DefaultMaxBody
+	}
+	limit := h.MaxInFlight
+	if limit <= 0 {
+		limit = DefaultMaxInFlight
+	}
+	h.budget = &budget{max: max(limit, h.MaxBody)}
 	r.Post("/inbound/{name}", h.serve)
 }
 
@@ -46,24 +70,24 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request) {
 }
 
 func (h *Handler) handle(w http.ResponseWriter, r *http.Request) int {
-	name := chi.URLParam(r, "name")
-	key, ok := strings.CutPrefix(name, RoutePrefix)
-	if !ok || key == "" || len(key) > 128 {
-		return notFound(w)
+	key, ok := hookKey(chi.URLParam(r, "name"))
+	if !ok {
+		return early(w, http.StatusNotFound, "not_found")
 	}
-	limit := h.MaxBody
-	if limit <= 0 {
-		limit = DefaultMaxBody
-	}
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, limit))
+	known, err := h.Svc.KnownHook(r.Context(), key)
 	if err != nil {
-		var mbe *http.MaxBytesError
-		if errors.As(err, &mbe) {
-			httpapi.WriteJSON(w, http.StatusRequestEntityTooLarge, map[string]any{"error": "body_too_large"})
-			return http.StatusRequestEntityTooLarge
-		}
-		httpapi.WriteJSON(w, http.StatusBadRequest, map[string]any{"error": "unreadable_body"})
-		return http.StatusBadRequest
+		return early(w, http.StatusServiceUnavailable, "unavailable")
+	}
+	if !known {
+		return early(w, http.StatusNotFound, "not_found")
+	}
+	if r.ContentLength > h.MaxBody {
+		return early(w, http.StatusRequestEntityTooLarge, "body_too_large")
+	}
+	body, held, err := h.read(w, r)
+	defer h.budget.give(held)
+	if err != nil {
+		return bodyError(w, err)
 	}
 	now := time.Now
 	if h.Now != nil {
@@ -86,6 +110,65 @@ func (h *Handler) handle(w http.ResponseWriter, r *http.Request) int {
 	}
 	httpapi.WriteJSON(w, http.StatusOK, map[string]any{"ok": true, "events": res.Events, "sentinels": res.Sentinels, "delivered": res.Delivered})
 	return http.StatusOK
+}
+
+// read reads the body within MaxBody, reserving its bytes from the budget:
+// all at once when the length is declared, else as they arrive. held is
+// what was reserved (give it back once the body is dropped).
+func (h *Handler) read(w http.ResponseWriter, r *http.Request) (body []byte, held int64, err error) {
+	src := http.MaxBytesReader(w, r.Body, h.MaxBody)
+	if n := r.ContentLength; n >= 0 {
+		if !h.budget.take(n) {
+			return nil, 0, errBusy
+		}
+		body = make([]byte, n)
+		_, err = io.ReadFull(src, body)
+		return body, n, err
+	}
+	br := &budgetReader{r: src, b: h.budget}
+	body, err = io.ReadAll(br)
+	return body, br.held, err
+}
+
+// bodyError answers a body that could not be read.
+func bodyError(w http.ResponseWriter, err error) int {
+	var mbe *http.MaxBytesError
+	switch {
+	case errors.As(err, &mbe):
+		httpapi.WriteJSON(w, http.StatusRequestEntityTooLarge, map[string]any{"error": "body_too_large"})
+		return http.StatusRequestEntityTooLarge
+	case errors.Is(err, errBusy):
+		w.Header().Set("Retry-After", "1")
+		return early(w, http.StatusServiceUnavailable, "inbound_busy")
+	case errors.Is(err, os.ErrDeadlineExceeded):
+		return early(w, http.StatusRequestTimeout, api.CodeBodyTimeout)
+	}
+	httpapi.WriteJSON(w, http.StatusBadRequest, map[string]any{"error": "unreadable_body"})
+	return http.StatusBadRequest
+}
+
+// hookKey returns the key of a route name "sentinel-<key>" when the key
+// has the shape of one: 1..128 of [A-Za-z0-9_-].
+func hookKey(name string) (string, bool) {
+	key, ok := strings.CutPrefix(name, RoutePrefix)
+	if !ok || key == "" || len(key) > maxKeyLen {
+		return "", false
+	}
+	for _, c := range []byte(key) {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_') {
+			return "", false
+		}
+	}
+	return key, true
+}
+
+// early answers before the body was (fully) read and closes the
+// connection afterwards, so net/http does not wait to drain what the
+// client still sends.
+func early(w http.ResponseWriter, status int, code string) int {
+	w.Header().Set("Connection", "close")
+	httpapi.WriteJSON(w, status, map[string]any{"error": code})
+	return status
 }
 
 // notFound answers a bare 404 that echoes nothing about hook keys.

@@ -141,7 +141,7 @@ func (h headers) RoundTrip(r *http.Request) (*http.Response, error) {
 // SDK client, pinned to version.
 func connectHTTP(t *testing.T, life context.Context, f *fakeServices, query string, h headers, version string) *sdk.ClientSession {
 	t.Helper()
-	srv := httptest.NewServer(smcp.HTTPHandler(smcp.NewServer(services(f), smcp.Options{Life: life}), nil))
+	srv := httptest.NewServer(smcp.HTTPHandler(smcp.NewServer(services(f), smcp.Options{Life: life}), nil, 0))
 	t.Cleanup(srv.Close)
 	c := sdk.NewClient(&sdk.Implementation{Name: "t", Version: "1"}, nil)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
@@ -206,7 +206,7 @@ func dig(v any, keys ...string) any {
 }
 
 func TestDNSRebindingProtectionStaysOn(t *testing.T) {
-	srv := httptest.NewServer(smcp.HTTPHandler(smcp.NewServer(services(&fakeServices{}), smcp.Options{}), nil))
+	srv := httptest.NewServer(smcp.HTTPHandler(smcp.NewServer(services(&fakeServices{}), smcp.Options{}), nil, 0))
 	defer srv.Close()
 	req, err := http.NewRequest(http.MethodPost, srv.URL, strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`))
 	require.NoError(t, err)

@@ -200,11 +200,16 @@ func (a *App) wire(ctx context.Context) error {
 	a.Workers = &deliver.Workers{Bus: b, Pipeline: pipeline, Park: a.Park, Metrics: a.Metrics, Log: log.With("component", "deliver"), Cfg: a.Cfg.Delivery}
 
 	sapi := sentinelAPI{svc: a.Sentinels, park: a.Park}
-	in := &inbound.Handler{Svc: inboundAPI{svc: a.Sentinels}, MaxBody: a.Cfg.MaxInboundBytes,
+	in := &inbound.Handler{Svc: inboundAPI{svc: a.Sentinels}, MaxBody: a.Cfg.MaxInboundBytes, MaxInFlight: a.Cfg.MaxInboundBytesInFlight,
 		Observe: func(status int) { a.Metrics.InboundRequests.WithLabelValues(fmt.Sprint(status)).Inc() }}
 	routes.Public = append(routes.Public, in.Mount)
 	routes.API = append(routes.API, func(r chi.Router) { httpapi.SentinelRoutes(r, sapi) })
-	a.handler = ingress.NewHandler(ingress.Config{Token: a.Token, MaxBodyBytes: a.Cfg.MaxBodyBytes}, a, routes, log.With("component", "http"))
+	hosts, err := ingress.NewHostPolicy(a.Cfg.AllowedHosts, a.Cfg.PublicURL)
+	if err != nil {
+		return err
+	}
+	a.handler = ingress.NewHandler(ingress.Config{Token: a.Token, MaxBodyBytes: a.Cfg.MaxBodyBytes,
+		BodyReadTimeout: a.Cfg.BodyReadTimeout, Hosts: hosts}, a, routes, log.With("component", "http"))
 	return nil
 }
 

@@ -11,6 +11,9 @@ import (
 
 	"github.com/agentproto/sentinel/bus"
 	"github.com/agentproto/sentinel/bus/embedded"
+	"github.com/agentproto/sentinel/ingress"
+	"github.com/agentproto/sentinel/ingress/httpapi"
+	"github.com/agentproto/sentinel/ingress/inbound"
 	"github.com/agentproto/sentinel/runtime/deliver"
 	"github.com/agentproto/sentinel/runtime/poll"
 	"github.com/agentproto/sentinel/runtime/sentinels"
@@ -47,6 +50,23 @@ type Config struct {
 	MaxBodyBytes int64 `mapstructure:"max_body_bytes"`
 	// MaxInboundBytes caps push-ingress bodies (GitHub sends up to 25 MB).
 	MaxInboundBytes int64 `mapstructure:"max_inbound_bytes"`
+	// MaxInboundBytesInFlight caps the push-ingress body bytes held at once
+	// by all requests together (503 inbound_busy past it); at least
+	// MaxInboundBytes.
+	MaxInboundBytesInFlight int64 `mapstructure:"max_inbound_bytes_in_flight"`
+	// BodyReadTimeout bounds how long any request body may take to arrive
+	// (408 body_timeout); requests without a body (streams, long-polls)
+	// are never bounded.
+	BodyReadTimeout time.Duration `mapstructure:"body_read_timeout"`
+	// AllowedHosts are the Host names the node answers to besides loopback
+	// names and the public URL's host (a YAML list, or a comma list in
+	// AGENTPROTO_ALLOWED_HOSTS); an entry with :port matches that port only.
+	AllowedHosts []string `mapstructure:"allowed_hosts"`
+	// MaxStreams caps the open inbox SSE streams and ?wait= long-polls of
+	// the node (429 too_many_streams past it).
+	MaxStreams int `mapstructure:"max_streams"`
+	// MaxStreamsPerSession caps those of one session.
+	MaxStreamsPerSession int `mapstructure:"max_streams_per_session"`
 	// ShutdownTimeout bounds Stop.
 	ShutdownTimeout time.Duration `mapstructure:"shutdown_timeout"`
 	// ReconcileInterval is how often push providers are asked to recover
@@ -162,6 +182,12 @@ func DefaultConfig() Config {
 		Delivery:          deliver.DefaultWorkersConfig(),
 		Sentinel:          SentinelConfig{AutoWatchPRs: true},
 		Cluster:           ClusterConfig{Wait: 2 * time.Minute},
+
+		MaxInboundBytesInFlight: inbound.DefaultMaxInFlight,
+		BodyReadTimeout:         ingress.DefaultBodyReadTimeout,
+		AllowedHosts:            []string{},
+		MaxStreams:              httpapi.DefaultMaxStreams,
+		MaxStreamsPerSession:    httpapi.DefaultMaxStreamsPerSession,
 	}
 }
 
@@ -200,6 +226,15 @@ func (c *Config) Validate() error {
 		return fmt.Errorf("public URL: %w", err)
 	}
 	c.PublicURL = origin
+	if _, err := ingress.NewHostPolicy(c.AllowedHosts, c.PublicURL); err != nil {
+		return err
+	}
+	if c.MaxInboundBytes > 0 && c.MaxInboundBytesInFlight > 0 && c.MaxInboundBytesInFlight < c.MaxInboundBytes {
+		return fmt.Errorf("max_inbound_bytes_in_flight (%d) must be at least max_inbound_bytes (%d)", c.MaxInboundBytesInFlight, c.MaxInboundBytes)
+	}
+	if c.MaxStreams < 0 || c.MaxStreamsPerSession < 0 || c.BodyReadTimeout < 0 {
+		return errors.New("max_streams, max_streams_per_session and body_read_timeout must not be negative (0 takes the default)")
+	}
 	if err := c.Bus.Validate(); err != nil {
 		return err
 	}

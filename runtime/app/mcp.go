@@ -14,7 +14,8 @@ import (
 const MCPPath = "/mcp"
 
 // wireMCP wires the MCP surface: streamable HTTP at /mcp, behind the bearer
-// token (a Raw route: no body limit, long calls allowed). The tools call
+// token (a Raw route: long calls allowed; the transport caps POST bodies at
+// max_body_bytes itself). The tools call
 // the same in-process services as the REST routes. Long calls (inbox_wait)
 // end as soon as the start context ends (the signal context of `sentinel
 // serve`), before the HTTP server drains, or at the latest when the
@@ -23,7 +24,7 @@ func (a *App) wireMCP() subsystem {
 	life, cancel := context.WithCancel(context.Background())
 	log := a.Log.With("component", "mcp")
 	srv := mcp.NewServer(a.mcpServices(), mcp.Options{Life: life, Debug: a.Log.With("component", "mcp")})
-	h := mcp.HTTPHandler(srv, log)
+	h := mcp.HTTPHandler(srv, log, a.Cfg.MaxBodyBytes)
 	return subsystem{
 		Raw: []ingress.Mounter{func(r chi.Router) {
 			for _, m := range []string{http.MethodGet, http.MethodPost, http.MethodDelete, http.MethodHead} {
