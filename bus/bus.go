@@ -32,6 +32,8 @@ type Bus struct {
 	Locks     jetstream.KeyValue
 	Cursors   jetstream.KeyValue
 	Tombstone jetstream.KeyValue
+	Nodes     jetstream.KeyValue
+	Leases    jetstream.KeyValue
 }
 
 // Open provisions every stream, bucket and consumer idempotently
@@ -83,6 +85,8 @@ func Open(ctx context.Context, nc *nats.Conn, cfg Config) (*Bus, error) {
 		{jetstream.KeyValueConfig{Bucket: BucketLocks, Description: "short leases and locks", TTL: 5 * time.Minute}, &b.Locks},
 		{jetstream.KeyValueConfig{Bucket: BucketCursors, Description: "read cursors"}, &b.Cursors},
 		{jetstream.KeyValueConfig{Bucket: BucketTombstone, Description: "provider cancels to retry"}, &b.Tombstone},
+		{jetstream.KeyValueConfig{Bucket: BucketNodes, Description: "live nodes (heartbeats; a key ages out MemberTTL after its node's last beat)", TTL: cfg.MemberTTL}, &b.Nodes},
+		{jetstream.KeyValueConfig{Bucket: BucketLeases, Description: "work ownership leases (a lease ages out LeaseTTL after its last renewal)", TTL: cfg.LeaseTTL}, &b.Leases},
 	}
 	for _, bk := range buckets {
 		bk.cfg.Storage = jetstream.FileStorage

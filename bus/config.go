@@ -32,6 +32,12 @@ type Config struct {
 	// 3 in a cluster, and up to 3 on an external deployment; the node
 	// resolves it before Open.
 	Replicas int `mapstructure:"replicas"`
+	// MemberTTL is how long a node counts as live after its last heartbeat
+	// (default 6s); LeaseTTL how long a work lease lasts after its last
+	// renewal (default 10s). They are the ages of the keys of the nodes and
+	// leases buckets, kept by the stream leader's clock.
+	MemberTTL time.Duration `mapstructure:"member_ttl"`
+	LeaseTTL  time.Duration `mapstructure:"lease_ttl"`
 }
 
 // DefaultConfig returns the defaults.
@@ -44,6 +50,8 @@ func DefaultConfig() Config {
 		ParkedMaxAge:     90 * 24 * time.Hour,
 		AckWait:          10 * time.Second,
 		Replicas:         0,
+		MemberTTL:        6 * time.Second,
+		LeaseTTL:         10 * time.Second,
 	}
 }
 
@@ -58,6 +66,8 @@ func (c Config) Validate() error {
 		return errors.New("bus: inbox_duplicates must be within 1s..1h")
 	case c.AckWait < time.Second:
 		return errors.New("bus: ack_wait must be at least 1s")
+	case c.MemberTTL < time.Second || c.LeaseTTL < time.Second:
+		return errors.New("bus: member_ttl and lease_ttl must be at least 1s")
 	case c.Replicas < 0 || c.Replicas > 5:
 		return errors.New("bus: replicas must be within 1..5 (0: automatic)")
 	}

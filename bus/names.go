@@ -27,6 +27,8 @@ const (
 	BucketLocks     = "sentinel_locks"
 	BucketCursors   = "sentinel_cursors"
 	BucketTombstone = "sentinel_tombstones"
+	BucketNodes     = "sentinel_nodes"
+	BucketLeases    = "sentinel_leases"
 )
 
 // SeenMarkerTTL is the limit-marker TTL of the seen bucket: it enables

@@ -1,0 +1,421 @@
+package cluster
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"log/slog"
+	"sort"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// ErrNoQuorum is the reason a node cut off from its cluster gives: its
+// heartbeat could not be stored.
+var ErrNoQuorum = errors.New("cluster unavailable: this node cannot store writes (no JetStream quorum reachable)")
+
+// Job names of the periodic work that runs once per cluster.
+const (
+	JobExpiry        = "expiry"
+	JobReconcile     = "reconcile"
+	JobTombstones    = "tombstones"
+	JobFollowDigests = "follow-digests"
+)
+
+// Jobs lists every periodic job.
+var Jobs = []string{JobExpiry, JobReconcile, JobTombstones, JobFollowDigests}
+
+// Config tunes the node's heartbeat and leases.
+type Config struct {
+	// Heartbeat is how often the node beats and reviews its leases.
+	Heartbeat time.Duration
+	// MemberTTL and LeaseTTL are the buckets' key ages (bus.Config).
+	MemberTTL, LeaseTTL time.Duration
+	// PollPartitions is the number of poll leases (sentinels hash onto
+	// them by the repository or subject they watch).
+	PollPartitions int
+}
+
+// DefaultConfig returns the defaults for the bus's TTLs.
+func DefaultConfig(memberTTL, leaseTTL time.Duration) Config {
+	return Config{Heartbeat: time.Second, MemberTTL: memberTTL, LeaseTTL: leaseTTL, PollPartitions: 32}
+}
+
+// Member is one live node as its heartbeat describes it.
+type Member struct {
+	Name      string    `json:"name"`
+	APIURL    string    `json:"apiUrl,omitempty"`
+	ClientURL string    `json:"clientUrl,omitempty"`
+	StartedAt time.Time `json:"startedAt"`
+	BeatAt    time.Time `json:"beatAt"`
+}
+
+type lease struct {
+	rev    uint64
+	sentAt time.Time
+}
+
+type leaseValue struct {
+	Owner string    `json:"owner"`
+	Since time.Time `json:"since"`
+}
+
+// Node is this node's view of the cluster. Run keeps it current; every
+// other method is safe for concurrent use.
+type Node struct {
+	Name   string
+	Self   Member
+	Nodes  jetstream.KeyValue
+	Leases jetstream.KeyValue
+	Cfg    Config
+	Log    *slog.Logger
+	Now    func() time.Time
+	// After returns a channel that fires after d (tests inject a clock).
+	After func(d time.Duration) <-chan time.Time
+
+	mu       sync.Mutex
+	members  []string
+	beatOK   time.Time
+	beatSent time.Time
+	lastErr  error
+	held     map[string]lease
+	since    map[string]time.Time
+	wake     chan struct{}
+}
+
+// PollItem is the lease name of a poll partition.
+func PollItem(p int) string { return "poll." + strconv.Itoa(p) }
+
+// JobItem is the lease name of a periodic job.
+func JobItem(job string) string { return "job." + job }
+
+// PollPartition maps a poll key (the repository or subject a sentinel
+// watches) to its poll partition.
+func PollPartition(key string, n int) int {
+	h := fnv.New32a()
+	_, _ = h.Write([]byte(key))
+	return int(h.Sum32() % uint32(n))
+}
+
+// Items lists every leased work item.
+func (n *Node) Items() []string {
+	out := make([]string, 0, n.Cfg.PollPartitions+len(Jobs))
+	for p := 0; p < n.Cfg.PollPartitions; p++ {
+		out = append(out, PollItem(p))
+	}
+	for _, j := range Jobs {
+		out = append(out, JobItem(j))
+	}
+	return out
+}
+
+func (n *Node) now() time.Time {
+	if n.Now != nil {
+		return n.Now()
+	}
+	return time.Now()
+}
+
+func (n *Node) after(d time.Duration) <-chan time.Time {
+	if n.After != nil {
+		return n.After(d)
+	}
+	return time.After(d)
+}
+
+// Run beats and keeps leases until ctx ends, then releases what it holds
+// (so a clean stop hands work over at once, not after LeaseTTL).
+func (n *Node) Run(ctx context.Context) {
+	n.mu.Lock()
+	if n.held == nil {
+		n.held = map[string]lease{}
+		n.since = map[string]time.Time{}
+	}
+	if n.wake == nil {
+		n.wake = make(chan struct{}, 1)
+	}
+	n.mu.Unlock()
+	n.Self.Name = n.Name
+	if n.Self.StartedAt.IsZero() {
+		n.Self.StartedAt = n.now().UTC()
+	}
+	for {
+		n.Round(ctx)
+		select {
+		case <-ctx.Done():
+			rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
+			n.releaseAll(rctx)
+			cancel()
+			return
+		case <-n.after(n.Cfg.Heartbeat):
+		case <-n.wake:
+		}
+	}
+}
+
+// Round runs one heartbeat: beat, read the members, review every lease.
+func (n *Node) Round(ctx context.Context) {
+	n.mu.Lock()
+	if n.held == nil {
+		n.held = map[string]lease{}
+		n.since = map[string]time.Time{}
+	}
+	n.mu.Unlock()
+	if err := n.beat(ctx); err != nil {
+		n.setErr(err)
+		return
+	}
+	members, err := n.readMembers(ctx)
+	if err != nil {
+		n.setErr(err)
+		return
+	}
+	n.mu.Lock()
+	n.members = members
+	n.mu.Unlock()
+	for _, item := range n.Items() {
+		n.review(ctx, item, members)
+	}
+}
+
+func (n *Node) beat(ctx context.Context) error {
+	sent := n.now()
+	n.Self.BeatAt = sent.UTC()
+	raw, _ := json.Marshal(n.Self)
+	bctx, cancel := context.WithTimeout(ctx, n.Cfg.Heartbeat+time.Second)
+	defer cancel()
+	if _, err := n.Nodes.Put(bctx, "node."+n.Name, raw); err != nil {
+		return fmt.Errorf("cluster: heartbeat: %w", err)
+	}
+	n.mu.Lock()
+	n.beatOK, n.beatSent, n.lastErr = n.now(), sent, nil
+	n.mu.Unlock()
+	return nil
+}
+
+func (n *Node) setErr(err error) {
+	n.mu.Lock()
+	n.lastErr = err
+	n.mu.Unlock()
+	if n.Log != nil {
+		n.Log.Debug("cluster round failed", "err", err)
+	}
+}
+
+func (n *Node) readMembers(ctx context.Context) ([]string, error) {
+	lctx, cancel := context.WithTimeout(ctx, n.Cfg.Heartbeat+time.Second)
+	defer cancel()
+	lister, err := n.Nodes.ListKeys(lctx)
+	if err != nil {
+		if errors.Is(err, jetstream.ErrNoKeysFound) {
+			return []string{n.Name}, nil
+		}
+		return nil, fmt.Errorf("cluster: list members: %w", err)
+	}
+	defer func() { _ = lister.Stop() }()
+	var out []string
+	for k := range lister.Keys() {
+		if len(k) > 5 && k[:5] == "node." {
+			out = append(out, k[5:])
+		}
+	}
+	if !contains(out, n.Name) {
+		out = append(out, n.Name)
+	}
+	sort.Strings(out)
+	return out, nil
+}
+
+// Preferred is the member that should own item: the highest rendezvous
+// score among members.
+func Preferred(item string, members []string) string {
+	best, bestScore := "", uint64(0)
+	for _, m := range members {
+		h := fnv.New64a()
+		_, _ = h.Write([]byte(item))
+		_, _ = h.Write([]byte{0})
+		_, _ = h.Write([]byte(m))
+		if s := mix64(h.Sum64()); best == "" || s > bestScore {
+			best, bestScore = m, s
+		}
+	}
+	return best
+}
+
+// mix64 is murmur3's finalizer: FNV alone barely changes its high bits
+// for names that differ in their last byte, which skews rendezvous scores.
+func mix64(x uint64) uint64 {
+	x ^= x >> 33
+	x *= 0xff51afd7ed558ccd
+	x ^= x >> 33
+	x *= 0xc4ceb9fe1a85ec53
+	x ^= x >> 33
+	return x
+}
+
+// review acquires, renews or releases one lease.
+func (n *Node) review(ctx context.Context, item string, members []string) {
+	want := Preferred(item, members) == n.Name
+	n.mu.Lock()
+	l, held := n.held[item]
+	n.mu.Unlock()
+	rctx, cancel := context.WithTimeout(ctx, n.Cfg.Heartbeat+time.Second)
+	defer cancel()
+	key := item
+	switch {
+	case held && !want:
+		// Hand over to the preferred member (a node joined).
+		_ = n.Leases.Delete(rctx, key, jetstream.LastRevision(l.rev))
+		n.drop(item)
+	case held:
+		if n.now().Sub(l.sentAt) < n.Cfg.LeaseTTL/3 {
+			return
+		}
+		sent := n.now()
+		raw, _ := json.Marshal(leaseValue{Owner: n.Name, Since: n.sinceOf(item)})
+		rev, err := n.Leases.Update(rctx, key, raw, l.rev)
+		if err != nil {
+			if errors.Is(err, jetstream.ErrKeyExists) {
+				n.drop(item) // lost: someone else holds it now
+			}
+			return // a timeout keeps the lease until it lapses locally
+		}
+		n.keep(item, rev, sent)
+	case want:
+		sent := n.now()
+		raw, _ := json.Marshal(leaseValue{Owner: n.Name, Since: sent.UTC()})
+		rev, err := n.Leases.Create(rctx, key, raw)
+		if err != nil {
+			return // held by another (it lapses in LeaseTTL) or cut off
+		}
+		n.mu.Lock()
+		n.since[item] = sent.UTC()
+		n.mu.Unlock()
+		n.keep(item, rev, sent)
+	}
+}
+
+func (n *Node) sinceOf(item string) time.Time {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return n.since[item]
+}
+
+func (n *Node) keep(item string, rev uint64, sent time.Time) {
+	n.mu.Lock()
+	n.held[item] = lease{rev: rev, sentAt: sent}
+	n.mu.Unlock()
+}
+
+func (n *Node) drop(item string) {
+	n.mu.Lock()
+	delete(n.held, item)
+	delete(n.since, item)
+	n.mu.Unlock()
+}
+
+func (n *Node) releaseAll(ctx context.Context) {
+	n.mu.Lock()
+	held := n.held
+	n.held = map[string]lease{}
+	n.mu.Unlock()
+	for item, l := range held {
+		_ = n.Leases.Delete(ctx, item, jetstream.LastRevision(l.rev))
+	}
+	_ = n.Nodes.Delete(ctx, "node."+n.Name)
+}
+
+// margin is how long before its server-side expiry a lease stops counting
+// locally (clock rates, request latency).
+func (n *Node) margin() time.Duration { return n.Cfg.LeaseTTL / 5 }
+
+// Owns reports whether this node holds a valid lease on item and can
+// write.
+func (n *Node) Owns(item string) bool {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	l, ok := n.held[item]
+	if !ok {
+		return false
+	}
+	return n.now().Before(l.sentAt.Add(n.Cfg.LeaseTTL-n.margin())) && n.writableLocked() == nil
+}
+
+// OwnsJob reports whether this node runs the periodic job now.
+func (n *Node) OwnsJob(job string) bool { return n.Owns(JobItem(job)) }
+
+// OwnsPoll reports whether this node polls the sentinels of poll key.
+func (n *Node) OwnsPoll(key string) bool {
+	return n.Owns(PollItem(PollPartition(key, n.Cfg.PollPartitions)))
+}
+
+// Writable is nil while this node's heartbeat is being stored, else the
+// reason it is not.
+func (n *Node) Writable() error {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return n.writableLocked()
+}
+
+func (n *Node) writableLocked() error {
+	if n.beatOK.IsZero() {
+		if n.lastErr != nil {
+			return fmt.Errorf("%w: %v", ErrNoQuorum, n.lastErr)
+		}
+		return fmt.Errorf("%w: no heartbeat stored yet", ErrNoQuorum)
+	}
+	if age := n.now().Sub(n.beatSent); age > 3*n.Cfg.Heartbeat+time.Second {
+		if n.lastErr != nil {
+			return fmt.Errorf("%w: last heartbeat stored %s ago: %v", ErrNoQuorum, age.Round(time.Millisecond), n.lastErr)
+		}
+		return fmt.Errorf("%w: last heartbeat stored %s ago", ErrNoQuorum, age.Round(time.Millisecond))
+	}
+	return nil
+}
+
+// LiveMembers returns the member names the last round read.
+func (n *Node) LiveMembers() []string {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return append([]string(nil), n.members...)
+}
+
+// Held returns the items this node holds a valid lease on.
+func (n *Node) Held() []string {
+	n.mu.Lock()
+	items := make([]string, 0, len(n.held))
+	for item := range n.held {
+		items = append(items, item)
+	}
+	n.mu.Unlock()
+	var out []string
+	for _, item := range items {
+		if n.Owns(item) {
+			out = append(out, item)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// Kick runs a round now (a node joined or a test wants progress).
+func (n *Node) Kick() {
+	select {
+	case n.wake <- struct{}{}:
+	default:
+	}
+}
+
+func contains(list []string, s string) bool {
+	for _, v := range list {
+		if v == s {
+			return true
+		}
+	}
+	return false
+}
