@@ -70,7 +70,7 @@ type SendInput struct {
 // child, else sibling.
 func (s *Inboxes) Send(ctx context.Context, to string, in SendInput, callerSession string) (inbox.Message, error) {
 	if !sentinel.ValidSessionID(to) {
-		return inbox.Message{}, sentinel.Errorf(sentinel.CodeInvalidSessionID, "session id %q must match [A-Za-z0-9_-]{1,128}", to)
+		return inbox.Message{}, sentinel.Errorf(sentinel.CodeInvalidSessionID, "session id %q must be "+sentinel.SessionIDRule, to)
 	}
 	if in.Text == "" {
 		return inbox.Message{}, sentinel.Errorf(sentinel.CodeInvalidInput, "text is required")
@@ -183,7 +183,7 @@ func (s *Inboxes) Wait(ctx context.Context, q Query, timeout time.Duration) ([]i
 
 func (s *Inboxes) query(ctx context.Context, q Query) (inbox.Query, error) {
 	if !sentinel.ValidSessionID(q.SessionID) {
-		return inbox.Query{}, sentinel.Errorf(sentinel.CodeInvalidSessionID, "session id %q must match [A-Za-z0-9_-]{1,128}", q.SessionID)
+		return inbox.Query{}, sentinel.Errorf(sentinel.CodeInvalidSessionID, "session id %q must be "+sentinel.SessionIDRule, q.SessionID)
 	}
 	if q.Limit < 0 || q.Limit > 500 {
 		return inbox.Query{}, sentinel.Errorf(sentinel.CodeInvalidInput, "limit must be within 1..500")
