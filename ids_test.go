@@ -38,3 +38,23 @@ func TestSessionIDRefusesALeadingDash(t *testing.T) {
 		})
 	}
 }
+
+func TestRedactURL(t *testing.T) {
+	for _, tc := range []struct{ name, in, want string }{
+		{name: "plain", in: "https://hooks.example/wake", want: "https://hooks.example/wake"},
+		{name: "query", in: "https://hooks.example/wake?token=s3cret&x=1", want: "https://hooks.example/wake?[redacted]"},
+		{name: "userinfo", in: "http://bot:s3cret@127.0.0.1:9000/resume", want: "http://[redacted]@127.0.0.1:9000/resume"},
+		{name: "user only", in: "http://s3cret@h/p", want: "http://[redacted]@h/p"},
+		{name: "fragment", in: "https://h/p#s3cret", want: "https://h/p#[redacted]"},
+		{name: "empty query", in: "https://h/p?", want: "https://h/p?[redacted]"},
+		{name: "not a URL", in: "s3cret", want: "[redacted]"},
+		{name: "unparsable", in: "http://h/%zz?s3cret", want: "[redacted]"},
+		{name: "opaque", in: "mailto:s3cret@example.com", want: "[redacted]"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := sentinel.RedactURL(tc.in)
+			require.Equal(t, tc.want, got)
+			require.NotContains(t, got, "s3cret")
+		})
+	}
+}
