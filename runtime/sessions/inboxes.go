@@ -75,6 +75,9 @@ func (s *Inboxes) Send(ctx context.Context, to string, in SendInput, callerSessi
 	if in.Text == "" {
 		return inbox.Message{}, sentinel.Errorf(sentinel.CodeInvalidInput, "text is required")
 	}
+	if in.ReplyTo != "" && !ValidReplyTo(in.ReplyTo) {
+		return inbox.Message{}, sentinel.Errorf(sentinel.CodeInvalidReplyTo, "replyTo %q must be a message id: %s", in.ReplyTo, replyToRule)
+	}
 	if len(in.Data) > 0 {
 		var obj map[string]any
 		if json.Unmarshal(in.Data, &obj) != nil {
@@ -106,6 +109,24 @@ func (s *Inboxes) Send(ctx context.Context, to string, in SendInput, callerSessi
 	}
 	stored, _, err := s.Append(ctx, msg)
 	return stored, err
+}
+
+// replyToRule states the replyTo grammar.
+const replyToRule = "1-128 characters of [A-Za-z0-9_-]"
+
+// ValidReplyTo reports whether v may be a message's replyTo: a message id
+// token (replyToRule). It reaches harness renderings as an attribute, so
+// nothing else is stored.
+func ValidReplyTo(v string) bool {
+	if v == "" || len(v) > 128 {
+		return false
+	}
+	for _, r := range v {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '_' || r == '-') {
+			return false
+		}
+	}
+	return true
 }
 
 func (s *Inboxes) from(ctx context.Context, to, caller string) (inbox.From, error) {
