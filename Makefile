@@ -27,3 +27,4 @@ fuzz: ## each fuzz target for 20 s
 	go test -run '^$$' -fuzz '^FuzzParseEnvelope$$' -fuzztime 20s .
 	go test -run '^$$' -fuzz '^FuzzParseInbound$$' -fuzztime 20s ./providers/webhook/
 	go test -run '^$$' -fuzz '^FuzzParseInbound$$' -fuzztime 20s ./providers/agentpush/
+	go test -run '^$$' -fuzz '^FuzzRenderMessages$$' -fuzztime 20s ./cmd/cli/

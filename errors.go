@@ -76,6 +76,7 @@ const (
 	CodeInvalidUrgency      = "invalid_urgency"
 	CodeInvalidTypes        = "invalid_types"
 	CodeSubjectTerminalRepo = "subject_terminal_unsupported"
+	CodeInvalidReplyTo      = "invalid_reply_to"
 )
 
 // CodeOutcomeUnknown is client-side only (ingress/apiclient, the stdio MCP

@@ -16,7 +16,7 @@ const (
 )
 
 var (
-	sessionIDRe = regexp.MustCompile(`^[A-Za-z0-9_-]{1,128}$`)
+	sessionIDRe = regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9_-]{0,127}$`)
 	mintedIDRe  = regexp.MustCompile(`^(sen|fol)_[0-9A-HJKMNP-TV-Z]{26}$`)
 )
 
@@ -30,9 +30,15 @@ func newULID() string {
 	return ulid.MustNew(ulid.Timestamp(time.Now()), rand.Reader).String()
 }
 
-// ValidSessionID reports whether id may be used as a session id. Session ids
-// come from harnesses and become subject tokens, so they are limited to
-// [A-Za-z0-9_-]{1,128}.
+// SessionIDRule states the session id grammar for error messages and
+// hints.
+const SessionIDRule = "1-128 characters of [A-Za-z0-9_-], not starting with '-'"
+
+// ValidSessionID reports whether id may be used as a session id (see
+// SessionIDRule). Session ids come from harnesses and become subject tokens,
+// so they are limited to [A-Za-z0-9_-]{1,128}; and they are substituted
+// for {sessionId} in command hooks' argv, so a leading '-' (which a program
+// would read as an option) is refused.
 func ValidSessionID(id string) bool { return sessionIDRe.MatchString(id) }
 
 // ValidSentinelID reports whether id has the shape of a minted sentinel id.

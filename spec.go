@@ -162,7 +162,7 @@ func (t Target) Validate() error {
 			return Errorf(CodeNoCallerIdentity, "target.sessionId is required")
 		}
 		if !ValidSessionID(t.SessionID) {
-			return Errorf(CodeInvalidSessionID, "session id %q must match [A-Za-z0-9_-]{1,128}", t.SessionID)
+			return Errorf(CodeInvalidSessionID, "session id %q must be "+SessionIDRule, t.SessionID)
 		}
 		if t.Urgency != "" && !t.Urgency.Valid() {
 			return Errorf(CodeInvalidUrgency, "urgency %q is not one of fyi, next-turn, steer, interrupt", t.Urgency)

@@ -17,7 +17,7 @@ var followHints = hints{
 	sentinel.CodeNoFollower:       "pass --follower <id> or set " + EnvSession,
 	sentinel.CodeInvalidSelector:  "pass --sessions a,b, --all or --cwd-prefix <path>",
 	sentinel.CodeSessionNotFound:  "register the follower first with `sentinel session register <id>`",
-	sentinel.CodeInvalidSessionID: "session ids are 1-128 of [A-Za-z0-9_-]",
+	sentinel.CodeInvalidSessionID: "session ids are " + sentinel.SessionIDRule,
 }
 
 // FollowOptions are the options of `sentinel follow`.

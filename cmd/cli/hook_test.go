@@ -125,7 +125,7 @@ func TestHarnessHooksDeliverASentinelEventAtTheNextTurn(t *testing.T) {
 	require.NoError(t, err)
 	code, out, _ = hook(t, payload(t, "user-prompt-submit"), "user-prompt-submit", "--format", "text")
 	require.Equal(t, 0, code)
-	require.Contains(t, out, "<body>ping &lt;body>x&lt;/body></body>")
+	require.Contains(t, out, `<body trust="untrusted">ping &lt;body&gt;x&lt;/body&gt;</body>`)
 
 	// A stop hook can keep the turn going while messages are pending.
 	_, err = apiclient.Inboxes{C: c}.Send(ctx, hookSession, api.SendMessage{Text: "review requested"}, "")

@@ -15,7 +15,7 @@ import (
 
 var sessionHints = hints{
 	sentinel.CodeSessionNotFound:  "list the sessions with `sentinel session list`",
-	sentinel.CodeInvalidSessionID: "session ids are 1-128 of [A-Za-z0-9_-]",
+	sentinel.CodeInvalidSessionID: "session ids are " + sentinel.SessionIDRule,
 }
 
 // NewCmdSession builds `sentinel session` and its subcommands.

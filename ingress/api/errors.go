@@ -45,6 +45,7 @@ var catalogue = map[string]int{
 	sentinel.CodeCreateFailed:        http.StatusInternalServerError,
 	sentinel.CodeNotImplemented:      http.StatusBadRequest,
 	sentinel.CodeInvalidSessionID:    http.StatusBadRequest,
+	sentinel.CodeInvalidReplyTo:      http.StatusBadRequest,
 	sentinel.CodeInvalidUntil:        http.StatusBadRequest,
 	sentinel.CodeInvalidTarget:       http.StatusBadRequest,
 	sentinel.CodeInvalidUrgency:      http.StatusBadRequest,

@@ -43,6 +43,31 @@ type Hook struct {
 	URL     string   `json:"url,omitempty"`
 	// TimeoutMs bounds one run (default 10000, at most 120000).
 	TimeoutMs int `json:"timeoutMs,omitempty"`
+	// Redacted marks a hook in a session view (see Redact). A redacted
+	// hook is refused at registration.
+	Redacted bool `json:"redacted,omitempty"`
+}
+
+// Redact returns the hook as session views show it, without the secrets
+// a hook may carry: a URL as scheme://host/path with its userinfo, query
+// and fragment replaced by "[redacted]" (sentinel.RedactURL); a command
+// as its program (argv[0]) followed, when it has arguments, by one
+// "[redacted]" element. Redacted is set; nil stays nil.
+func (h *Hook) Redact() *Hook {
+	if h == nil {
+		return nil
+	}
+	out := &Hook{TimeoutMs: h.TimeoutMs, Redacted: true}
+	if h.URL != "" {
+		out.URL = sentinel.RedactURL(h.URL)
+	}
+	if len(h.Command) > 0 {
+		out.Command = []string{h.Command[0]}
+		if len(h.Command) > 1 {
+			out.Command = append(out.Command, sentinel.Redacted)
+		}
+	}
+	return out
 }
 
 // UnmarshalJSON accepts ["argv", ...], "https://url" or the object form.
@@ -88,6 +113,8 @@ func (h *Hook) Validate(name string) error {
 		return sentinel.Errorf(sentinel.CodeInvalidInput, "hooks.%s: command is empty", name)
 	case h.TimeoutMs < 0 || h.TimeoutMs > 120000:
 		return sentinel.Errorf(sentinel.CodeInvalidInput, "hooks.%s: timeoutMs must be within 0..120000", name)
+	case h.Redacted:
+		return sentinel.Errorf(sentinel.CodeInvalidInput, "hooks.%s: this is a redacted hook from a session view; give the hook itself", name)
 	}
 	return nil
 }
@@ -101,6 +128,14 @@ type SessionHooks struct {
 	Notify *Hook `json:"notify,omitempty"`
 }
 
+// Redact returns the hooks with each one redacted (Hook.Redact).
+func (h *SessionHooks) Redact() *SessionHooks {
+	if h == nil {
+		return nil
+	}
+	return &SessionHooks{Resume: h.Resume.Redact(), Notify: h.Notify.Redact()}
+}
+
 // SessionPR is one PR a session recorded.
 type SessionPR struct {
 	URL   string `json:"url"`
@@ -110,7 +145,8 @@ type SessionPR struct {
 	Ts string `json:"ts,omitempty"`
 }
 
-// Session is the registry view of one session.
+// Session is the registry view of one session. Every surface shows its
+// hooks redacted (RedactHooks): a view never carries a hook's secrets.
 type Session struct {
 	ID              string        `json:"id"`
 	Label           string        `json:"label,omitempty"`
@@ -135,6 +171,13 @@ type Session struct {
 	NotifyError   string      `json:"notifyError,omitempty"`
 	NotifyErrorTs int64       `json:"notifyErrorTs,omitempty"`
 	PRs           []SessionPR `json:"prs,omitempty"`
+}
+
+// RedactHooks returns the session with its hooks redacted
+// (SessionHooks.Redact).
+func (s Session) RedactHooks() Session {
+	s.Hooks = s.Hooks.Redact()
+	return s
 }
 
 // RegisterSession is the body of POST /sessions. Absent optional fields
@@ -168,7 +211,8 @@ type RecordPR struct {
 
 // Sessions is the session registry every surface calls. Errors are
 // *sentinel.Error values: invalid_session_id, invalid_input,
-// session_not_found.
+// session_not_found. Every Session it returns has its hooks redacted
+// (Session.RedactHooks): the stored hooks never leave the node.
 type Sessions interface {
 	// Register creates (created = true) or updates a session. Registering
 	// an ended session revives it.

@@ -29,7 +29,7 @@ func (h sessionHandlers) register(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if !sentinel.ValidSessionID(req.ID) {
-		WriteError(w, sentinel.Errorf(sentinel.CodeInvalidSessionID, "id %q must match [A-Za-z0-9_-]{1,128}", req.ID))
+		WriteError(w, sentinel.Errorf(sentinel.CodeInvalidSessionID, "id %q must be "+sentinel.SessionIDRule, req.ID))
 		return
 	}
 	if req.Hooks != nil {
@@ -123,7 +123,7 @@ func (h sessionHandlers) pr(w http.ResponseWriter, r *http.Request) {
 func pathSession(w http.ResponseWriter, r *http.Request) (string, bool) {
 	id := chi.URLParam(r, "id")
 	if !sentinel.ValidSessionID(id) {
-		WriteError(w, sentinel.Errorf(sentinel.CodeInvalidSessionID, "session id %q must match [A-Za-z0-9_-]{1,128}", id))
+		WriteError(w, sentinel.Errorf(sentinel.CodeInvalidSessionID, "session id %q must be "+sentinel.SessionIDRule, id))
 		return "", false
 	}
 	return id, true

@@ -27,6 +27,12 @@ func convert[T any](v any) (T, error) {
 	return out, nil
 }
 
+// sessionView is the wire view of a session record, its hooks redacted.
+func sessionView(rec sessions.Session) (api.Session, error) {
+	v, err := convert[api.Session](rec)
+	return v.RedactHooks(), err
+}
+
 // sessionsAPI adapts the registry to api.Sessions.
 type sessionsAPI struct{ reg *sessions.Registry }
 
@@ -44,7 +50,7 @@ func (s sessionsAPI) Register(ctx context.Context, req api.RegisterSession) (api
 	if err != nil {
 		return api.Session{}, false, err
 	}
-	v, err := convert[api.Session](rec.Effective(s.reg.Now()))
+	v, err := sessionView(rec.Effective(s.reg.Now()))
 	return v, created, err
 }
 
@@ -53,7 +59,15 @@ func (s sessionsAPI) List(ctx context.Context) ([]api.Session, error) {
 	if err != nil {
 		return nil, err
 	}
-	return convert[[]api.Session](recs)
+	out := make([]api.Session, 0, len(recs))
+	for _, rec := range recs {
+		v, err := sessionView(rec)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, v)
+	}
+	return out, nil
 }
 
 func (s sessionsAPI) Get(ctx context.Context, id string) (api.Session, error) {
@@ -61,7 +75,7 @@ func (s sessionsAPI) Get(ctx context.Context, id string) (api.Session, error) {
 	if err != nil {
 		return api.Session{}, err
 	}
-	return convert[api.Session](rec)
+	return sessionView(rec)
 }
 
 func (s sessionsAPI) End(ctx context.Context, id, reason string) (api.Session, error) {
@@ -69,7 +83,7 @@ func (s sessionsAPI) End(ctx context.Context, id, reason string) (api.Session, e
 	if err != nil {
 		return api.Session{}, err
 	}
-	return convert[api.Session](rec)
+	return sessionView(rec)
 }
 
 func (s sessionsAPI) ReportEvent(ctx context.Context, id string, ev api.SessionEvent) error {

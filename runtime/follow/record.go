@@ -129,7 +129,7 @@ func normalize(req Request, caller string) (Follow, error) {
 		return Follow{}, sentinel.Errorf(sentinel.CodeNoFollower, "no follower: pass follower (HTTP callers have no session identity)")
 	}
 	if !sentinel.ValidSessionID(f.Follower) {
-		return bad("follower: %q must match [A-Za-z0-9_-]{1,128}", f.Follower)
+		return bad("follower: %q must be "+sentinel.SessionIDRule, f.Follower)
 	}
 	if len(ids) == 0 && !sel.All && sel.CwdPrefix == "" {
 		return Follow{}, sentinel.Errorf(sentinel.CodeInvalidSelector, "selector needs at least one of sessionIds (non-empty), all: true, cwdPrefix")

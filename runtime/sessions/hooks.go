@@ -7,9 +7,12 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"os/exec"
 	"strings"
 	"time"
+
+	"github.com/agentproto/sentinel"
 )
 
 // DefaultHookTimeout bounds one hook run when the hook sets no timeout.
@@ -20,10 +23,14 @@ const maxHookOutput = 64 << 10
 
 // HookRunner runs session hooks: a command (argv template, never a shell;
 // the payload on stdin) or a URL (the payload POSTed as JSON). Runs are
-// bounded by the hook's timeout.
+// bounded by the hook's timeout. A URL hook follows redirects only to the
+// same scheme and host (a redirect elsewhere fails the run, so the payload
+// never reaches a host the session did not name), and its errors carry the
+// URL redacted (sentinel.RedactURL): they end up in logs and notifyError.
 type HookRunner struct {
-	// HTTP is the client for URL hooks (default: a client without a
-	// global timeout; each run has its own deadline).
+	// HTTP is the client for URL hooks (default: http.DefaultClient's
+	// transport without a global timeout; each run has its own deadline).
+	// Its CheckRedirect is replaced by the same-host policy.
 	HTTP *http.Client
 	// Timeout is the default timeout (DefaultHookTimeout when zero).
 	Timeout time.Duration
@@ -73,32 +80,59 @@ func (r *HookRunner) Run(ctx context.Context, h *Hook, vars map[string]string, p
 	return out.Bytes(), nil
 }
 
-func (r *HookRunner) post(ctx context.Context, url string, payload []byte) ([]byte, error) {
-	client := r.HTTP
-	if client == nil {
-		client = http.DefaultClient
+func (r *HookRunner) post(ctx context.Context, rawURL string, payload []byte) ([]byte, error) {
+	client := http.Client{}
+	if r.HTTP != nil {
+		client = *r.HTTP
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(payload))
+	client.CheckRedirect = sameHostRedirect
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, rawURL, bytes.NewReader(payload))
 	if err != nil {
-		return nil, fmt.Errorf("hook request: %w", err)
+		return nil, fmt.Errorf("hook request: %w", redactURLError(err))
 	}
 	req.Header.Set("Content-Type", "application/json")
 	resp, err := client.Do(req)
 	if err != nil {
 		if ctx.Err() != nil {
-			return nil, fmt.Errorf("hook POST: %w", context.Cause(ctx))
+			return nil, fmt.Errorf("hook POST %s: %w", sentinel.RedactURL(rawURL), context.Cause(ctx))
 		}
-		return nil, fmt.Errorf("hook POST: %w", err)
+		return nil, fmt.Errorf("hook POST: %w", redactURLError(err))
 	}
 	defer resp.Body.Close()
 	body, err := io.ReadAll(io.LimitReader(resp.Body, maxHookOutput))
 	if err != nil {
-		return nil, fmt.Errorf("hook POST: read answer: %w", err)
+		return nil, fmt.Errorf("hook POST %s: read answer: %w", sentinel.RedactURL(rawURL), redactURLError(err))
 	}
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
-		return nil, fmt.Errorf("hook POST answered %d", resp.StatusCode)
+		return nil, fmt.Errorf("hook POST %s answered %d", sentinel.RedactURL(rawURL), resp.StatusCode)
 	}
 	return body, nil
+}
+
+// maxHookRedirects bounds the redirects a URL hook follows.
+const maxHookRedirects = 10
+
+// sameHostRedirect is the CheckRedirect of URL hooks: a redirect is
+// followed only to the scheme and host of the hook's URL.
+func sameHostRedirect(req *http.Request, via []*http.Request) error {
+	if len(via) >= maxHookRedirects {
+		return fmt.Errorf("stopped after %d redirects", maxHookRedirects)
+	}
+	first := via[0].URL
+	if req.URL.Scheme != first.Scheme || req.URL.Host != first.Host {
+		return fmt.Errorf("refused a redirect from %s://%s to another host (%s://%s)", first.Scheme, first.Host, req.URL.Scheme, req.URL.Host)
+	}
+	return nil
+}
+
+// redactURLError redacts the URL a *url.Error carries (the net/http
+// client's errors quote the request URL, query and userinfo included).
+func redactURLError(err error) error {
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		ue.URL = sentinel.RedactURL(ue.URL)
+	}
+	return err
 }
 
 // expand substitutes {name} placeholders in each argument.

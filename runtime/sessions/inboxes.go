@@ -70,10 +70,13 @@ type SendInput struct {
 // child, else sibling.
 func (s *Inboxes) Send(ctx context.Context, to string, in SendInput, callerSession string) (inbox.Message, error) {
 	if !sentinel.ValidSessionID(to) {
-		return inbox.Message{}, sentinel.Errorf(sentinel.CodeInvalidSessionID, "session id %q must match [A-Za-z0-9_-]{1,128}", to)
+		return inbox.Message{}, sentinel.Errorf(sentinel.CodeInvalidSessionID, "session id %q must be "+sentinel.SessionIDRule, to)
 	}
 	if in.Text == "" {
 		return inbox.Message{}, sentinel.Errorf(sentinel.CodeInvalidInput, "text is required")
+	}
+	if in.ReplyTo != "" && !ValidReplyTo(in.ReplyTo) {
+		return inbox.Message{}, sentinel.Errorf(sentinel.CodeInvalidReplyTo, "replyTo %q must be a message id: %s", in.ReplyTo, replyToRule)
 	}
 	if len(in.Data) > 0 {
 		var obj map[string]any
@@ -106,6 +109,24 @@ func (s *Inboxes) Send(ctx context.Context, to string, in SendInput, callerSessi
 	}
 	stored, _, err := s.Append(ctx, msg)
 	return stored, err
+}
+
+// replyToRule states the replyTo grammar.
+const replyToRule = "1-128 characters of [A-Za-z0-9_-]"
+
+// ValidReplyTo reports whether v may be a message's replyTo: a message id
+// token (replyToRule). It reaches harness renderings as an attribute, so
+// nothing else is stored.
+func ValidReplyTo(v string) bool {
+	if v == "" || len(v) > 128 {
+		return false
+	}
+	for _, r := range v {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '_' || r == '-') {
+			return false
+		}
+	}
+	return true
 }
 
 func (s *Inboxes) from(ctx context.Context, to, caller string) (inbox.From, error) {
@@ -183,7 +204,7 @@ func (s *Inboxes) Wait(ctx context.Context, q Query, timeout time.Duration) ([]i
 
 func (s *Inboxes) query(ctx context.Context, q Query) (inbox.Query, error) {
 	if !sentinel.ValidSessionID(q.SessionID) {
-		return inbox.Query{}, sentinel.Errorf(sentinel.CodeInvalidSessionID, "session id %q must match [A-Za-z0-9_-]{1,128}", q.SessionID)
+		return inbox.Query{}, sentinel.Errorf(sentinel.CodeInvalidSessionID, "session id %q must be "+sentinel.SessionIDRule, q.SessionID)
 	}
 	if q.Limit < 0 || q.Limit > 500 {
 		return inbox.Query{}, sentinel.Errorf(sentinel.CodeInvalidInput, "limit must be within 1..500")

@@ -131,7 +131,7 @@ func (r *Registry) List(ctx context.Context) ([]Session, error) {
 // create is set. fn may return errSkip to leave the record unchanged.
 func (r *Registry) mutate(ctx context.Context, id string, create bool, fn func(s *Session, created bool) error) (Session, bool, error) {
 	if !sentinel.ValidSessionID(id) {
-		return Session{}, false, sentinel.Errorf(sentinel.CodeInvalidSessionID, "session id %q must match [A-Za-z0-9_-]{1,128}", id)
+		return Session{}, false, sentinel.Errorf(sentinel.CodeInvalidSessionID, "session id %q must be "+sentinel.SessionIDRule, id)
 	}
 	for attempt := 0; attempt < 64; attempt++ {
 		cur, rev, err := r.get(ctx, id)
@@ -192,7 +192,7 @@ type RegisterInput struct {
 // revived with its end reason cleared.
 func (r *Registry) Register(ctx context.Context, in RegisterInput) (Session, bool, error) {
 	if in.ParentSessionID != nil && *in.ParentSessionID != "" && !sentinel.ValidSessionID(*in.ParentSessionID) {
-		return Session{}, false, sentinel.Errorf(sentinel.CodeInvalidSessionID, "parentSessionId %q must match [A-Za-z0-9_-]{1,128}", *in.ParentSessionID)
+		return Session{}, false, sentinel.Errorf(sentinel.CodeInvalidSessionID, "parentSessionId %q must be "+sentinel.SessionIDRule, *in.ParentSessionID)
 	}
 	if in.ParentSessionID != nil && *in.ParentSessionID == in.ID {
 		return Session{}, false, sentinel.Errorf(sentinel.CodeInvalidInput, "a session cannot be its own parent")
