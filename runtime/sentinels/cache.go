@@ -17,10 +17,16 @@ import (
 // (so writes of other nodes arrive) and by this store's own writes (so a
 // List right after a write sees it). An entry is replaced only by a higher
 // revision, so a late watcher event never undoes a newer local write.
+//
+// known keeps the highest revision applied per id. A local delete keeps the
+// id's revision (the watcher may still deliver older puts of it); the
+// watcher's own delete event is the last one for that revision history (the
+// watcher delivers a key's changes in order), so it forgets the id: known
+// holds live ids and ids with a delete in flight, never every id ever seen.
 type cache struct {
 	mu    sync.RWMutex
 	recs  map[string]*sentinel.Sentinel
-	known map[string]uint64 // highest revision applied per id, kept after deletes
+	known map[string]uint64 // highest revision applied per id (see above)
 	ready bool
 	stop  context.CancelFunc
 	done  chan struct{}
@@ -64,7 +70,7 @@ func (s *Store) StartCache(ctx context.Context) error {
 						c.put(e.Key(), rec, e.Revision())
 					}
 				} else {
-					c.del(e.Key(), e.Revision())
+					c.forget(e.Key(), e.Revision())
 				}
 			}
 		}
@@ -130,16 +136,30 @@ func (c *cache) put(id string, rec *sentinel.Sentinel, rev uint64) {
 	c.recs[id] = rec
 }
 
+// del applies this store's own delete (at rev, 0 when unknown): the record
+// goes, its revision stays known until the watcher's delete event (forget)
+// arrives, so a late put event of the deleted record cannot bring it back.
 func (c *cache) del(id string, rev uint64) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if rev != 0 && rev < c.known[id] {
 		return
 	}
-	if rev > c.known[id] {
-		c.known[id] = rev
+	delete(c.recs, id)
+}
+
+// forget applies a delete (or purge) event of the watcher at rev: every
+// earlier change of id has been delivered, so the id is dropped entirely.
+// An event older than a write already applied (the id was written again
+// after this delete) is ignored.
+func (c *cache) forget(id string, rev uint64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if rev < c.known[id] {
+		return
 	}
 	delete(c.recs, id)
+	delete(c.known, id)
 }
 
 // list returns copies of every record, oldest first.
