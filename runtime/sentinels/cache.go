@@ -103,6 +103,12 @@ func (s *Store) StopCache() {
 	}
 }
 
+// ListFresh is List read from the bucket itself, bypassing the mirror
+// (which may trail other nodes' writes and deletes by a moment).
+func (s *Store) ListFresh(ctx context.Context) ([]*sentinel.Sentinel, error) {
+	return NewStore(s.kv).List(ctx) // a store without a mirror reads the bucket
+}
+
 func (s *Store) mirror() *cache {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
