@@ -33,8 +33,8 @@ func TestMirrorForgetsDeletedRecords(t *testing.T) {
 			require.NoError(t, writer.Delete(ctx, id))
 		}
 		bustest.Eventually(t, 10*time.Second, func() bool {
-			recs, known := st.MirrorSizes()
-			return recs == 0 && known == 0
+			recs, known, gone := st.MirrorSizes()
+			return recs == 0 && known == 0 && gone == 10*(cycle+1)
 		}, "cycle %d: the mirror to forget every deleted record", cycle)
 		recs, err := st.List(ctx)
 		require.NoError(t, err)
@@ -45,7 +45,26 @@ func TestMirrorForgetsDeletedRecords(t *testing.T) {
 	fresh := sentinels.NewStore(env.Bus.Sentinels)
 	require.NoError(t, fresh.StartCache(ctx))
 	t.Cleanup(fresh.StopCache)
-	recs, known := fresh.MirrorSizes()
+	recs, known, gone := fresh.MirrorSizes()
 	require.Zero(t, recs)
 	require.Zero(t, known)
+	require.LessOrEqual(t, gone, sentinels.GoneCap)
+}
+
+func TestMirrorRemembersABoundedNumberOfDeletes(t *testing.T) {
+	env := bustest.Start(t)
+	ctx := context.Background()
+	st := sentinels.NewStore(env.Bus.Sentinels)
+	require.NoError(t, st.StartCache(ctx))
+	t.Cleanup(st.StopCache)
+	n := sentinels.GoneCap + 50
+	for range n {
+		id := sentinel.NewSentinelID()
+		require.NoError(t, st.Create(ctx, &sentinel.Sentinel{ID: id, Status: sentinel.StatusActive}))
+		require.NoError(t, st.Delete(ctx, id))
+	}
+	bustest.Eventually(t, 20*time.Second, func() bool {
+		recs, known, gone := st.MirrorSizes()
+		return recs == 0 && known == 0 && gone == sentinels.GoneCap
+	}, "the mirror to keep only the last %d deletes", sentinels.GoneCap)
 }
