@@ -90,57 +90,102 @@ func (k *KV) Keys(ctx context.Context) ([]string, error) {
 
 // Locker hands out named locks that hold across nodes: a lock is a key
 // created in the locks bucket (compare-and-set), released by deleting it;
-// the bucket's TTL frees a lock whose holder died. An in-process mutex per
-// name keeps local contenders from spinning on the bucket.
+// the bucket's TTL frees a lock whose holder died. An in-process lock per
+// name keeps local contenders from spinning on the bucket; it is a
+// one-token channel (so waiting on it honours ctx) and is refcounted, so a
+// name's entry lives only while someone holds or waits for it.
 type Locker struct {
 	kv    jetstream.KeyValue
 	owner string
 
 	mu    sync.Mutex
-	local map[string]*sync.Mutex
+	local map[string]*localLock // mu must be held
+}
+
+// localLock is the in-process lock of one name: holding it is having put
+// the token into ch. refs counts holders and waiters (mu must be held).
+type localLock struct {
+	ch   chan struct{}
+	refs int
 }
 
 // NewLocker returns a locker on the bus's locks bucket; owner identifies
 // this node in lock values.
 func (b *Bus) NewLocker(owner string) *Locker {
-	return &Locker{kv: b.Locks, owner: owner, local: map[string]*sync.Mutex{}}
+	return &Locker{kv: b.Locks, owner: owner, local: map[string]*localLock{}}
 }
 
-// Lock acquires the named lock, waiting until it is free or ctx ends. The
-// returned function releases it.
+// Lock acquires the named lock, waiting until it is free or ctx ends (then
+// the error wraps context.Cause(ctx), e.g. context.DeadlineExceeded). The
+// returned function releases it; calling it more than once is harmless.
 func (l *Locker) Lock(ctx context.Context, name string) (func(), error) {
-	l.mu.Lock()
-	m, ok := l.local[name]
-	if !ok {
-		m = &sync.Mutex{}
-		l.local[name] = m
+	ll := l.acquireLocal(name)
+	select {
+	case ll.ch <- struct{}{}:
+	case <-ctx.Done():
+		l.releaseLocal(name, ll, false)
+		return nil, fmt.Errorf("lock %s: %w", name, context.Cause(ctx))
 	}
-	l.mu.Unlock()
-	m.Lock()
 	key := "lock." + name
 	wait := 2 * time.Millisecond
 	for {
 		rev, err := l.kv.Create(ctx, key, []byte(l.owner))
 		if err == nil {
+			var once sync.Once
 			return func() {
-				ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-				defer cancel()
-				_ = l.kv.Delete(ctx, key, jetstream.LastRevision(rev))
-				m.Unlock()
+				once.Do(func() {
+					ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+					defer cancel()
+					_ = l.kv.Delete(ctx, key, jetstream.LastRevision(rev))
+					l.releaseLocal(name, ll, true)
+				})
 			}, nil
 		}
+		if ctx.Err() != nil {
+			l.releaseLocal(name, ll, true)
+			return nil, fmt.Errorf("lock %s: %w", name, context.Cause(ctx))
+		}
 		if !errors.Is(err, jetstream.ErrKeyExists) {
-			m.Unlock()
+			l.releaseLocal(name, ll, true)
 			return nil, fmt.Errorf("lock %s: %w", name, err)
 		}
+		t := time.NewTimer(wait)
 		select {
 		case <-ctx.Done():
-			m.Unlock()
+			t.Stop()
+			l.releaseLocal(name, ll, true)
 			return nil, fmt.Errorf("lock %s: %w", name, context.Cause(ctx))
-		case <-time.After(wait):
+		case <-t.C:
 		}
 		if wait < 200*time.Millisecond {
 			wait *= 2
 		}
+	}
+}
+
+// acquireLocal returns the name's local lock with one more reference.
+func (l *Locker) acquireLocal(name string) *localLock {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	ll, ok := l.local[name]
+	if !ok {
+		ll = &localLock{ch: make(chan struct{}, 1)}
+		l.local[name] = ll
+	}
+	ll.refs++
+	return ll
+}
+
+// releaseLocal drops one reference (and the token when held), forgetting
+// the name once nobody holds or waits for it.
+func (l *Locker) releaseLocal(name string, ll *localLock, held bool) {
+	if held {
+		<-ll.ch
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	ll.refs--
+	if ll.refs == 0 {
+		delete(l.local, name)
 	}
 }

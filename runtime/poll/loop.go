@@ -73,6 +73,10 @@ type Loop struct {
 	tick sync.Mutex
 	kick chan struct{}
 	once sync.Once
+	// sweepKick asks the cancel worker for a tombstone sweep; workerUp is
+	// set while Run's worker runs (see cancels.go).
+	sweepKick chan struct{}
+	workerUp  atomic.Bool
 	// lastPublishMs is when a tick last published a fresh event: delivery
 	// is asynchronous, so a tick that just published keeps the loop hot
 	// before the record's lastEventTs catches up.
@@ -82,6 +86,7 @@ type Loop struct {
 func (l *Loop) init() {
 	l.once.Do(func() {
 		l.kick = make(chan struct{}, 1)
+		l.sweepKick = make(chan struct{}, 1)
 		if l.After == nil {
 			l.After = time.After
 		}
@@ -89,9 +94,13 @@ func (l *Loop) init() {
 }
 
 // Run ticks until ctx ends: after each tick it recomputes the interval and
-// waits for it (or a Kick).
+// waits for it (or a Kick). It owns the cancel worker (cancels.go), which
+// it starts with a sweep and stops, cancelling the cancels in flight,
+// before it returns.
 func (l *Loop) Run(ctx context.Context) error {
 	l.init()
+	stopCancels := l.startCancels(ctx)
+	defer stopCancels()
 	for {
 		d := l.Interval(ctx)
 		if l.OnInterval != nil {
@@ -157,13 +166,11 @@ func (l *Loop) runTick(ctx context.Context) {
 	if _, err := l.Expirer.Sweep(ctx); err != nil {
 		l.Log.Warn("expiry sweep failed", "err", err)
 	}
+	l.sweepCancels(ctx)
 	recs, err := l.Store.List(ctx)
 	if err != nil {
 		l.Log.Warn("poll tick: list sentinels failed", "err", err)
 		return
-	}
-	if l.Expirer.Tombstones != nil {
-		l.Expirer.Tombstones.Sweep(ctx, l.Registry, recs)
 	}
 	for _, r := range recs {
 		if ctx.Err() != nil {

@@ -17,10 +17,21 @@ import (
 // (so writes of other nodes arrive) and by this store's own writes (so a
 // List right after a write sees it). An entry is replaced only by a higher
 // revision, so a late watcher event never undoes a newer local write.
+//
+// known keeps the highest revision applied per live id. A local delete
+// keeps the id's revision (the watcher may still deliver older puts of it);
+// the watcher's own delete event is the last of that key's history (the
+// watcher delivers a key's changes in order), so it moves the id to gone, a
+// bounded FIFO of the last goneCap deleted ids: it only has to outlive a
+// write of this store whose result is applied after the watcher delivered
+// it and a later delete (milliseconds). Neither map grows with every id
+// ever seen.
 type cache struct {
 	mu    sync.RWMutex
 	recs  map[string]*sentinel.Sentinel
-	known map[string]uint64 // highest revision applied per id, kept after deletes
+	known map[string]uint64 // highest revision applied per live id (see above)
+	gone  map[string]uint64 // delete revision of recently deleted ids
+	order []string          // gone's ids, oldest first
 	ready bool
 	stop  context.CancelFunc
 	done  chan struct{}
@@ -35,7 +46,7 @@ func (s *Store) StartCache(ctx context.Context) error {
 		cancel()
 		return err
 	}
-	c := &cache{recs: map[string]*sentinel.Sentinel{}, known: map[string]uint64{}, stop: cancel, done: make(chan struct{})}
+	c := &cache{recs: map[string]*sentinel.Sentinel{}, known: map[string]uint64{}, gone: map[string]uint64{}, stop: cancel, done: make(chan struct{})}
 	initial := make(chan struct{})
 	go func() {
 		defer close(c.done)
@@ -64,7 +75,7 @@ func (s *Store) StartCache(ctx context.Context) error {
 						c.put(e.Key(), rec, e.Revision())
 					}
 				} else {
-					c.del(e.Key(), e.Revision())
+					c.forget(e.Key(), e.Revision())
 				}
 			}
 		}
@@ -97,6 +108,12 @@ func (s *Store) StopCache() {
 	}
 }
 
+// ListFresh is List read from the bucket itself, bypassing the mirror
+// (which may trail other nodes' writes and deletes by a moment).
+func (s *Store) ListFresh(ctx context.Context) ([]*sentinel.Sentinel, error) {
+	return NewStore(s.kv).List(ctx) // a store without a mirror reads the bucket
+}
+
 func (s *Store) mirror() *cache {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
@@ -106,7 +123,16 @@ func (s *Store) mirror() *cache {
 func (c *cache) newer(id string, rev uint64) bool {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
-	return rev > c.known[id]
+	return rev > c.floor(id)
+}
+
+// goneCap bounds how many deleted ids the mirror remembers.
+const goneCap = 1024
+
+// floor is the revision a change of id must exceed to apply (mu must be
+// held).
+func (c *cache) floor(id string) uint64 {
+	return max(c.known[id], c.gone[id])
 }
 
 // get returns a copy of one record and its revision.
@@ -123,23 +149,46 @@ func (c *cache) get(id string) (*sentinel.Sentinel, uint64, bool) {
 func (c *cache) put(id string, rec *sentinel.Sentinel, rev uint64) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if rev <= c.known[id] {
+	if rev <= c.floor(id) {
 		return
 	}
+	delete(c.gone, id)
 	c.known[id] = rev
 	c.recs[id] = rec
 }
 
+// del applies this store's own delete (at rev, 0 when unknown): the record
+// goes, its revision stays known until the watcher's delete event (forget)
+// arrives, so a late put event of the deleted record cannot bring it back.
 func (c *cache) del(id string, rev uint64) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if rev != 0 && rev < c.known[id] {
 		return
 	}
-	if rev > c.known[id] {
-		c.known[id] = rev
+	delete(c.recs, id)
+}
+
+// forget applies a delete (or purge) event of the watcher at rev: every
+// earlier change of id has been delivered, so the id leaves known for gone.
+// An event older than a write already applied (the id was written again
+// after this delete) is ignored.
+func (c *cache) forget(id string, rev uint64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if rev < c.floor(id) {
+		return
 	}
 	delete(c.recs, id)
+	delete(c.known, id)
+	if _, ok := c.gone[id]; !ok {
+		c.order = append(c.order, id)
+	}
+	c.gone[id] = rev
+	for len(c.order) > goneCap {
+		delete(c.gone, c.order[0])
+		c.order = slices.Delete(c.order, 0, 1)
+	}
 }
 
 // list returns copies of every record, oldest first.

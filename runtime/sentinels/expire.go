@@ -18,13 +18,26 @@ type Expirer struct {
 	Log           *slog.Logger
 	Now           func() time.Time
 	CancelTimeout time.Duration
-	// Tombstones, when set, records a failed cancel for retry.
+	// Tombstones, when set, records a failed cancel for retry, and takes
+	// the cancels of Sweep (see there).
 	Tombstones *Tombstones
 }
 
 // Expire sets the sentinel's status to expired (when it is pollable) and
-// cancels its provider. An unknown id is not an error.
+// cancels its provider (waiting up to CancelTimeout). An unknown id is not
+// an error.
 func (e *Expirer) Expire(ctx context.Context, id, reason string) error {
+	rec, changed, err := e.markExpired(ctx, id, reason)
+	if err != nil || !changed {
+		return err
+	}
+	e.CancelProvider(ctx, rec)
+	return nil
+}
+
+// markExpired sets a pollable sentinel's status to expired; changed reports
+// whether this call did.
+func (e *Expirer) markExpired(ctx context.Context, id, reason string) (*sentinel.Sentinel, bool, error) {
 	changed := false
 	rec, err := e.Store.Update(ctx, id, func(r *sentinel.Sentinel) error {
 		if !r.Status.Pollable() {
@@ -36,16 +49,15 @@ func (e *Expirer) Expire(ctx context.Context, id, reason string) error {
 		return nil
 	})
 	if errors.Is(err, ErrNotFound) {
-		return nil
+		return nil, false, nil
 	}
 	if err != nil {
-		return err
+		return nil, false, err
 	}
 	if changed {
 		e.Log.Info("sentinel expired", "sentinel", id, "reason", reason)
-		e.CancelProvider(ctx, rec)
 	}
-	return nil
+	return rec, changed, nil
 }
 
 // CancelProvider cancels the record's provider-side watch, best effort: a
@@ -57,14 +69,14 @@ func (e *Expirer) CancelProvider(ctx context.Context, rec *sentinel.Sentinel) {
 	}
 	timeout := e.CancelTimeout
 	if timeout <= 0 {
-		timeout = 15 * time.Second
+		timeout = DefaultCancelTimeout
 	}
 	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), timeout)
 	defer cancel()
 	if err := prov.Cancel(cctx, rec.Handle); err != nil {
 		e.Log.Warn("provider cancel failed; will retry", "sentinel", rec.ID, "provider", rec.Provider, "err", err)
 		if e.Tombstones != nil {
-			if terr := e.Tombstones.Add(context.WithoutCancel(ctx), rec.Provider, rec.Handle, err); terr != nil {
+			if terr := e.Tombstones.Add(context.WithoutCancel(ctx), rec.ID, rec.Provider, rec.Handle, err); terr != nil {
 				e.Log.Warn("recording the failed cancel failed", "sentinel", rec.ID, "err", terr)
 			}
 		}
@@ -72,7 +84,11 @@ func (e *Expirer) CancelProvider(ctx context.Context, rec *sentinel.Sentinel) {
 }
 
 // Sweep expires every pollable sentinel whose until.at has passed, so idle
-// sentinels expire without events. It returns how many expired.
+// sentinels expire without events. It returns how many expired. It never
+// waits for a remote: each expired sentinel's cancel is recorded as a due
+// tombstone, run by the next Tombstones.Sweep (the poll loop's cancel
+// worker); only without a tombstone store, or when recording one fails,
+// does it cancel in place.
 func (e *Expirer) Sweep(ctx context.Context) (int, error) {
 	recs, err := e.Store.List(ctx)
 	if err != nil {
@@ -81,13 +97,36 @@ func (e *Expirer) Sweep(ctx context.Context) (int, error) {
 	now := e.Now().UnixMilli()
 	n := 0
 	for _, r := range recs {
-		if r.Status.Pollable() && r.ExpiredAt(now) {
-			if err := e.Expire(ctx, r.ID, "until.at passed"); err != nil {
-				e.Log.Warn("expiry failed", "sentinel", r.ID, "err", err)
-				continue
-			}
-			n++
+		if !r.Status.Pollable() || !r.ExpiredAt(now) {
+			continue
 		}
+		rec, changed, err := e.markExpired(ctx, r.ID, "until.at passed")
+		if err != nil {
+			e.Log.Warn("expiry failed", "sentinel", r.ID, "err", err)
+			continue
+		}
+		if !changed {
+			continue
+		}
+		n++
+		e.queueCancel(ctx, rec)
 	}
 	return n, nil
+}
+
+// queueCancel hands an expired sentinel's cancel to the tombstone sweep.
+func (e *Expirer) queueCancel(ctx context.Context, rec *sentinel.Sentinel) {
+	if e.Tombstones != nil {
+		if _, ok := e.Registry.Get(rec.Provider); !ok {
+			return
+		}
+		qctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		err := e.Tombstones.Queue(qctx, rec.ID, rec.Provider, rec.Handle)
+		cancel()
+		if err == nil {
+			return
+		}
+		e.Log.Warn("queueing the provider cancel failed; cancelling now", "sentinel", rec.ID, "err", err)
+	}
+	e.CancelProvider(ctx, rec)
 }

@@ -273,7 +273,8 @@ func TestTombstoneOfARemoteInUseAgainIsDropped(t *testing.T) {
 	ctx := context.Background()
 	rec := e.Watch(req("fake"))
 	e.Fake.FailCancel(errors.New("timeout"))
-	require.NoError(t, e.Expirer.Tombstones.Add(ctx, "fake", rec.Handle, errors.New("timeout")))
+	// A tombstone an earlier sentinel left for the remote rec now owns.
+	require.NoError(t, e.Expirer.Tombstones.Add(ctx, sentinel.NewSentinelID(), "fake", rec.Handle, errors.New("timeout")))
 	e.Clock.Advance(sentinels.TombstoneBase)
 	e.Loop.PollNow(ctx)
 	require.Empty(t, e.Fake.Cancels(), "a remote a live sentinel owns is never cancelled by a stale tombstone")

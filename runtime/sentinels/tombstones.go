@@ -8,6 +8,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
+	"sync"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
@@ -23,25 +25,40 @@ const (
 	TombstoneMax  = time.Hour
 )
 
-// Tombstone is a provider-side watch whose cancel failed: the sentinel is
-// gone (removed or expired) but its remote resource may still exist.
+// Cancel defaults: cancels in flight at once, and the time each may take.
+const (
+	DefaultCancelConcurrency = 4
+	DefaultCancelTimeout     = 15 * time.Second
+)
+
+// Tombstone is a provider-side watch to cancel: the sentinel is gone
+// (removed or expired) but its remote resource may still exist. Attempts
+// counts the cancels that failed (0 for an expiry's cancel not yet tried).
 type Tombstone struct {
-	Provider  string          `json:"provider"`
-	Handle    sentinel.Handle `json:"handle"`
-	Attempts  int             `json:"attempts"`
-	NextAtMs  int64           `json:"nextAtMs"`
-	LastError string          `json:"lastError"`
-	CreatedTs int64           `json:"createdTs"`
+	// SentinelID is the sentinel the remote belonged to ("" in tombstones
+	// written before it was recorded).
+	SentinelID string          `json:"sentinelId,omitempty"`
+	Provider   string          `json:"provider"`
+	Handle     sentinel.Handle `json:"handle"`
+	Attempts   int             `json:"attempts"`
+	NextAtMs   int64           `json:"nextAtMs"`
+	LastError  string          `json:"lastError"`
+	CreatedTs  int64           `json:"createdTs"`
 }
 
-// Tombstones keeps failed cancels in a KV bucket (keyed by provider and
-// remote id) and retries them with backoff, so an unreachable remote is not
-// leaked silently. Handles are stored as the sentinel records store them
-// (inside the 0700 JetStream folder).
+// Tombstones keeps pending provider cancels in a KV bucket (keyed by
+// provider and remote id) and runs them with backoff, so an unreachable
+// remote is not leaked silently. Handles are stored as the sentinel records
+// store them (inside the 0700 JetStream folder).
 type Tombstones struct {
 	kv  jetstream.KeyValue
 	now func() time.Time
 	log *slog.Logger
+
+	// Concurrency bounds the cancels in flight at once (see Slots).
+	Concurrency int
+	// CancelTimeout bounds each cancel (DefaultCancelTimeout when 0).
+	CancelTimeout time.Duration
 }
 
 // NewTombstones returns the store.
@@ -54,15 +71,28 @@ func tombstoneKey(provider string, h sentinel.Handle) string {
 	return hex.EncodeToString(sum[:16])
 }
 
-// Add records a failed cancel (idempotent per provider and remote).
-func (t *Tombstones) Add(ctx context.Context, provider string, h sentinel.Handle, cause error) error {
+// Add records a failed cancel of sentinelID's remote, due after
+// TombstoneBase (idempotent per provider and remote).
+func (t *Tombstones) Add(ctx context.Context, sentinelID, provider string, h sentinel.Handle, cause error) error {
 	now := t.now()
-	ts := Tombstone{Provider: provider, Handle: h, Attempts: 1, NextAtMs: now.Add(TombstoneBase).UnixMilli(), LastError: truncate(cause.Error(), 500), CreatedTs: now.UnixMilli()}
+	return t.put(ctx, Tombstone{SentinelID: sentinelID, Provider: provider, Handle: h, Attempts: 1,
+		NextAtMs: now.Add(TombstoneBase).UnixMilli(), LastError: truncate(cause.Error(), 500), CreatedTs: now.UnixMilli()})
+}
+
+// Queue records a cancel of sentinelID's remote that is due now, for the
+// next sweep to run (idempotent per provider and remote).
+func (t *Tombstones) Queue(ctx context.Context, sentinelID, provider string, h sentinel.Handle) error {
+	now := t.now()
+	return t.put(ctx, Tombstone{SentinelID: sentinelID, Provider: provider, Handle: h,
+		NextAtMs: now.UnixMilli(), CreatedTs: now.UnixMilli()})
+}
+
+func (t *Tombstones) put(ctx context.Context, ts Tombstone) error {
 	raw, err := json.Marshal(ts)
 	if err != nil {
 		return err
 	}
-	if _, err := t.kv.Put(ctx, tombstoneKey(provider, h), raw); err != nil {
+	if _, err := t.kv.Put(ctx, tombstoneKey(ts.Provider, ts.Handle), raw); err != nil {
 		return fmt.Errorf("record cancel tombstone: %w", err)
 	}
 	return nil
@@ -91,55 +121,162 @@ func (t *Tombstones) List(ctx context.Context) ([]Tombstone, error) {
 	return out, nil
 }
 
-// Sweep retries the due cancels: a success (or a remote that a live
-// sentinel owns again) drops the tombstone; a failure backs it off.
-func (t *Tombstones) Sweep(ctx context.Context, reg *providers.Registry, live []*sentinel.Sentinel) {
-	lister, err := t.kv.ListKeys(ctx)
-	if err != nil {
-		if !errors.Is(err, jetstream.ErrNoKeysFound) {
-			t.log.Warn("tombstone sweep: listing failed", "err", err)
-		}
-		return
+// Pending is a due cancel, as Due read it.
+type Pending struct {
+	// Key identifies the remote (one tombstone per provider and remote).
+	Key string
+	Tombstone
+	rev  uint64
+	prov providers.Provider
+}
+
+// Due returns the cancels to run now. Whether a remote is still in use is
+// read from the records bucket itself, after the tombstones (the node's
+// mirror may trail the bucket, and a tombstone just written by a removal
+// must not be taken for in use and dropped):
+//
+//   - no pollable sentinel owns the remote: its cancel is due;
+//   - only the sentinel it came from is still pollable (a removal writes the
+//     tombstone before it deletes the record): it waits for a later sweep;
+//   - another pollable sentinel owns it (a re-subscribe): the tombstone is
+//     dropped, not executed.
+//
+// A tombstone of a provider this node does not run is left alone.
+func (t *Tombstones) Due(ctx context.Context, reg *providers.Registry, store *Store) ([]Pending, error) {
+	due, err := t.due(ctx)
+	if err != nil || len(due) == 0 {
+		return nil, err
 	}
-	inUse := map[string]bool{}
+	live, err := store.ListFresh(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("tombstone sweep: %w", err)
+	}
+	owners := map[string][]string{}
 	for _, r := range live {
 		if r.Status.Pollable() {
-			inUse[tombstoneKey(r.Provider, r.Handle)] = true
+			k := tombstoneKey(r.Provider, r.Handle)
+			owners[k] = append(owners[k], r.ID)
 		}
 	}
-	now := t.now()
+	out := due[:0]
+	for _, p := range due {
+		if ids := owners[p.Key]; len(ids) > 0 {
+			if p.SentinelID != "" && !slices.ContainsFunc(ids, func(id string) bool { return id != p.SentinelID }) {
+				continue // its own removal is in flight
+			}
+			_ = t.kv.Delete(ctx, p.Key, jetstream.LastRevision(p.rev))
+			continue
+		}
+		prov, ok := reg.Get(p.Provider)
+		if !ok {
+			continue
+		}
+		p.prov = prov
+		out = append(out, p)
+	}
+	return out, nil
+}
+
+// due lists the tombstones due now, dropping any that cannot be decoded.
+func (t *Tombstones) due(ctx context.Context) ([]Pending, error) {
+	lister, err := t.kv.ListKeys(ctx)
+	if errors.Is(err, jetstream.ErrNoKeysFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("list tombstones: %w", err)
+	}
+	now := t.now().UnixMilli()
+	var out []Pending
 	for key := range lister.Keys() {
 		e, err := t.kv.Get(ctx, key)
 		if err != nil {
 			continue
 		}
 		var ts Tombstone
-		if json.Unmarshal(e.Value(), &ts) != nil || inUse[key] {
-			_ = t.kv.Delete(ctx, key)
-			continue
-		}
-		if ts.NextAtMs > now.UnixMilli() {
-			continue
-		}
-		prov, ok := reg.Get(ts.Provider)
-		if !ok {
-			continue
-		}
-		cctx, cancel := context.WithTimeout(ctx, 15*time.Second)
-		err = prov.Cancel(cctx, ts.Handle)
-		cancel()
-		if err == nil {
-			t.log.Info("cancelled a provider watch on retry", "provider", ts.Provider, "attempts", ts.Attempts+1)
+		if json.Unmarshal(e.Value(), &ts) != nil {
 			_ = t.kv.Delete(ctx, key, jetstream.LastRevision(e.Revision()))
 			continue
 		}
-		ts.Attempts++
-		wait := TombstoneBase << min(ts.Attempts-1, 10)
-		ts.NextAtMs = now.Add(min(wait, TombstoneMax)).UnixMilli()
-		ts.LastError = truncate(err.Error(), 500)
-		raw, _ := json.Marshal(ts)
-		_, _ = t.kv.Update(ctx, key, raw, e.Revision())
+		if ts.NextAtMs <= now {
+			out = append(out, Pending{Key: key, Tombstone: ts, rev: e.Revision()})
+		}
 	}
+	return out, nil
+}
+
+// Cancel runs one pending cancel within CancelTimeout and records the
+// outcome (compare-and-set on the revision Due read, so a newer tombstone
+// of the same remote wins): a success drops the tombstone, a failure backs
+// it off. When ctx ends first (shutdown), the tombstone stays due,
+// unchanged.
+func (t *Tombstones) Cancel(ctx context.Context, p Pending) {
+	timeout := t.CancelTimeout
+	if timeout <= 0 {
+		timeout = DefaultCancelTimeout
+	}
+	cctx, cancel := context.WithTimeout(ctx, timeout)
+	err := p.prov.Cancel(cctx, p.Handle)
+	cancel()
+	log := t.log.With("provider", p.Provider, "sentinel", p.SentinelID)
+	if err == nil {
+		log.Info("cancelled a provider watch", "attempts", p.Attempts+1)
+		// The remote is gone: record it even when shutdown began meanwhile.
+		bctx, bcancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		defer bcancel()
+		_ = t.kv.Delete(bctx, p.Key, jetstream.LastRevision(p.rev))
+		return
+	}
+	if ctx.Err() != nil {
+		return // shutting down: the tombstone stays due
+	}
+	ts := p.Tombstone
+	ts.Attempts++
+	wait := min(TombstoneBase<<min(ts.Attempts-1, 10), TombstoneMax)
+	ts.NextAtMs = t.now().Add(wait).UnixMilli()
+	ts.LastError = truncate(err.Error(), 500)
+	log.Warn("provider cancel failed; will retry", "attempts", ts.Attempts, "retryIn", wait.String(), "err", err)
+	raw, _ := json.Marshal(ts)
+	_, _ = t.kv.Update(ctx, p.Key, raw, p.rev)
+}
+
+// Sweep runs every due cancel (Due), at most Slots at a time, and returns
+// once they have all returned. The poll loop's cancel worker dispatches Due
+// and Cancel itself instead, so that a hanging cancel holds up nothing but
+// its own slot; Sweep serves ticks outside the loop's Run.
+func (t *Tombstones) Sweep(ctx context.Context, reg *providers.Registry, store *Store) {
+	due, err := t.Due(ctx, reg, store)
+	if err != nil {
+		if ctx.Err() == nil {
+			t.log.Warn("tombstone sweep failed", "err", err)
+		}
+		return
+	}
+	sem := make(chan struct{}, t.Slots())
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	for _, p := range due {
+		select {
+		case sem <- struct{}{}:
+		case <-ctx.Done():
+			return
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer func() { <-sem }()
+			t.Cancel(ctx, p)
+		}()
+	}
+}
+
+// Slots returns how many cancels may run at once (Concurrency, or
+// DefaultCancelConcurrency when it is not positive).
+func (t *Tombstones) Slots() int {
+	if t.Concurrency <= 0 {
+		return DefaultCancelConcurrency
+	}
+	return t.Concurrency
 }
 
 func truncate(s string, n int) string {
