@@ -51,6 +51,11 @@ var catalogue = map[string]int{
 	sentinel.CodeConflict:            http.StatusConflict,
 	sentinel.CodeUnavailable:         http.StatusServiceUnavailable,
 	sentinel.CodeInternal:            http.StatusInternalServerError,
+
+	// Setup refusals.
+	sentinel.CodeSetupCredentialsRequired: http.StatusBadRequest,
+	sentinel.CodeSetupEndpointRequired:    http.StatusBadRequest,
+	sentinel.CodeInsecureURL:              http.StatusBadRequest,
 }
 
 // Status returns the HTTP status of a code (500 when unknown).
