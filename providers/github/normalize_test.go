@@ -100,6 +100,8 @@ func TestNormalizeWebhookRefusals(t *testing.T) {
 		{"missing repository", "pull_request", "d", `{"action":"opened","number":1}`, ReasonMissingRepository},
 		{"repository without names", "pull_request", "d", `{"action":"opened","number":1,"repository":{"id":1}}`, ReasonMissingRepository},
 		{"repository name with space", "pull_request", "d", `{"action":"opened","number":1,"repository":{"full_name":"o/r x"}}`, ReasonInvalidPayload},
+		{"repository named ..", "pull_request", "d", `{"action":"opened","number":1,"pull_request":{"number":1},"repository":{"full_name":"o/.."}}`, ReasonInvalidPayload},
+		{"owner named .", "pull_request", "d", `{"action":"opened","number":1,"pull_request":{"number":1},"repository":{"name":"r","owner":{"login":"."}}}`, ReasonInvalidPayload},
 		{"repository of wrong type", "pull_request", "d", `{"action":"opened","repository":"o/r"}`, ReasonInvalidPayload},
 		{"missing action", "pull_request", "d", `{"number":1,` + repo + `}`, ReasonMissingAction},
 		{"odd action", "pull_request", "d", `{"action":"Opened.Now","number":1,` + repo + `}`, ReasonInvalidPayload},
