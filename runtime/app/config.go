@@ -31,6 +31,9 @@ type Config struct {
 	// PublicURL is the daemon's public origin (AGENTPROTO_PUBLIC_URL or
 	// AGENTPROTO_PUBLIC_HTTP_ORIGIN), used by push providers.
 	PublicURL string `mapstructure:"public_url"`
+	// PublicURLAllowHTTP lets the webhook provider use a plain-http public
+	// URL that is not loopback (GitHub then delivers in clear).
+	PublicURLAllowHTTP bool `mapstructure:"public_url_allow_http"`
 	// LogLevel is debug, info, warn or error.
 	LogLevel string `mapstructure:"log_level"`
 	// LogFormat is text or json.
