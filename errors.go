@@ -84,6 +84,20 @@ const (
 // not have been done. No node answers it.
 const CodeOutcomeUnknown = "outcome_unknown"
 
+// Setup error codes.
+const (
+	// CodeSetupCredentialsRequired refuses a setup that changes where a
+	// provider sends its secrets (an endpoint field such as agentpush
+	// baseUrl) without supplying the secrets again in the same call.
+	CodeSetupCredentialsRequired = "setup_credentials_required"
+	// CodeSetupEndpointRequired refuses a setup that supplies a new secret
+	// while a custom endpoint is stored, without restating the endpoint.
+	CodeSetupEndpointRequired = "setup_endpoint_required"
+	// CodeInsecureURL refuses a URL that would carry a secret in clear
+	// (plain http to a host that is not loopback).
+	CodeInsecureURL = "insecure_url"
+)
+
 // Storage sentinels shared by every layer: a missing key and a lost
 // compare-and-set race. Stores wrap them; callers test with errors.Is.
 var (

@@ -8,7 +8,7 @@ import (
 )
 
 func FuzzParseSubject(f *testing.F) {
-	for _, s := range []string{"github:a/b#1", "github:a/b*", "jira:X-1", "", ":", "github:", "a:b c", "github:a/b#01", "x:*"} {
+	for _, s := range []string{"github:a/b#1", "github:a/b*", "jira:X-1", "", ":", "github:", "a:b c", "github:a/b#01", "x:*", "github:../b#1", "github:a/..", "github:./x", "github:a/.github"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, raw string) {
@@ -23,6 +23,9 @@ func FuzzParseSubject(f *testing.F) {
 			t.Fatalf("path %q kept forbidden characters", s.Path)
 		}
 		if ref, err := sentinel.ParseGitHubSubject(raw); err == nil {
+			if sentinel.IsDotSegment(ref.Owner) || sentinel.IsDotSegment(ref.Repo) {
+				t.Fatalf("%q accepted a path segment as a name: %+v", raw, ref)
+			}
 			if ref.Subject() != raw {
 				t.Fatalf("github round trip: %q -> %q", raw, ref.Subject())
 			}
@@ -53,7 +56,7 @@ func FuzzGlobMatch(f *testing.F) {
 }
 
 func FuzzParsePRURL(f *testing.F) {
-	for _, s := range []string{"https://github.com/a/b/pull/1", "github.com/a/b/pull/2/files", "https://github.com/a/b/pull/0", "http://www.github.com/x/y/pull/3?z#w"} {
+	for _, s := range []string{"https://github.com/a/b/pull/1", "github.com/a/b/pull/2/files", "https://github.com/a/b/pull/0", "http://www.github.com/x/y/pull/3?z#w", "https://github.com/../b/pull/1", "https://github.com/a/./pull/2"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, raw string) {
@@ -61,7 +64,7 @@ func FuzzParsePRURL(f *testing.F) {
 		if err != nil {
 			return
 		}
-		if ref.Number < 1 || ref.Owner == "" || ref.Repo == "" {
+		if ref.Number < 1 || ref.Owner == "" || ref.Repo == "" || sentinel.IsDotSegment(ref.Owner) || sentinel.IsDotSegment(ref.Repo) {
 			t.Fatalf("accepted %q as %+v", raw, ref)
 		}
 		if _, err := sentinel.ParseGitHubSubject(ref.Subject()); err != nil {

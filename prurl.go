@@ -10,11 +10,15 @@ import (
 var prURLRe = regexp.MustCompile(`^(?:https?://)?(?:www\.)?github\.com/([A-Za-z0-9_.-]+)/([A-Za-z0-9_.-]+)/pull/([1-9][0-9]{0,9})(?:[/?#].*)?$`)
 
 // ParsePRURL parses a GitHub pull request URL into its reference. Failure is
-// an *Error with code invalid_pr_url.
+// an *Error with code invalid_pr_url; an owner or repository of "." or ".."
+// (a path segment, never a GitHub name) is refused too.
 func ParsePRURL(raw string) (GitHubRef, error) {
 	m := prURLRe.FindStringSubmatch(raw)
 	if m == nil {
 		return GitHubRef{}, Errorf(CodeInvalidPRURL, "%q is not a GitHub pull request URL (https://github.com/<owner>/<repo>/pull/<number>)", raw)
+	}
+	if IsDotSegment(m[1]) || IsDotSegment(m[2]) {
+		return GitHubRef{}, Errorf(CodeInvalidPRURL, "%q names a path segment (\".\" or \"..\") as owner or repository, not a GitHub name", raw)
 	}
 	n, err := strconv.Atoi(m[3])
 	if err != nil || n < 1 {

@@ -113,7 +113,10 @@ func (r GitHubRef) Subjects() []string {
 }
 
 // ParseGitHubSubject parses github:owner, github:owner/repo or
-// github:owner/repo#N (N >= 1). A trailing '*' is not accepted here.
+// github:owner/repo#N (N >= 1). A trailing '*' is not accepted here. Owner
+// and repository are [A-Za-z0-9_.-]+ but never "." or "..": those are path
+// segments (github:../x would make gh call /repos/../x/...), refused with
+// invalid_subject.
 func ParseGitHubSubject(raw string) (GitHubRef, error) {
 	rest, ok := strings.CutPrefix(raw, "github:")
 	if !ok {
@@ -132,10 +135,16 @@ func ParseGitHubSubject(raw string) (GitHubRef, error) {
 	if !ghNameRe.MatchString(owner) {
 		return GitHubRef{}, Errorf(CodeInvalidSubject, "subject %q has an invalid owner", raw)
 	}
+	if IsDotSegment(owner) {
+		return GitHubRef{}, Errorf(CodeInvalidSubject, "subject %q has %q as its owner, a path segment, not a GitHub name", raw, owner)
+	}
 	ref.Owner = owner
 	if hasRepo {
 		if !ghNameRe.MatchString(repo) {
 			return GitHubRef{}, Errorf(CodeInvalidSubject, "subject %q has an invalid repository", raw)
+		}
+		if IsDotSegment(repo) {
+			return GitHubRef{}, Errorf(CodeInvalidSubject, "subject %q has %q as its repository, a path segment, not a GitHub name", raw, repo)
 		}
 		ref.Repo = repo
 	} else if ref.Number > 0 {
@@ -143,6 +152,10 @@ func ParseGitHubSubject(raw string) (GitHubRef, error) {
 	}
 	return ref, nil
 }
+
+// IsDotSegment reports whether name is "." or "..", which no GitHub owner
+// or repository may be: in a REST path they are path segments.
+func IsDotSegment(name string) bool { return name == "." || name == ".." }
 
 // IsGitHubPRSubject reports whether raw is github:owner/repo#N.
 func IsGitHubPRSubject(raw string) bool {

@@ -56,12 +56,19 @@ func TestGitHubHierarchy(t *testing.T) {
 		{name: "number without repo", in: "github:a#3", wantErr: true},
 		{name: "extra slash", in: "github:a/b/c", wantErr: true},
 		{name: "not github", in: "gitlab:a/b", wantErr: true},
+		{name: "dot owner", in: "github:./b", wantErr: true},
+		{name: "dot-dot owner", in: "github:..", wantErr: true},
+		{name: "dot-dot owner with repo", in: "github:../b#1", wantErr: true},
+		{name: "dot repo", in: "github:a/.", wantErr: true},
+		{name: "dot-dot repo", in: "github:a/..#2", wantErr: true},
+		{name: "dotted names are fine", in: "github:a.b/.github", want: []string{"github:a.b/.github", "github:a.b"}},
+		{name: "three dots is a name", in: "github:a/...", want: []string{"github:a/...", "github:a"}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			ref, err := sentinel.ParseGitHubSubject(tc.in)
 			if tc.wantErr {
-				require.Error(t, err)
+				require.ErrorIs(t, err, &sentinel.Error{Code: sentinel.CodeInvalidSubject})
 				return
 			}
 			require.NoError(t, err)
@@ -85,6 +92,11 @@ func TestParsePRURL(t *testing.T) {
 		{"https://gitlab.com/a/b/pull/7", ""},
 		{"https://github.com/a/b/pull/0", ""},
 		{"https://github.com/a/b/pull/7x", ""},
+		{"https://github.com/../b/pull/7", ""},
+		{"https://github.com/a/../pull/7", ""},
+		{"https://github.com/./b/pull/7", ""},
+		{"https://github.com/a/./pull/7", ""},
+		{"https://github.com/a/.github/pull/7", "github:a/.github#7"},
 		{"", ""},
 	}
 	for _, tc := range cases {

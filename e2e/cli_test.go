@@ -138,8 +138,12 @@ func TestCLI(t *testing.T) {
 	r = ok(n.runCLI("ap-secret-value\n", "setup", "agentpush", "--field", "apiKey=-", "--field", "baseUrl=http://127.0.0.1:1"))
 	require.Contains(t, r.Stdout, "Configured agentpush (stored apiKey, baseUrl)")
 	require.NotContains(t, r.Stdout+r.Stderr, "ap-secret-value")
-	r = ok(n.runCLI("ap-secret-value\n", "setup", "agentpush", "--field", "apiKey=-", "--json"))
-	require.Equal(t, []any{"apiKey"}, dig(r.JSON(t), "setup", "stored"))
+	// A new key alone under the stored baseUrl is refused: it must be restated.
+	r = code(exitInvalid, n.runCLI("ap-secret-value\n", "setup", "agentpush", "--field", "apiKey=-"))
+	require.Contains(t, r.Stderr, "setup_endpoint_required")
+	require.NotContains(t, r.Stdout+r.Stderr, "ap-secret-value")
+	r = ok(n.runCLI("ap-secret-value\n", "setup", "agentpush", "--field", "apiKey=-", "--field", "baseUrl=http://127.0.0.1:1", "--json"))
+	require.Equal(t, []any{"apiKey", "baseUrl"}, dig(r.JSON(t), "setup", "stored"))
 	require.NotContains(t, r.Stdout, "ap-secret-value")
 
 	// follow / follows / unfollow.

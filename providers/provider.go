@@ -69,11 +69,19 @@ type Health struct {
 }
 
 // SetupField describes one field setup_sentinel_provider accepts.
+//
+// Endpoint marks the field that says where the provider sends its
+// Sensitive fields (an API base URL). Setup refuses a value that is not
+// https (http only to a loopback host, see CheckSecureURL), and refuses a
+// change of it that does not supply every Sensitive field again in the same
+// call (setup_credentials_required): a stored secret never follows a new
+// URL.
 type SetupField struct {
 	Name        string `json:"name"`
 	Description string `json:"description"`
 	Required    bool   `json:"required"`
 	Sensitive   bool   `json:"sensitive"`
+	Endpoint    bool   `json:"endpoint,omitempty"`
 }
 
 // Provider is the contract every sentinel provider implements. Methods may

@@ -18,6 +18,10 @@ import (
 var adapterHints = hints{
 	sentinel.CodeProviderNotFound: "list the providers with `sentinel adapters`",
 	sentinel.CodeInvalidSetup:     "see the provider's setup fields with `sentinel adapters`",
+
+	sentinel.CodeSetupCredentialsRequired: "pass the provider's secret fields again with the new URL (e.g. --field apiKey=-)",
+	sentinel.CodeSetupEndpointRequired:    "pass the provider's URL field again with the new secret (e.g. --field baseUrl=https://...)",
+	sentinel.CodeInsecureURL:              "use an https URL (plain http is allowed only to a loopback host)",
 }
 
 // NewCmdAdapters builds `sentinel adapters`.

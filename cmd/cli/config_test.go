@@ -62,6 +62,10 @@ sentinel:
 
 	t.Setenv("AGENTPROTO_PUBLIC_URL", "https://main.example")
 	require.Equal(t, "https://main.example", run().PublicURL, "AGENTPROTO_PUBLIC_URL wins over the alias")
+
+	require.False(t, cfg.PublicURLAllowHTTP, "plain-http public URLs are refused by default")
+	t.Setenv("AGENTPROTO_PUBLIC_URL_ALLOW_HTTP", "true")
+	require.True(t, run().PublicURLAllowHTTP)
 }
 
 func TestExampleConfigLoadsAndMatchesTheDefaults(t *testing.T) {

@@ -86,8 +86,9 @@ func TestWebhookDeliveriesEndToEnd(t *testing.T) {
 	}
 
 	// Signed deliveries of real payloads land: each answers 200 once
-	// stored.
+	// stored. An event's id is the digest of its signed body.
 	var want []string
+	var reviewGUID string
 	for _, d := range []struct{ event, file string }{
 		{"pull_request_review", "pull_request_review/submitted-1.json"},
 		{"pull_request", "pull_request/synchronize-1.json"},
@@ -95,24 +96,28 @@ func TestWebhookDeliveriesEndToEnd(t *testing.T) {
 		{"issue_comment", "issue_comment/created-1.json"}, // PR #1: no sentinel watches it
 	} {
 		guid := newGUID(t)
-		a := deliver(d.event, guid, webhookFixture(t, d.file))
+		if reviewGUID == "" {
+			reviewGUID = guid
+		}
+		body := webhookFixture(t, d.file)
+		a := deliver(d.event, guid, body)
 		requireStored(a)
 		require.GreaterOrEqual(t, a.body["delivered"], float64(1), a.raw)
 		if d.event != "issue_comment" {
-			want = append(want, "evt_"+guid)
+			want = append(want, github.WebhookEventID(body))
 		}
 	}
 
 	// A redelivery (same X-GitHub-Delivery) is absorbed.
 	reviewBody := webhookFixture(t, "pull_request_review/submitted-1.json")
-	a = deliver("pull_request_review", strings.TrimPrefix(want[0], "evt_"), reviewBody)
+	a = deliver("pull_request_review", reviewGUID, reviewBody)
 	requireStored(a)
 	require.EqualValues(t, 0, a.body["delivered"], "a redelivery stores nothing new: %s", a.raw)
 
 	// 100 concurrent identical deliveries: one inbox message.
 	labeled := webhookFixture(t, "pull_request/labeled-1.json")
 	labeledGUID := newGUID(t)
-	want = append(want, "evt_"+labeledGUID)
+	want = append(want, github.WebhookEventID(labeled))
 	answers := make([]answer, 100)
 	var wg sync.WaitGroup
 	for i := range answers {
@@ -130,6 +135,8 @@ func TestWebhookDeliveriesEndToEnd(t *testing.T) {
 	// Refused deliveries: the right status, and nothing delivered.
 	before := eventCount(t, n, id)
 	body := webhookFixture(t, "pull_request/opened-1.json")
+	// refused are the ids of the refused bodies that are never accepted
+	// later (body itself is, under lostGUID below).
 	var refused []string
 	refuse := func(name string, url string, h http.Header, body []byte, status int, code, reason string) answer {
 		t.Helper()
@@ -143,7 +150,7 @@ func TestWebhookDeliveriesEndToEnd(t *testing.T) {
 		}
 		return a
 	}
-	guid := func() string { g := newGUID(t); refused = append(refused, "evt_"+g); return g }
+	guid := func() string { return newGUID(t) }
 
 	good := github.SignWebhook(hook.secret, body)
 	tampered := good[:len(good)-1] + string("0123456789abcdef"[(strings.IndexByte("0123456789abcdef", good[len(good)-1])+1)%16])
@@ -152,6 +159,7 @@ func TestWebhookDeliveriesEndToEnd(t *testing.T) {
 	refuse("wrong secret", inbound, ghHeaders("pull_request", guid(), github.SignWebhook(randomHex(t, 32), body)), body,
 		http.StatusUnauthorized, "bad_signature", "bad_signature")
 	refuse("tampered body", inbound, ghHeaders("pull_request", guid(), good), append([]byte(" "), body...), http.StatusUnauthorized, "bad_signature", "")
+	refused = append(refused, github.WebhookEventID(append([]byte(" "), body...)))
 	unknownKey := randomHex(t, 16)
 	a = refuse("unknown key", n.url+"/inbound/sentinel-"+unknownKey, ghHeaders("pull_request", guid(), good), body, http.StatusNotFound, "", "")
 	require.NotContains(t, a.raw, unknownKey, "the 404 echoes nothing")
@@ -161,6 +169,7 @@ func TestWebhookDeliveriesEndToEnd(t *testing.T) {
 	status, raw := n.rawRequest("POST /inbound/sentinel-"+unknownKey+" HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 26214400", string(body[:64]), 10*time.Second)
 	require.Equal(t, http.StatusNotFound, status, raw)
 	truncated := body[:len(body)/2]
+	refused = append(refused, github.WebhookEventID(truncated))
 	refuse("truncated json", inbound, ghHeaders("pull_request", guid(), github.SignWebhook(hook.secret, truncated)), truncated,
 		http.StatusBadRequest, "invalid_json", "")
 	notJSON := []byte("action=opened&number=2")
@@ -214,13 +223,14 @@ func TestWebhookDeliveriesEndToEnd(t *testing.T) {
 	require.NotContains(t, st.raw, hook.secret)
 	// GitHub redelivers it: it lands like any delivery.
 	requireStored(deliver("pull_request", lostGUID, body))
-	want = append(want, "evt_"+lostGUID)
+	want = append(want, github.WebhookEventID(body))
 
 	// A merged PR is terminal: the sentinel expires and lets go of the
 	// hook, which stays for the other sentinel until it goes too.
 	closedGUID := newGUID(t)
-	requireStored(deliver("pull_request", closedGUID, webhookFixture(t, "pull_request/closed-merged-by-maintainer.json")))
-	want = append(want, "evt_"+closedGUID)
+	closed := webhookFixture(t, "pull_request/closed-merged-by-maintainer.json")
+	requireStored(deliver("pull_request", closedGUID, closed))
+	want = append(want, github.WebhookEventID(closed))
 	waitUntil(t, n, 20*time.Second, func() bool { return sentinelView(t, n, id)["status"] == "expired" }, "the sentinel expires")
 	require.Equal(t, hook, onlyHook(t, gh), "the other sentinel still holds the hook")
 	a = n.do("DELETE", "/sentinels/"+other, nil, n.token)

@@ -73,6 +73,11 @@ var catalogue = map[string]int{
 	CodeForbiddenOrigin:              http.StatusForbidden,
 	CodeTooManyStreams:               http.StatusTooManyRequests,
 	CodeBodyTimeout:                  http.StatusRequestTimeout,
+
+	// Setup refusals.
+	sentinel.CodeSetupCredentialsRequired: http.StatusBadRequest,
+	sentinel.CodeSetupEndpointRequired:    http.StatusBadRequest,
+	sentinel.CodeInsecureURL:              http.StatusBadRequest,
 }
 
 // Status returns the HTTP status of a code (500 when unknown).

@@ -62,15 +62,16 @@ func (p *Provider) SetupFields() []providers.SetupField {
 	return []providers.SetupField{
 		{Name: FieldAPIKey, Required: true, Sensitive: true,
 			Description: "agentpush workspace API key; stored in the daemon's credential store and never returned"},
-		{Name: FieldBaseURL,
-			Description: "agentpush API base URL (default " + DefaultBaseURL + ")"},
+		{Name: FieldBaseURL, Endpoint: true,
+			Description: "agentpush API base URL (default " + DefaultBaseURL + "); https only (http only to a loopback host). The apiKey is bound to it: changing it needs apiKey again in the same setup, and a new apiKey needs it restated once it is set"},
 		{Name: FieldDelivery,
 			Description: "poll (default) or push; push needs an https public URL for the daemon and otherwise falls back to poll"},
 	}
 }
 
 // Readiness implements providers.ReadinessChecker. It is offline: a stored
-// key means ready; a wrong or revoked key surfaces on create.
+// key and a secure base URL mean ready; a wrong or revoked key surfaces on
+// create.
 func (p *Provider) Readiness(ctx context.Context) providers.Readiness {
 	s, err := p.settings(ctx)
 	if err != nil {
@@ -78,6 +79,9 @@ func (p *Provider) Readiness(ctx context.Context) providers.Readiness {
 	}
 	if s.apiKey == "" {
 		return providers.Readiness{Reason: notReadyReason}
+	}
+	if err := s.checkBaseURL(); err != nil {
+		return providers.Readiness{Reason: err.Error()}
 	}
 	return providers.Readiness{Ready: true}
 }

@@ -103,7 +103,7 @@ func (p *Provider) settings(ctx context.Context) (settings, error) {
 }
 
 // client returns an API client for the stored key, or a setup error naming
-// the fix when no key is stored.
+// the fix when no key is stored or the base URL would carry it in clear.
 func (p *Provider) client(ctx context.Context) (*client, settings, error) {
 	s, err := p.settings(ctx)
 	if err != nil {
@@ -112,6 +112,9 @@ func (p *Provider) client(ctx context.Context) (*client, settings, error) {
 	if s.apiKey == "" {
 		return nil, s, providers.SetupError("%s", notReadyReason)
 	}
+	if err := s.checkBaseURL(); err != nil {
+		return nil, s, err
+	}
 	return &client{
 		http:    p.cfg.HTTPClient,
 		baseURL: s.baseURL,
@@ -119,4 +122,15 @@ func (p *Provider) client(ctx context.Context) (*client, settings, error) {
 		timeout: p.cfg.Timeout,
 		now:     p.cfg.Now,
 	}, s, nil
+}
+
+// checkBaseURL refuses a base URL the key must not be sent to (plain http
+// to a host that is not loopback), whatever stored or configured it: the
+// setup service refuses such a value, and this check keeps a value stored
+// before that rule, or set in the config, from carrying the key in clear.
+func (s settings) checkBaseURL() *providers.Error {
+	if err := providers.CheckSecureURL(s.baseURL); err != nil {
+		return providers.SetupError("agentpush base URL refused, the API key is not sent to it: %v: run setup_sentinel_provider (provider agentpush) with an https baseUrl and the apiKey", err)
+	}
+	return nil
 }

@@ -38,10 +38,15 @@ func (r *Runner) API(ctx context.Context, method, path string, body []byte) (sta
 }
 
 // APIWithHeader is API with extra request headers (for example
-// If-None-Match). Header values must not carry secrets: they are argv.
+// If-None-Match). Header values must not carry secrets: they are argv. A
+// path with a "." or ".." segment is refused without running gh
+// (CheckRESTPath).
 func (r *Runner) APIWithHeader(ctx context.Context, method, path string, extra http.Header, body []byte) (status int, header http.Header, respBody []byte, err error) {
 	if method == "" {
 		method = http.MethodGet
+	}
+	if err := CheckRESTPath(path); err != nil {
+		return 0, nil, nil, err
 	}
 	args := []string{"api", "-i", "-X", method, "-H", "Accept: " + AcceptJSON}
 	for k, vs := range extra {

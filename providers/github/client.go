@@ -161,12 +161,17 @@ func (c *Client) Stats() Stats {
 // (ReasonRateLimited, Retryable, RetryAfter) also block further calls until
 // they pass, without a request; 5xx are ReasonServer and retryable; a 401
 // re-reads the token once and retries, then is ReasonAuth naming
-// `gh auth login`; network failures are ReasonNetwork and retryable.
+// `gh auth login`; network failures are ReasonNetwork and retryable. A path
+// with a "." or ".." segment is ReasonInvalid, without a request
+// (CheckRESTPath).
 func (c *Client) Get(ctx context.Context, path string) (*Response, error) {
 	if _, ok := ctx.Deadline(); !ok {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, DefaultRequestTimeout)
 		defer cancel()
+	}
+	if err := CheckRESTPath(path); err != nil {
+		return nil, err
 	}
 	url := c.base + "/" + strings.TrimPrefix(path, "/")
 	for attempt := 0; ; attempt++ {

@@ -92,9 +92,16 @@ func ValidDeliveryID(id string) bool { return whDeliveryRe.MatchString(id) }
 
 // NormalizeWebhook turns one GitHub webhook delivery into SentinelEvents
 // (REFERENCE-NOTES 3.5): event is the X-GitHub-Event header, deliveryID the
-// X-GitHub-Delivery header (the event id is evt_<deliveryID>), body the raw
-// JSON payload, source the CloudEvents source (WebhookSource when empty)
-// and now the receive time.
+// X-GitHub-Delivery header (required and validated), body the raw JSON
+// payload, source the CloudEvents source (WebhookSource when empty) and now
+// the receive time.
+//
+// Neither header is covered by the signature, so neither is trusted for
+// identity: the event id is WebhookEventID(body), a digest of the signed
+// body (a replay under a new delivery id is the same event), and a payload
+// whose shape contradicts the event header (the event's own object missing,
+// another event's object present, an action the event does not have) is
+// refused with ReasonEventMismatch.
 //
 // An event type outside WebhookEvents yields an error matching
 // ErrUnsupportedWebhookEvent; a malformed payload yields a *WebhookError
@@ -144,8 +151,11 @@ func NormalizeWebhook(event, deliveryID string, body []byte, source string, now 
 	if !whActionRe.MatchString(common.Action) {
 		return nil, whErr(ReasonInvalidPayload)
 	}
+	if err := checkShape(event, common.Action, body); err != nil {
+		return nil, err
+	}
 	c := &whContext{
-		id:     "evt_" + deliveryID,
+		id:     WebhookEventID(body),
 		source: source,
 		event:  event,
 		action: common.Action,

@@ -3,6 +3,7 @@ package github
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -17,8 +18,10 @@ func FuzzNormalizeWebhook(f *testing.F) {
 		require.NoError(f, err)
 		f.Add(filepath.Dir(in), "d-1", body)
 	}
-	f.Add("pull_request", "d", []byte(`{"action":"closed","number":1,"repository":{"full_name":"o/r"}}`))
-	f.Add("issue_comment", "x", []byte(`{"action":"created","issue":{"number":3},"repository":{"name":"r","owner":{"login":"o"}}}`))
+	f.Add("pull_request", "d", []byte(`{"action":"closed","number":1,"pull_request":{},"repository":{"full_name":"o/r"}}`))
+	f.Add("issue_comment", "x", []byte(`{"action":"created","issue":{"number":3},"comment":{},"repository":{"name":"r","owner":{"login":"o"}}}`))
+	f.Add("pull_request", "d", []byte(`{"action":"submitted","review":{},"pull_request":{"number":1},"repository":{"full_name":"o/r"}}`))
+	f.Add("check_suite", "d", []byte(`{"action":"completed","check_run":{"check_suite":{}},"repository":{"full_name":"o/r"}}`))
 	f.Fuzz(func(t *testing.T, event, delivery string, body []byte) {
 		evs, err := NormalizeWebhook(event, delivery, body, "", whGoldenNow)
 		if err != nil {
@@ -28,6 +31,7 @@ func FuzzNormalizeWebhook(f *testing.F) {
 		}
 		require.Len(t, evs, 1)
 		require.NoError(t, evs[0].Validate())
-		require.Equal(t, "evt_"+delivery, evs[0].ID)
+		require.Equal(t, WebhookEventID(body), evs[0].ID)
+		require.True(t, strings.HasPrefix(evs[0].Type, "github."+event+"."), "%s normalized as %s", event, evs[0].Type)
 	})
 }

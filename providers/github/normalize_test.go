@@ -100,16 +100,27 @@ func TestNormalizeWebhookRefusals(t *testing.T) {
 		{"missing repository", "pull_request", "d", `{"action":"opened","number":1}`, ReasonMissingRepository},
 		{"repository without names", "pull_request", "d", `{"action":"opened","number":1,"repository":{"id":1}}`, ReasonMissingRepository},
 		{"repository name with space", "pull_request", "d", `{"action":"opened","number":1,"repository":{"full_name":"o/r x"}}`, ReasonInvalidPayload},
+		{"repository named ..", "pull_request", "d", `{"action":"opened","number":1,"pull_request":{"number":1},"repository":{"full_name":"o/.."}}`, ReasonInvalidPayload},
+		{"owner named .", "pull_request", "d", `{"action":"opened","number":1,"pull_request":{"number":1},"repository":{"name":"r","owner":{"login":"."}}}`, ReasonInvalidPayload},
 		{"repository of wrong type", "pull_request", "d", `{"action":"opened","repository":"o/r"}`, ReasonInvalidPayload},
 		{"missing action", "pull_request", "d", `{"number":1,` + repo + `}`, ReasonMissingAction},
 		{"odd action", "pull_request", "d", `{"action":"Opened.Now","number":1,` + repo + `}`, ReasonInvalidPayload},
 		{"pr without number", "pull_request", "d", `{"action":"opened","pull_request":{},` + repo + `}`, ReasonMissingPullRequestNumber},
-		{"pr number as string", "pull_request", "d", `{"action":"opened","number":"1",` + repo + `}`, ReasonInvalidPayload},
+		{"pr number as string", "pull_request", "d", `{"action":"opened","number":"1","pull_request":{},` + repo + `}`, ReasonInvalidPayload},
 		{"review without pr", "pull_request_review", "d", `{"action":"submitted","review":{},` + repo + `}`, ReasonMissingPullRequestNumber},
 		{"comment without issue", "issue_comment", "d", `{"action":"created","comment":{},` + repo + `}`, ReasonMissingIssueNumber},
-		{"comment issue number zero", "issue_comment", "d", `{"action":"created","issue":{"number":0},` + repo + `}`, ReasonMissingIssueNumber},
-		{"check suite missing", "check_suite", "d", `{"action":"completed",` + repo + `}`, ReasonInvalidPayload},
-		{"workflow run missing", "workflow_run", "d", `{"action":"completed",` + repo + `}`, ReasonInvalidPayload},
+		{"comment issue number zero", "issue_comment", "d", `{"action":"created","issue":{"number":0},"comment":{},` + repo + `}`, ReasonMissingIssueNumber},
+		{"check suite missing", "check_suite", "d", `{"action":"completed",` + repo + `}`, ReasonEventMismatch},
+		{"workflow run missing", "workflow_run", "d", `{"action":"completed",` + repo + `}`, ReasonEventMismatch},
+		{"pr object is null", "pull_request", "d", `{"action":"opened","number":1,"pull_request":null,` + repo + `}`, ReasonEventMismatch},
+		{"pr object is an array", "pull_request", "d", `{"action":"opened","number":1,"pull_request":[],` + repo + `}`, ReasonEventMismatch},
+		{"pr with a review", "pull_request", "d", `{"action":"edited","pull_request":{"number":1},"review":{},` + repo + `}`, ReasonEventMismatch},
+		{"review comment as a pr", "pull_request", "d", `{"action":"edited","pull_request":{"number":1},"comment":{},` + repo + `}`, ReasonEventMismatch},
+		{"pr action unknown to pull_request", "pull_request", "d", `{"action":"submitted","pull_request":{"number":1},` + repo + `}`, ReasonEventMismatch},
+		{"review comment as an issue comment", "issue_comment", "d", `{"action":"created","comment":{},"pull_request":{"number":1},` + repo + `}`, ReasonEventMismatch},
+		{"check run as a check suite", "check_suite", "d", `{"action":"completed","check_suite":{},"check_run":{},` + repo + `}`, ReasonEventMismatch},
+		{"workflow job as a workflow run", "workflow_run", "d", `{"action":"completed","workflow_run":{},"workflow_job":{},` + repo + `}`, ReasonEventMismatch},
+		{"review action unknown", "pull_request_review", "d", `{"action":"closed","review":{},"pull_request":{"number":1},` + repo + `}`, ReasonEventMismatch},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -131,7 +142,7 @@ func TestNormalizeWebhookMinimal(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, evs, 1)
 	ev := evs[0]
-	require.Equal(t, "evt_abc", ev.ID)
+	require.Equal(t, WebhookEventID([]byte(body)), ev.ID, "the id is the body's digest, not the delivery header")
 	require.Equal(t, "//x/y", ev.Source)
 	require.Equal(t, "github:o/r#9", ev.Subject)
 	require.Equal(t, []string{"github:o/r#9", "github:o/r", "github:o"}, ev.Subjects)
@@ -154,4 +165,54 @@ func TestNormalizeWebhookRepoLevel(t *testing.T) {
 	require.Equal(t, "Check suite failure for o/r (main)", evs[0].Summary)
 	require.False(t, evs[0].Terminal)
 	require.Contains(t, string(evs[0].Data), `"authorAssociation":null`)
+}
+
+// TestNormalizeWebhookEventMismatch posts every supported fixture under
+// every supported event header: under its own it normalizes, under any
+// other it is refused (the header is not signed, so a captured body must
+// not pass for another event). Unsupported events' bodies (check_run,
+// push, status, ping) pass for none.
+func TestNormalizeWebhookEventMismatch(t *testing.T) {
+	files, err := filepath.Glob(filepath.Join("testdata", "webhooks", "*", "*.json"))
+	require.NoError(t, err)
+	checked := 0
+	for _, f := range files {
+		if strings.HasSuffix(f, ".golden.json") {
+			continue
+		}
+		kind := filepath.Base(filepath.Dir(f))
+		body, err := os.ReadFile(f)
+		require.NoError(t, err)
+		for _, header := range WebhookEvents() {
+			evs, err := NormalizeWebhook(header, "d-1", body, "", whGoldenNow)
+			if header == kind {
+				require.NoError(t, err, f)
+				continue
+			}
+			require.Error(t, err, "%s passed as %s", f, header)
+			require.Empty(t, evs)
+			require.NotErrorIs(t, err, ErrUnsupportedWebhookEvent)
+			if _, supported := whShapes[kind]; supported {
+				require.Equal(t, ReasonEventMismatch, WebhookReason(err), "%s as %s", f, header)
+			}
+			checked++
+		}
+	}
+	require.Greater(t, checked, 250)
+}
+
+// TestNormalizeWebhookIDIgnoresDeliveryHeader: the same signed body under
+// two delivery ids is one event id; another body is another id.
+func TestNormalizeWebhookIDIgnoresDeliveryHeader(t *testing.T) {
+	body, err := os.ReadFile(filepath.Join("testdata", "webhooks", "pull_request", "closed-1.json"))
+	require.NoError(t, err)
+	a, err := NormalizeWebhook("pull_request", "72d3162e-cc78-11e3-81ab-4c9367dc0958", body, "", whGoldenNow)
+	require.NoError(t, err)
+	b, err := NormalizeWebhook("pull_request", "0b4cbd5a-1c7a-4bd3-9e5c-6a0e5ec0a001", body, "", whGoldenNow)
+	require.NoError(t, err)
+	require.Equal(t, a[0].ID, b[0].ID)
+	require.Regexp(t, `^evt_[0-9a-f]{32}$`, a[0].ID)
+	c, err := NormalizeWebhook("pull_request", "72d3162e-cc78-11e3-81ab-4c9367dc0958", append(body, '\n'), "", whGoldenNow)
+	require.NoError(t, err)
+	require.NotEqual(t, a[0].ID, c[0].ID, "a different signed body is a different event")
 }

@@ -1,9 +1,38 @@
 package github
 
 import (
+	"errors"
+	"fmt"
+	"net/url"
 	"strings"
 	"time"
+
+	"github.com/agentproto/sentinel"
+	"github.com/agentproto/sentinel/providers"
 )
+
+// ErrDotSegment is wrapped by the error of a REST call whose path has a
+// "." or ".." segment.
+var ErrDotSegment = errors.New(`GitHub REST path has a "." or ".." segment`)
+
+// CheckRESTPath refuses a REST path (query excluded) with a "." or ".."
+// segment, literal or percent-encoded, with a *providers.Error of
+// ReasonInvalid wrapping ErrDotSegment. Owner and repository names come
+// from subjects and webhook payloads; the subject grammar already refuses
+// them as names, and this keeps any path built around it from addressing
+// another resource (repos/../x/hooks) through gh or the REST client.
+func CheckRESTPath(path string) error {
+	p, _, _ := strings.Cut(path, "?")
+	for _, seg := range strings.Split(p, "/") {
+		if dec, err := url.PathUnescape(seg); err == nil {
+			seg = dec
+		}
+		if sentinel.IsDotSegment(seg) {
+			return &providers.Error{Reason: providers.ReasonInvalid, Message: fmt.Sprintf("GitHub REST path %q has a %q segment", p, seg), Err: ErrDotSegment}
+		}
+	}
+	return nil
+}
 
 // User is a GitHub account as REST returns it.
 type User struct {

@@ -40,6 +40,11 @@ type Config struct {
 	ReconcileEvery time.Duration
 	// MaxRedeliveries caps the redeliveries one pass requests (default 50).
 	MaxRedeliveries int
+	// AllowHTTP accepts a plain-http public URL that is not loopback
+	// (config public_url_allow_http). Without it such a URL is refused:
+	// GitHub would send the deliveries, and this daemon's hook URLs, in
+	// clear, for anyone on the path to capture and replay.
+	AllowHTTP bool
 }
 
 // Defaults.

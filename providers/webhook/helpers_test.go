@@ -53,7 +53,9 @@ type harness struct {
 	mu      sync.Mutex
 	url     string
 	secrets map[string]bool
-	texts   []string
+	// allowHTTP is the providers' Config.AllowHTTP.
+	allowHTTP bool
+	texts     []string
 }
 
 func newHarness(t *testing.T, opts githubtest.Options) *harness {
@@ -83,6 +85,7 @@ func (h *harness) providerWith(node string, r Runner) *Provider {
 		Locker:    h.bus.Bus.NewLocker(node),
 		PublicURL: h.publicURL,
 		Now:       h.gh.Now,
+		AllowHTTP: h.allowHTTP,
 		Log:       slog.New(slog.NewTextHandler(h.logs, &slog.HandlerOptions{Level: slog.LevelDebug})).With("node", node),
 	})
 	require.NoError(h.t, err)

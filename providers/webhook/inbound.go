@@ -25,8 +25,15 @@ const (
 // (missing_event_header); a ping yields no events; X-GitHub-Delivery is
 // required (missing_delivery_header); the body must be JSON (invalid_json);
 // then the payload is normalized: an unsupported event type yields no
-// events, a malformed payload a 400 with the normalizer's reason. Header
+// events, a malformed payload a 400 with the normalizer's reason, a
+// payload that contradicts X-GitHub-Event event_payload_mismatch. Header
 // names are matched case-insensitively.
+//
+// Neither X-GitHub-Event nor X-GitHub-Delivery is covered by the
+// signature, so the event id is github.WebhookEventID of the signed body:
+// a captured delivery re-sent under fresh delivery ids is the same event,
+// which the runtime's seen window absorbs (GitHub's own redeliveries repeat
+// the body, so they keep the id too).
 func (p *Provider) ParseInbound(ctx context.Context, in providers.Inbound, h sentinel.Handle) ([]sentinel.Event, error) {
 	key := in.HookKey
 	if key == "" {

@@ -96,6 +96,8 @@ func TestParseInbound(t *testing.T) {
 		{name: "empty body", body: []byte{}, header: hdr("pull_request", "d1", sign([]byte{})), status: 400, code: "invalid_json"},
 		{name: "unsupported event", body: unsupported, header: hdr("push", "d1", sign(unsupported)), events: 0},
 		{name: "malformed payload", body: []byte(`{"action":"opened"}`), header: hdr("pull_request", "d1", sign([]byte(`{"action":"opened"}`))), status: 400, code: "missing_repository"},
+		{name: "a pull_request body under another event", body: pr, header: hdr("pull_request_review", "d1", sign(pr)), status: 400, code: "event_payload_mismatch"},
+		{name: "a pull_request body as a comment", body: pr, header: hdr("issue_comment", "d1", sign(pr)), status: 400, code: "event_payload_mismatch"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -130,7 +132,15 @@ func TestParseInbound(t *testing.T) {
 	evs, err := p.ParseInbound(context.Background(), providers.Inbound{HookKey: key, Body: pr, Header: lower, Now: now}, hd)
 	require.NoError(t, err)
 	ev := evs[0]
-	require.Equal(t, "evt_72d3162e-cc78-11e3-81ab-4c9367dc0958", ev.ID)
+	require.Equal(t, github.WebhookEventID(pr), ev.ID)
+
+	// A replay of the signed body under a fresh delivery id is the same
+	// event (the delivery header is not signed).
+	replay := lower.Clone()
+	replay["x-github-delivery"] = []string{"0b4cbd5a-1c7a-4bd3-9e5c-6a0e5ec0a001"}
+	again, err := p.ParseInbound(context.Background(), providers.Inbound{HookKey: key, Body: pr, Header: replay, Now: now}, hd)
+	require.NoError(t, err)
+	require.Equal(t, ev.ID, again[0].ID)
 	require.Equal(t, Source, ev.Source)
 	require.Equal(t, "github.pull_request.closed", ev.Type)
 	require.Equal(t, "github:Codertocat/Hello-World#2", ev.Subject)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/url"
 	"strconv"
 	"strings"
 	"time"
@@ -17,6 +18,13 @@ func noPublicURL() *providers.Error {
 	return providers.SetupError("the webhook provider needs a public URL for GitHub to reach this daemon: set AGENTPROTO_PUBLIC_URL to its public origin, or start a named tunnel with a stable hostname")
 }
 
+// insecurePublicURL is the setup error of a plain-http public URL off
+// loopback without public_url_allow_http.
+func insecurePublicURL(origin string) *providers.Error {
+	return providers.SetupError("the public URL %s is plain http: GitHub would send the signed deliveries, and the hook URL, in clear; "+
+		"use an https public URL (AGENTPROTO_PUBLIC_URL), or set public_url_allow_http: true (AGENTPROTO_PUBLIC_URL_ALLOW_HTTP=true) to accept it", origin)
+}
+
 // origin returns the public origin without a trailing slash, "" if none.
 func (p *Provider) origin(d providers.Delivery) string {
 	u := p.cfg.PublicURL().URL
@@ -26,18 +34,33 @@ func (p *Provider) origin(d providers.Delivery) string {
 	return strings.TrimRight(u, "/")
 }
 
+// usableOrigin returns origin(d), or the setup error that forbids using
+// it: none known (noPublicURL), or plain http to a host that is not
+// loopback without Config.AllowHTTP (insecurePublicURL).
+func (p *Provider) usableOrigin(d providers.Delivery) (string, *providers.Error) {
+	origin := p.origin(d)
+	if origin == "" {
+		return "", noPublicURL()
+	}
+	if u, err := url.Parse(origin); err == nil && u.Scheme == "http" && !providers.IsLoopbackHost(u.Hostname()) && !p.cfg.AllowHTTP {
+		return "", insecurePublicURL(origin)
+	}
+	return origin, nil
+}
+
 // Create registers a new holder on the repository's hook, creating the hook
-// when the repository has none. Without a public URL it fails with a setup
-// error and makes no gh call; a repository the token cannot manage fails
+// when the repository has none. Without a public URL, or with a plain-http
+// one off loopback (unless Config.AllowHTTP), it fails with a setup error
+// and makes no gh call; a repository the token cannot manage fails
 // with a setup error naming the fix.
 func (p *Provider) Create(ctx context.Context, req providers.CreateRequest) (sentinel.Handle, error) {
 	repo, err := specRepository(req.Spec)
 	if err != nil {
 		return sentinel.Handle{}, err
 	}
-	origin := p.origin(req.Delivery)
-	if origin == "" {
-		return sentinel.Handle{}, noPublicURL()
+	origin, perr := p.usableOrigin(req.Delivery)
+	if perr != nil {
+		return sentinel.Handle{}, perr
 	}
 	holder := newHolder()
 	var rec *hookRecord
@@ -54,8 +77,9 @@ func (p *Provider) Create(ctx context.Context, req providers.CreateRequest) (sen
 }
 
 // Attach re-attaches a handle at start-up. It is tolerant: a handle missing
-// its state, or no public URL (a named tunnel may start later), returns the
-// handle unchanged without a gh call. Otherwise it re-points the hook when
+// its state, or no usable public URL (a named tunnel may start later; a
+// refused plain-http one is logged), returns the handle unchanged without a
+// gh call. Otherwise it re-points the hook when
 // the public URL changed (keeping key and secret), re-creates it when it
 // was deleted behind our back (keeping the route key and holders, with a
 // new secret), and re-registers a holder the record lost. Only a definite
@@ -65,8 +89,11 @@ func (p *Provider) Attach(ctx context.Context, h sentinel.Handle, d providers.De
 	if repo == "" || key == "" || holder == "" {
 		return h, nil
 	}
-	origin := p.origin(d)
-	if origin == "" {
+	origin, perr := p.usableOrigin(d)
+	if perr != nil {
+		if p.origin(d) != "" {
+			p.cfg.Log.Warn("webhook hook not re-pointed: the public URL is refused", "repo", repo, "reason", perr.Message)
+		}
 		return h, nil
 	}
 	var rec *hookRecord

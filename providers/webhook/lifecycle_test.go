@@ -282,6 +282,20 @@ func TestCreateSetupErrors(t *testing.T) {
 	require.True(t, containsAll(err.Error(), "AGENTPROTO_PUBLIC_URL", "named tunnel"), err.Error())
 	require.Empty(t, h.gh.Requests(), "no gh call without a public URL")
 
+	// A plain-http public URL off loopback: GitHub would send the
+	// deliveries in clear. Refused, naming the opt-in, with no gh call.
+	h.setURL("http://sentinel.example.test")
+	err = create("github:acme/widgets#1")
+	require.Equal(t, providers.ReasonSetup, providers.ReasonOf(err))
+	require.True(t, containsAll(err.Error(), "plain http", "public_url_allow_http", "AGENTPROTO_PUBLIC_URL_ALLOW_HTTP"), err.Error())
+	require.Empty(t, h.gh.Requests(), "no gh call with a refused public URL")
+	// Attach is tolerant: the handle is kept and no hook is re-pointed.
+	old := handleFor(&hookRecord{Key: newRouteKey(), Repo: testRepo, HookID: 1}, "wh_x")
+	got, err := p.Attach(ctx, old, providers.Delivery{})
+	require.NoError(t, err)
+	require.Equal(t, old, got)
+	require.Empty(t, h.gh.Requests(), "attach makes no gh call with a refused public URL")
+
 	h.setURL("https://sentinel.example.test")
 	err = create("github:acme/unknown#1") // the fake answers 404
 	require.Equal(t, providers.ReasonSetup, providers.ReasonOf(err), err)

@@ -18,7 +18,8 @@ var hookScopes = []string{"admin:repo_hook", "write:repo_hook", "repo"}
 const readinessTimeout = 10 * time.Second
 
 // Readiness reports whether webhook sentinels can be created now: a public
-// URL is known, gh is installed and authenticated, and the token's OAuth
+// URL is known (https, or http to loopback, or any http with
+// Config.AllowHTTP), gh is installed and authenticated, and the token's OAuth
 // scopes (the X-OAuth-Scopes header of `gh api -i user`) include
 // admin:repo_hook, write:repo_hook or repo. A token whose scopes are not
 // listed (fine-grained, App) is allowed through; create fails later if it
@@ -29,8 +30,8 @@ func (p *Provider) Readiness(ctx context.Context) (r providers.Readiness) {
 			r = providers.Readiness{Reason: "webhook readiness probe failed"}
 		}
 	}()
-	if p.origin(providers.Delivery{}) == "" {
-		return providers.Readiness{Reason: noPublicURL().Error()}
+	if _, perr := p.usableOrigin(providers.Delivery{}); perr != nil {
+		return providers.Readiness{Reason: perr.Error()}
 	}
 	ctx, cancel := context.WithTimeout(ctx, readinessTimeout)
 	defer cancel()

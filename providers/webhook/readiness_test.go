@@ -26,6 +26,14 @@ func TestReadiness(t *testing.T) {
 			reason: []string{"read:org, gist", "admin:repo_hook", "gh auth refresh -s admin:repo_hook"}},
 		{name: "no public URL", setup: func(h *harness) Runner { h.setURL(""); return h.runner },
 			reason: []string{"AGENTPROTO_PUBLIC_URL", "named tunnel"}},
+		{name: "plain http public URL", setup: func(h *harness) Runner { h.setURL("http://sentinel.example.test"); return h.runner },
+			reason: []string{"http://sentinel.example.test", "plain http", "public_url_allow_http"}},
+		{name: "plain http public URL, allowed", setup: func(h *harness) Runner {
+			h.setURL("http://sentinel.example.test")
+			h.allowHTTP = true
+			return h.runner
+		}, ready: true},
+		{name: "plain http to loopback", setup: func(h *harness) Runner { h.setURL("http://127.0.0.1:7717"); return h.runner }, ready: true},
 		{name: "not authenticated", setup: func(h *harness) Runner {
 			return github.NewRunner(github.Config{Env: h.gh.Env("")})
 		}, reason: []string{"not authenticated", "gh auth login"}},

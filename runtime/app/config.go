@@ -42,6 +42,9 @@ type Config struct {
 	// the node keeps the token in <home>/daemon-token, generating one when
 	// absent. Read at start; never logged.
 	Token string `mapstructure:"token"`
+	// PublicURLAllowHTTP lets the webhook provider use a plain-http public
+	// URL that is not loopback (GitHub then delivers in clear).
+	PublicURLAllowHTTP bool `mapstructure:"public_url_allow_http"`
 	// LogLevel is debug, info, warn or error.
 	LogLevel string `mapstructure:"log_level"`
 	// LogFormat is text or json.

@@ -40,7 +40,7 @@ func buildProviders(cfg Config, deps providerDeps) ([]providers.Provider, error)
 	}
 
 	wh, err := webhook.New(webhook.Config{Runner: runner, Store: deps.hooks, Locker: deps.locker, PublicURL: deps.publicURL,
-		Now: deps.now, Log: deps.log.With("provider", "webhook")})
+		AllowHTTP: cfg.PublicURLAllowHTTP, Now: deps.now, Log: deps.log.With("provider", "webhook")})
 	if err != nil {
 		errs = append(errs, err)
 	} else {

@@ -64,7 +64,12 @@ type SetupResult struct {
 
 // Setup stores a provider's setup fields in the credential store and
 // records the setup in the ledger. Unknown fields and missing required
-// fields are invalid_setup; a provider without setup fields is too.
+// fields are invalid_setup; a provider without setup fields is too. An
+// endpoint field must be https (http only to loopback: insecure_url), and
+// changing it without the sensitive fields in the same call is
+// setup_credentials_required (see applySetup). The check and the write are
+// one compare-and-set, so a concurrent setup cannot slip a new endpoint
+// under a key given for the old one.
 func (s *Service) Setup(ctx context.Context, slug string, fields map[string]string) (SetupResult, error) {
 	p, ok := s.Registry.Get(slug)
 	if !ok {
@@ -86,16 +91,10 @@ func (s *Service) Setup(ctx context.Context, slug string, fields map[string]stri
 			return SetupResult{}, sentinel.Errorf(sentinel.CodeInvalidSetup, "setup field %q is too long", name)
 		}
 	}
-	cur, err := s.Creds.Credentials(ctx, slug)
+	err := s.Creds.Update(ctx, slug, func(cur map[string]string) (map[string]string, error) {
+		return applySetup(slug, sf.SetupFields(), cur, fields)
+	})
 	if err != nil {
-		return SetupResult{}, err
-	}
-	for _, f := range sf.SetupFields() {
-		if f.Required && fields[f.Name] == "" && cur[f.Name] == "" {
-			return SetupResult{}, sentinel.Errorf(sentinel.CodeInvalidSetup, "%s needs the field %q", slug, f.Name)
-		}
-	}
-	if err := s.Creds.Merge(ctx, slug, fields); err != nil {
 		return SetupResult{}, err
 	}
 	stored := make([]string, 0, len(fields))
