@@ -1,7 +1,6 @@
 package app_test
 
 import (
-	"bytes"
 	"context"
 	"log/slog"
 	"net/http"
@@ -15,24 +14,6 @@ import (
 
 	"github.com/agentproto/sentinel/runtime/app"
 )
-
-// syncBuffer is a log sink safe for the node's goroutines.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
 
 func bearerStatus(t *testing.T, a *app.App, token string) int {
 	t.Helper()
