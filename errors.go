@@ -84,6 +84,10 @@ const (
 // not have been done. No node answers it.
 const CodeOutcomeUnknown = "outcome_unknown"
 
+// CodeClusterUnavailable refuses a write on a node cut off from its
+// cluster's quorum (503): nothing was done, another node can take it.
+const CodeClusterUnavailable = "cluster_unavailable"
+
 // Setup error codes.
 const (
 	// CodeSetupCredentialsRequired refuses a setup that changes where a

@@ -52,11 +52,7 @@ func Open(ctx context.Context, nc *nats.Conn, cfg Config) (*Bus, error) {
 	}
 	b := &Bus{NC: nc, JS: js, Cfg: cfg}
 	for _, sc := range b.streamConfigs() {
-		var s jetstream.Stream
-		err := provision(ctx, func(ctx context.Context) (err error) {
-			s, err = js.CreateOrUpdateStream(ctx, sc)
-			return err
-		})
+		s, err := ensureStream(ctx, js, sc)
 		if err != nil {
 			return nil, fmt.Errorf("bus: provision stream %s: %w", sc.Name, err)
 		}
@@ -91,11 +87,7 @@ func Open(ctx context.Context, nc *nats.Conn, cfg Config) (*Bus, error) {
 	for _, bk := range buckets {
 		bk.cfg.Storage = jetstream.FileStorage
 		bk.cfg.Replicas = cfg.Replicas
-		var kv jetstream.KeyValue
-		err := provision(ctx, func(ctx context.Context) (err error) {
-			kv, err = js.CreateOrUpdateKeyValue(ctx, bk.cfg)
-			return err
-		})
+		kv, err := ensureKeyValue(ctx, js, bk.cfg)
 		if err != nil {
 			return nil, fmt.Errorf("bus: provision bucket %s: %w", bk.cfg.Bucket, err)
 		}
@@ -105,11 +97,7 @@ func Open(ctx context.Context, nc *nats.Conn, cfg Config) (*Bus, error) {
 		return nil, err
 	}
 	for p := 0; p < cfg.Partitions; p++ {
-		cc := b.consumerConfig(p)
-		if err := provision(ctx, func(ctx context.Context) error {
-			_, err := js.CreateOrUpdateConsumer(ctx, StreamEvents, cc)
-			return err
-		}); err != nil {
+		if err := ensureConsumer(ctx, js, StreamEvents, b.consumerConfig(p)); err != nil {
 			return nil, fmt.Errorf("bus: provision consumer %s: %w", ConsumerName(p), err)
 		}
 	}

@@ -89,13 +89,16 @@ func NewHandler(cfg Config, health api.Health, routes Routes, log *slog.Logger) 
 	})
 	r.Group(func(c chi.Router) {
 		c.Use(HostCheck(cfg.Hosts), OriginCheck(), BodyDeadline(cfg.BodyReadTimeout))
-		for _, m := range routes.Public {
-			m(c)
-		}
+		c.Group(func(p chi.Router) {
+			p.Use(WritesNeedQuorum(health))
+			for _, m := range routes.Public {
+				m(p)
+			}
+		})
 		c.Group(func(g chi.Router) {
 			g.Use(BearerAuth(cfg.Token))
 			g.Group(func(a chi.Router) {
-				a.Use(BodyLimit(cfg.MaxBodyBytes))
+				a.Use(BodyLimit(cfg.MaxBodyBytes), WritesNeedQuorum(health))
 				for _, m := range routes.API {
 					m(a)
 				}

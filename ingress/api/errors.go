@@ -68,6 +68,7 @@ var catalogue = map[string]int{
 	sentinel.CodeMethodNotAllowed:    http.StatusMethodNotAllowed,
 	sentinel.CodeConflict:            http.StatusConflict,
 	sentinel.CodeUnavailable:         http.StatusServiceUnavailable,
+	sentinel.CodeClusterUnavailable:  http.StatusServiceUnavailable,
 	sentinel.CodeInternal:            http.StatusInternalServerError,
 	CodeForbiddenHost:                http.StatusForbidden,
 	CodeForbiddenOrigin:              http.StatusForbidden,

@@ -93,7 +93,11 @@ type Inbound interface {
 
 // Health reports readiness of the node.
 type Health interface {
+	// Ready is nil once the node serves and can write, else the reason.
 	Ready(ctx context.Context) error
+	// Writable is nil while the node can store writes; else an error with
+	// code cluster_unavailable (a node cut off from its cluster).
+	Writable() error
 }
 
 // ErrPersist is returned (wrapped) by Inbound when verified events could

@@ -23,6 +23,7 @@ import (
 	"github.com/agentproto/sentinel/ingress/httpapi"
 	"github.com/agentproto/sentinel/ingress/inbound"
 	"github.com/agentproto/sentinel/providers"
+	"github.com/agentproto/sentinel/runtime/cluster"
 	"github.com/agentproto/sentinel/runtime/deliver"
 	"github.com/agentproto/sentinel/runtime/inbox"
 	"github.com/agentproto/sentinel/runtime/metrics"
@@ -45,6 +46,8 @@ type App struct {
 	Loop      *poll.Loop
 	Workers   *deliver.Workers
 	Metrics   *metrics.Metrics
+	// Cluster is this node's view of the cluster (nil for a single node).
+	Cluster *cluster.Node
 
 	now       func() time.Time
 	nats      *embedded.Server
@@ -100,7 +103,11 @@ func New(cfg Config, log *slog.Logger) (_ *App, err error) {
 	if err != nil {
 		return nil, err
 	}
-	pctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	provisionFor := time.Minute
+	if cfg.Cluster.Clustered() || cfg.NATS.External() {
+		provisionFor = max(provisionFor, cfg.Cluster.Wait)
+	}
+	pctx, cancel := context.WithTimeout(context.Background(), provisionFor)
 	defer cancel()
 	bcfg := cfg.Bus
 	bcfg.Replicas = cfg.Replicas(servers)
@@ -108,6 +115,9 @@ func New(cfg Config, log *slog.Logger) (_ *App, err error) {
 		return nil, err
 	}
 	a.Metrics = metrics.New()
+	if cfg.Cluster.Clustered() || cfg.NATS.External() {
+		a.Cluster = a.newClusterNode(cfg)
+	}
 
 	provs, err := buildProviders(cfg, providerDeps{
 		log: log, now: a.now,
@@ -169,11 +179,16 @@ func (a *App) wire(ctx context.Context) error {
 	publisher := &poll.Publisher{Bus: b, Metrics: a.Metrics}
 	a.Loop = &poll.Loop{Cfg: a.Cfg.Poll, Store: store, Registry: a.Registry, Publisher: publisher, Park: a.Park,
 		Expirer: expirer, Metrics: a.Metrics, Log: log.With("component", "poll"), Now: now}
+	var poller interface{ PollNow(context.Context) } = a.Loop
+	if a.Cluster != nil {
+		poller = clusterPoller{a}
+		a.Loop.Owner = a.Cluster
+	}
 	a.Sentinels = &sentinels.Service{
 		Store: store, Seen: seen, Registry: a.Registry, Expirer: expirer,
 		Creds: sentinels.NewCredStore(b.Creds), Ledger: sentinels.NewLedger(b.Setup),
 		PublicURL: a.publicURL, SelectionOrder: a.Cfg.SelectionOrder,
-		Poller: a.Loop, Publisher: publisher, Log: log.With("component", "sentinels"), Now: now,
+		Poller: poller, Publisher: publisher, Log: log.With("component", "sentinels"), Now: now,
 		ActiveIntervalMs: int(a.Cfg.Poll.ActiveInterval / time.Millisecond),
 	}
 	a.subsystems = []subsystem{a.wireSessions(), a.wireMCP()}
@@ -227,8 +242,8 @@ func (a *App) autoWatchPRs() bool {
 	return a.Cfg.Sentinel.AutoWatchPRs
 }
 
-// Ready implements api.Health: the node is ready once started and while its
-// bus connection is up.
+// Ready implements api.Health: the node is ready once started, while its
+// bus connection is up and while it can store writes.
 func (a *App) Ready(context.Context) error {
 	if !a.started.Load() || a.stopped.Load() {
 		return errors.New("node is starting or stopping")
@@ -236,7 +251,15 @@ func (a *App) Ready(context.Context) error {
 	if !a.Bus.NC.IsConnected() {
 		return errors.New("bus connection is down")
 	}
-	return nil
+	return a.owner().Writable()
+}
+
+// Writable implements api.Health: nil while this node can store writes.
+func (a *App) Writable() error {
+	if !a.Bus.NC.IsConnected() {
+		return errors.New("bus connection is down")
+	}
+	return a.owner().Writable()
 }
 
 // Handler returns the node's HTTP handler (for in-process tests).
@@ -271,6 +294,16 @@ func (a *App) Start(ctx context.Context) error {
 	a.push("delivery workers", func(context.Context) error { a.Workers.Stop(); return nil })
 	runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	a.runCancel = cancel
+	if a.Cluster != nil {
+		a.Cluster.Self.APIURL = a.URL()
+		a.Cluster.Round(ctx) // claim leases before the first tick
+		a.wg.Add(1)
+		go func() { defer a.wg.Done(); a.Cluster.Run(runCtx) }()
+		if err := a.servePollNow(runCtx); err != nil {
+			cancel()
+			return err
+		}
+	}
 	a.wg.Add(3)
 	go func() { defer a.wg.Done(); _ = a.Loop.Run(runCtx) }()
 	go func() { defer a.wg.Done(); a.housekeeping(runCtx) }()
@@ -321,7 +354,9 @@ func (a *App) reconcile(ctx context.Context) {
 	t := time.NewTicker(every)
 	defer t.Stop()
 	for {
-		a.Sentinels.ReconcileAll(ctx)
+		if a.owner().OwnsJob(cluster.JobReconcile) {
+			a.Sentinels.ReconcileAll(ctx)
+		}
 		select {
 		case <-ctx.Done():
 			return

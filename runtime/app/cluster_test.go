@@ -130,3 +130,36 @@ func (w tWriter) Write(p []byte) (int, error) {
 	w.t.Log(strings.TrimSpace(string(p)))
 	return len(p), nil
 }
+
+// A node cut off from its cluster's quorum says so on /readyz, refuses
+// writes with 503 cluster_unavailable (nothing done), serves reads, and
+// owns nothing.
+func TestCutOffNodeRefusesWritesAndOwnsNothing(t *testing.T) {
+	cfgs := clusterConfigs(t, 3)
+	for i := range cfgs {
+		cfgs[i].Bus.MemberTTL, cfgs[i].Bus.LeaseTTL = 2*time.Second, 3*time.Second
+	}
+	apps := startCluster(t, cfgs)
+	c := &node{t: t, app: apps[2]}
+	out := c.expect(201, "POST", "/sentinels", map[string]any{"subject": "github:o/r#1", "sessionId": "s1", "provider": "fake"})
+	id := out["sentinel"].(map[string]any)["id"].(string)
+	require.Eventually(t, func() bool { return len(apps[2].Cluster.Held()) > 0 }, 20*time.Second, 50*time.Millisecond)
+
+	require.NoError(t, apps[0].Stop(context.Background()))
+	require.NoError(t, apps[1].Stop(context.Background()))
+	require.Eventually(t, func() bool {
+		resp, _ := c.req("GET", "/readyz", nil)
+		return resp.StatusCode == 503
+	}, 20*time.Second, 100*time.Millisecond, "readyz turns 503")
+	resp, raw := c.req("GET", "/readyz", nil)
+	require.Equal(t, 503, resp.StatusCode)
+	require.Contains(t, string(raw), "cluster unavailable")
+
+	resp, raw = c.req("POST", "/sentinels", map[string]any{"subject": "github:o/r#2", "sessionId": "s1", "provider": "fake"})
+	require.Equal(t, 503, resp.StatusCode, string(raw))
+	require.Contains(t, string(raw), `"cluster_unavailable"`)
+	require.NotEmpty(t, resp.Header.Get("Retry-After"))
+	resp, _ = c.req("GET", "/sentinels/"+id, nil)
+	require.Equal(t, 200, resp.StatusCode, "reads are served")
+	require.Eventually(t, func() bool { return len(apps[2].Cluster.Held()) == 0 }, 20*time.Second, 50*time.Millisecond, "owns nothing")
+}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/agentproto/sentinel"
 	"github.com/agentproto/sentinel/providers"
+	"github.com/agentproto/sentinel/runtime/cluster"
 	"github.com/agentproto/sentinel/runtime/metrics"
 	"github.com/agentproto/sentinel/runtime/park"
 	"github.com/agentproto/sentinel/runtime/sentinels"
@@ -69,6 +70,10 @@ type Loop struct {
 	After func(d time.Duration) <-chan time.Time
 	// OnInterval, when set, observes every interval the loop schedules.
 	OnInterval func(d time.Duration)
+	// Owner says which sentinels this node polls and whether it runs the
+	// expiry sweep and the cancel retries (nil: a single node, all of
+	// them).
+	Owner cluster.Ownership
 
 	tick sync.Mutex
 	kick chan struct{}
@@ -162,11 +167,26 @@ func (l *Loop) PollNow(ctx context.Context) {
 	l.runTick(ctx)
 }
 
-func (l *Loop) runTick(ctx context.Context) {
-	if _, err := l.Expirer.Sweep(ctx); err != nil {
-		l.Log.Warn("expiry sweep failed", "err", err)
+func (l *Loop) owner() cluster.Ownership {
+	if l.Owner == nil {
+		return cluster.Solo{}
 	}
-	l.sweepCancels(ctx)
+	return l.Owner
+}
+
+func (l *Loop) runTick(ctx context.Context) {
+	own := l.owner()
+	if own.Writable() != nil {
+		return // cut off: a majority node polls and sweeps instead
+	}
+	if own.OwnsJob(cluster.JobExpiry) {
+		if _, err := l.Expirer.Sweep(ctx); err != nil {
+			l.Log.Warn("expiry sweep failed", "err", err)
+		}
+	}
+	if own.OwnsJob(cluster.JobTombstones) {
+		l.sweepCancels(ctx)
+	}
 	recs, err := l.Store.List(ctx)
 	if err != nil {
 		l.Log.Warn("poll tick: list sentinels failed", "err", err)
@@ -176,7 +196,7 @@ func (l *Loop) runTick(ctx context.Context) {
 		if ctx.Err() != nil {
 			return
 		}
-		if !r.Status.Pollable() {
+		if !r.Status.Pollable() || !own.OwnsPoll(pollKey(r)) {
 			continue
 		}
 		l.pollOne(ctx, r)
@@ -236,10 +256,21 @@ func (l *Loop) pollOne(ctx context.Context, rec *sentinel.Sentinel) {
 		return
 	}
 	_, err = l.Store.Update(ctx, rec.ID, func(r *sentinel.Sentinel) error {
+		// Fenced: the cursor moves only from the cursor that was polled. A
+		// node that lost poll ownership mid-poll (a pause, a partition)
+		// finds its successor's newer cursor here and writes nothing.
+		if r.Handle.Cursor != rec.Handle.Cursor {
+			return errStaleCursor
+		}
 		r.Handle.Cursor = res.Cursor
 		r.LastError = lastError
 		return nil
 	})
+	if errors.Is(err, errStaleCursor) {
+		l.Metrics.IncVec(func(m *metrics.Metrics) promCounterVec { return m.PollErrors }, rec.Provider)
+		log.Info("poll cursor moved on elsewhere; this poll's cursor is dropped (its events were published with their ids, so nothing repeats)")
+		return
+	}
 	if err != nil {
 		if !errors.Is(err, sentinels.ErrNotFound) {
 			log.Warn("persisting the poll cursor failed", "err", err)
@@ -253,6 +284,18 @@ func (l *Loop) pollOne(ctx context.Context, rec *sentinel.Sentinel) {
 		}
 	}
 }
+
+// pollKey is the ownership key of a sentinel: its first clause's
+// repository or subject (a sentinel's handle polls for all its clauses).
+func pollKey(r *sentinel.Sentinel) string {
+	if len(r.Spec.Match) == 0 {
+		return r.ID
+	}
+	return cluster.PollKey(r.Spec.Match[0].Subject)
+}
+
+// errStaleCursor fences a poll whose cursor another poll moved on.
+var errStaleCursor = errors.New("poll cursor moved on")
 
 func truncate(s string, n int) string {
 	if len(s) <= n {

@@ -1,0 +1,91 @@
+package app
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/nats-io/nats.go"
+
+	"github.com/agentproto/sentinel/runtime/cluster"
+)
+
+// pollNowSubject carries cluster-wide poll-now requests: every node polls
+// the sentinels it owns and answers.
+const pollNowSubject = "sentinel.control.pollnow"
+
+func (a *App) newClusterNode(cfg Config) *cluster.Node {
+	ccfg := cluster.DefaultConfig(a.Bus.Cfg.MemberTTL, a.Bus.Cfg.LeaseTTL)
+	n := &cluster.Node{Name: cfg.Node.Name, Nodes: a.Bus.Nodes, Leases: a.Bus.Leases, Cfg: ccfg,
+		Log: a.Log.With("component", "cluster"), Now: a.now}
+	if a.nats != nil {
+		n.Self.ClientURL = a.nats.ClientURL()
+	}
+	return n
+}
+
+// owner is the node's ownership: the cluster's, or a single node's (all).
+func (a *App) owner() cluster.Ownership {
+	if a.Cluster == nil {
+		return cluster.Solo{}
+	}
+	return a.Cluster
+}
+
+type pollNowAnswer struct {
+	Node string `json:"node"`
+}
+
+// servePollNow answers cluster-wide poll-now requests with a local tick.
+func (a *App) servePollNow(ctx context.Context) error {
+	sub, err := a.Bus.NC.Subscribe(pollNowSubject, func(m *nats.Msg) {
+		pctx, cancel := context.WithTimeout(ctx, a.Cfg.Poll.PollTimeout)
+		defer cancel()
+		a.Loop.PollNow(pctx)
+		raw, _ := json.Marshal(pollNowAnswer{Node: a.Cfg.Node.Name})
+		_ = m.Respond(raw)
+	})
+	if err != nil {
+		return fmt.Errorf("cluster: subscribe to poll-now: %w", err)
+	}
+	a.push("poll-now subscription", func(context.Context) error { return sub.Unsubscribe() })
+	return nil
+}
+
+// clusterPoller polls every pollable sentinel of the cluster once: it asks
+// every live node (each polls what it owns) and waits, bounded, for their
+// answers.
+type clusterPoller struct{ a *App }
+
+func (p clusterPoller) PollNow(ctx context.Context) {
+	a := p.a
+	want := len(a.Cluster.LiveMembers())
+	if want == 0 {
+		want = 1
+	}
+	inbox := a.Bus.NC.NewRespInbox()
+	replies := make(chan *nats.Msg, want)
+	sub, err := a.Bus.NC.ChanSubscribe(inbox, replies)
+	if err != nil {
+		a.Loop.PollNow(ctx)
+		return
+	}
+	defer func() { _ = sub.Unsubscribe() }()
+	if err := a.Bus.NC.PublishRequest(pollNowSubject, inbox, nil); err != nil {
+		a.Loop.PollNow(ctx)
+		return
+	}
+	timeout := time.NewTimer(a.Cfg.Poll.PollTimeout + 5*time.Second)
+	defer timeout.Stop()
+	for got := 0; got < want; got++ {
+		select {
+		case <-replies:
+		case <-ctx.Done():
+			return
+		case <-timeout.C:
+			a.Log.Warn("poll now: not every node answered", "answered", got, "members", want)
+			return
+		}
+	}
+}
