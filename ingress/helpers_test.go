@@ -26,6 +26,7 @@ const token = "t0ken"
 type ready struct{}
 
 func (ready) Ready(context.Context) error { return nil }
+func (ready) Writable() error             { return nil }
 
 // testNode is a real ingress server on a loopback port with test routes:
 //
