@@ -166,6 +166,15 @@ func (a *App) publicURL() providers.PublicURL {
 func (a *App) wire(ctx context.Context) error {
 	b, log, now := a.Bus, a.Log, a.now
 	store := sentinels.NewStore(b.Sentinels)
+	if a.Cluster != nil {
+		store.LeaderGet = func(ctx context.Context, id string) ([]byte, uint64, error) {
+			raw, rev, err := b.LeaderLast(ctx, bus.KVStream(bus.BucketSentinels), bus.KVSubject(bus.BucketSentinels, id))
+			if errors.Is(err, bus.ErrNoMessage) {
+				return nil, 0, fmt.Errorf("%s: %w", id, sentinel.ErrNotFound)
+			}
+			return raw, rev, err
+		}
+	}
 	if err := store.StartCache(ctx); err != nil {
 		return fmt.Errorf("load sentinel records: %w", err)
 	}

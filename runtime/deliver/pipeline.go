@@ -45,7 +45,7 @@ type Pipeline struct {
 // the event is handled and may be acked; an error means it must stay
 // retryable (nothing was marked seen).
 func (p *Pipeline) Handle(ctx context.Context, sentinelID string, ev *sentinel.Event) (Result, error) {
-	rec, rev, err := p.Store.Peek(ctx, sentinelID)
+	rec, rev, err := p.Store.Fresh(ctx, sentinelID)
 	if errors.Is(err, sentinels.ErrNotFound) {
 		return ResultStopped, nil
 	}
@@ -114,8 +114,24 @@ func (p *Pipeline) Handle(ctx context.Context, sentinelID string, ev *sentinel.E
 	sctx, cancel := settleContext(ctx)
 	defer cancel()
 	expired := false
+	first := true
+	handledElsewhere := false
 	updated, err := p.Store.UpdateFrom(sctx, sentinelID, rec, rev, func(r *sentinel.Sentinel) error {
 		expired = false
+		if !first && r.HasSeen(ev.ID) {
+			// Fenced: the record changed since it was read and already holds
+			// this event: another node (this event's redelivery, after this
+			// node paused past the ack wait) handled it. Its write stands.
+			handledElsewhere = true
+			return sentinels.ErrSkip
+		}
+		if !first {
+			// Re-decide on the record as it is now, not as it was read.
+			if closure = closureFor(r, ev); closure == closurePostMortem {
+				closure = closureNone
+			}
+		}
+		first = false
 		applyClosure(r, closure, ev.Subject)
 		if err := p.addSeen(sctx, sentinelID, r, ev.ID); err != nil {
 			return err
@@ -155,6 +171,9 @@ func (p *Pipeline) Handle(ctx context.Context, sentinelID string, ev *sentinel.E
 	}
 	if err != nil {
 		return "", err
+	}
+	if handledElsewhere {
+		return ResultDuplicate, nil
 	}
 	if expired {
 		p.Metrics.Inc(func(m *metrics.Metrics) prometheusCounter { return m.Expired })

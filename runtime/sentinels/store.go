@@ -16,6 +16,10 @@ import (
 // compare-and-set on the entry revision, retried on conflict.
 type Store struct {
 	kv jetstream.KeyValue
+	// LeaderGet, when set (a cluster), reads a record's raw value and
+	// revision through the bucket's leader; an unknown or deleted key
+	// wraps sentinel.ErrNotFound. Fresh uses it.
+	LeaderGet func(ctx context.Context, id string) ([]byte, uint64, error)
 
 	mu    sync.RWMutex
 	cache *cache // nil until StartCache
@@ -73,6 +77,32 @@ func (s *Store) Peek(ctx context.Context, id string) (*sentinel.Sentinel, uint64
 		}
 	}
 	return s.Get(ctx, id)
+}
+
+// Fresh returns the record as the bucket's leader holds it now, when the
+// store has a leader read (a cluster), else as Peek does. Decisions that
+// other nodes' writes may have changed (seen, closure, status, until) are
+// taken from it: a node's mirror can trail a write another node just
+// made.
+func (s *Store) Fresh(ctx context.Context, id string) (*sentinel.Sentinel, uint64, error) {
+	if s.LeaderGet == nil {
+		return s.Peek(ctx, id)
+	}
+	if !validKey(id) {
+		return nil, 0, fmt.Errorf("get sentinel %q: %w", id, ErrNotFound)
+	}
+	raw, rev, err := s.LeaderGet(ctx, id)
+	if errors.Is(err, sentinel.ErrNotFound) {
+		return nil, 0, fmt.Errorf("get sentinel %s: %w", id, ErrNotFound)
+	}
+	if err != nil {
+		return nil, 0, fmt.Errorf("get sentinel %s: %w", id, err)
+	}
+	rec, err := decode(raw)
+	if err != nil {
+		return nil, 0, fmt.Errorf("decode sentinel %s: %w", id, err)
+	}
+	return rec, rev, nil
 }
 
 // List returns every record, oldest first (by createdTs, then id). A record
