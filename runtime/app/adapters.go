@@ -93,16 +93,7 @@ type inboundAPI struct{ svc *sentinels.Service }
 // KnownHook reports whether a sentinel record is bound to the hook key
 // (from the record cache: no bus round trip).
 func (a inboundAPI) KnownHook(ctx context.Context, key string) (bool, error) {
-	recs, err := a.svc.Store.List(ctx)
-	if err != nil {
-		return false, err
-	}
-	for _, r := range recs {
-		if providers.HookKeyOf(r.Handle) == key {
-			return true, nil
-		}
-	}
-	return false, nil
+	return a.svc.KnownHook(ctx, key)
 }
 
 func (a inboundAPI) Inbound(ctx context.Context, in providers.Inbound) (api.InboundResult, error) {

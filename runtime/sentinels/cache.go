@@ -5,8 +5,11 @@ import (
 	"context"
 	"maps"
 	"slices"
+	"fmt"
 	"sort"
 	"sync"
+	"sync/atomic"
+	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
 
@@ -33,7 +36,9 @@ type cache struct {
 	gone  map[string]uint64 // delete revision of recently deleted ids
 	order []string          // gone's ids, oldest first
 	ready bool
-	stop  context.CancelFunc
+	// upTo is the bucket sequence the watcher has delivered up to.
+	upTo atomic.Uint64
+	stop context.CancelFunc
 	done  chan struct{}
 }
 
@@ -58,6 +63,10 @@ func (s *Store) StartCache(ctx context.Context) error {
 				return
 			case e, ok := <-w.Updates():
 				if !ok {
+					// The watcher ended by itself: a frozen mirror would go on
+					// answering with stale records, so the store stops using
+					// it and reads the bucket until restarted.
+					s.dropMirror(c)
 					return
 				}
 				if e == nil {
@@ -69,6 +78,7 @@ func (s *Store) StartCache(ctx context.Context) error {
 				}
 				if e.Operation() == jetstream.KeyValuePut {
 					if !c.newer(e.Key(), e.Revision()) {
+						c.upTo.Store(max(c.upTo.Load(), e.Revision()))
 						continue // this node's own write, already applied
 					}
 					if rec, err := decode(e.Value()); err == nil {
@@ -77,6 +87,7 @@ func (s *Store) StartCache(ctx context.Context) error {
 				} else {
 					c.forget(e.Key(), e.Revision())
 				}
+				c.upTo.Store(max(c.upTo.Load(), e.Revision()))
 			}
 		}
 	}()
@@ -106,6 +117,42 @@ func (s *Store) StopCache() {
 		c.stop()
 		<-c.done
 	}
+}
+
+// dropMirror stops serving from c (its watcher died).
+func (s *Store) dropMirror(c *cache) {
+	s.mu.Lock()
+	if s.cache == c {
+		s.cache = nil
+	}
+	s.mu.Unlock()
+}
+
+// SyncMirror waits, bounded by ctx, until the mirror has applied every
+// write the bucket held when it was called (another node's create a
+// moment ago included). Without a mirror it returns at once.
+func (s *Store) SyncMirror(ctx context.Context) error {
+	c := s.mirror()
+	if c == nil {
+		return nil
+	}
+	st, err := s.kv.Status(ctx)
+	if err != nil {
+		return fmt.Errorf("sentinel records status: %w", err)
+	}
+	bs, ok := st.(*jetstream.KeyValueBucketStatus)
+	if !ok {
+		return nil
+	}
+	last := bs.StreamInfo().State.LastSeq
+	for c.upTo.Load() < last {
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("sentinel records mirror behind the bucket: %w", context.Cause(ctx))
+		case <-time.After(2 * time.Millisecond):
+		}
+	}
+	return nil
 }
 
 // ListFresh is List read from the bucket itself, bypassing the mirror

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/agentproto/sentinel"
 	"github.com/agentproto/sentinel/providers"
@@ -34,7 +35,7 @@ func (s *Service) Inbound(ctx context.Context, in providers.Inbound) (InboundRes
 	if in.HookKey == "" {
 		return InboundResult{}, providers.ErrUnknownHook
 	}
-	recs, err := s.Store.List(ctx)
+	recs, err := s.boundCandidates(ctx)
 	if err != nil {
 		return InboundResult{}, fmt.Errorf("%w: %w", ErrPersist, err)
 	}
@@ -99,6 +100,36 @@ func (s *Service) Inbound(ctx context.Context, in providers.Inbound) (InboundRes
 	}
 	res.Ignored = res.Events == 0
 	return res, nil
+}
+
+// boundCandidates lists the records to match a hook key against. In a
+// cluster the mirror first catches up with the bucket, so a sentinel
+// another node created a moment ago gets its events too.
+func (s *Service) boundCandidates(ctx context.Context) ([]*sentinel.Sentinel, error) {
+	if s.Store.LeaderGet != nil {
+		sctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+		err := s.Store.SyncMirror(sctx)
+		cancel()
+		if err != nil {
+			return s.Store.ListFresh(ctx)
+		}
+	}
+	return s.Store.List(ctx)
+}
+
+// KnownHook reports whether a record is bound to the hook key (from the
+// mirror, caught up first in a cluster).
+func (s *Service) KnownHook(ctx context.Context, key string) (bool, error) {
+	recs, err := s.boundCandidates(ctx)
+	if err != nil {
+		return false, err
+	}
+	for _, r := range recs {
+		if providers.HookKeyOf(r.Handle) == key {
+			return true, nil
+		}
+	}
+	return false, nil
 }
 
 // DeliverPushed publishes events for one sentinel into the events stream
