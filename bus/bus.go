@@ -244,7 +244,7 @@ func (b *Bus) PartitionConsumer(ctx context.Context, p int) (jetstream.Consumer,
 // dup reports that the stream dropped it as a duplicate.
 func (b *Bus) PublishEvent(ctx context.Context, sentinelID, eventID string, data []byte) (dup bool, err error) {
 	subj := EventSubject(Partition(sentinelID, b.Cfg.Partitions), sentinelID)
-	ack, err := b.JS.Publish(ctx, subj, data, jetstream.WithMsgID(EventMsgID(sentinelID, eventID)))
+	ack, err := b.publishRetrying(ctx, subj, data, EventMsgID(sentinelID, eventID))
 	if err != nil {
 		return false, fmt.Errorf("bus: publish event %s: %w", eventID, err)
 	}

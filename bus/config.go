@@ -38,6 +38,11 @@ type Config struct {
 	// leases buckets, kept by the stream leader's clock.
 	MemberTTL time.Duration `mapstructure:"member_ttl"`
 	LeaseTTL  time.Duration `mapstructure:"lease_ttl"`
+	// PublishRetry bounds how long an event publish is retried (with the
+	// same message id) while its stream has no leader (default 10s: a raft
+	// election takes seconds). Past it, push ingress answers 503 if the
+	// node is cut off, else 500.
+	PublishRetry time.Duration `mapstructure:"publish_retry"`
 }
 
 // DefaultConfig returns the defaults.
@@ -52,6 +57,7 @@ func DefaultConfig() Config {
 		Replicas:         0,
 		MemberTTL:        6 * time.Second,
 		LeaseTTL:         10 * time.Second,
+		PublishRetry:     10 * time.Second,
 	}
 }
 

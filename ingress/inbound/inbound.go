@@ -45,6 +45,10 @@ type Handler struct {
 	Now         func() time.Time
 	// Observe, when set, is called with every answer's status.
 	Observe func(status int)
+	// Writable, when set, tells a node cut off from its cluster: events
+	// that could not be stored then answer 503 cluster_unavailable (the
+	// sender may try another node; event ids make that safe), not 500.
+	Writable func() error
 
 	budget *budget
 }
@@ -101,6 +105,10 @@ func (h *Handler) handle(w http.ResponseWriter, r *http.Request) int {
 	case errors.As(err, &ie):
 		httpapi.WriteJSON(w, ie.Status, map[string]any{"error": ie.Code, "reason": ie.Reason})
 		return ie.Status
+	case err != nil && h.Writable != nil && h.Writable() != nil:
+		w.Header().Set("Retry-After", "1")
+		httpapi.WriteJSON(w, http.StatusServiceUnavailable, map[string]any{"error": "cluster_unavailable"})
+		return http.StatusServiceUnavailable
 	case err != nil:
 		httpapi.WriteJSON(w, http.StatusInternalServerError, map[string]any{"error": "persist_failed"})
 		return http.StatusInternalServerError

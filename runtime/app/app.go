@@ -225,7 +225,8 @@ func (a *App) wire(ctx context.Context) error {
 
 	sapi := sentinelAPI{svc: a.Sentinels, park: a.Park}
 	in := &inbound.Handler{Svc: inboundAPI{svc: a.Sentinels}, MaxBody: a.Cfg.MaxInboundBytes, MaxInFlight: a.Cfg.MaxInboundBytesInFlight,
-		Observe: func(status int) { a.Metrics.InboundRequests.WithLabelValues(fmt.Sprint(status)).Inc() }}
+		Observe:  func(status int) { a.Metrics.InboundRequests.WithLabelValues(fmt.Sprint(status)).Inc() },
+		Writable: a.Writable}
 	routes.Public = append(routes.Public, in.Mount)
 	routes.API = append(routes.API, func(r chi.Router) { httpapi.SentinelRoutes(r, sapi) })
 	hosts, err := ingress.NewHostPolicy(a.Cfg.AllowedHosts, a.Cfg.PublicURL)
