@@ -37,6 +37,11 @@ func (s *Service) Reattach(ctx context.Context) {
 		}
 		if !sameHandle(h, rec.Handle) {
 			if _, err := s.Store.Update(ctx, rec.ID, func(r *sentinel.Sentinel) error {
+				// Another node may have polled since the snapshot: its
+				// cursor stands (the cursor never goes backwards).
+				if r.Handle.Cursor != rec.Handle.Cursor {
+					h.Cursor = r.Handle.Cursor
+				}
 				r.Handle = h
 				return nil
 			}); err != nil {
