@@ -154,6 +154,12 @@ func (b *Bus) retireExtraPartitions(ctx context.Context) error {
 	if existing == 0 || existing == b.Cfg.Partitions {
 		return nil
 	}
+	if b.Cfg.Replicas > 1 {
+		// Other nodes pull from these consumers and hash sentinels with
+		// their own count: one node's different count would strand events
+		// and break order. Every node of a cluster uses one count.
+		return fmt.Errorf("bus: the cluster runs with bus.partitions=%d and this node is configured with %d: use the same count on every node", existing, b.Cfg.Partitions)
+	}
 	info, err := b.Events.Info(ctx)
 	if err != nil {
 		return fmt.Errorf("bus: events stream: %w", err)
