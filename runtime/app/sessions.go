@@ -11,6 +11,7 @@ import (
 	"github.com/agentproto/sentinel/ingress/api"
 	"github.com/agentproto/sentinel/ingress/httpapi"
 	"github.com/agentproto/sentinel/runtime/deliver"
+	"github.com/agentproto/sentinel/runtime/cluster"
 	"github.com/agentproto/sentinel/runtime/follow"
 	"github.com/agentproto/sentinel/runtime/sentinels"
 	"github.com/agentproto/sentinel/runtime/sessions"
@@ -100,6 +101,9 @@ func (a *App) wireSessions() subsystem {
 // sweep.
 func (w *sessionWiring) start(ctx context.Context, a *App) error {
 	w.notifier.Start()
+	if a.Cluster != nil {
+		w.engine.Owns = func() bool { return a.Cluster.OwnsJob(cluster.JobFollowDigests) }
+	}
 	if err := w.engine.Start(ctx, a.Bus); err != nil {
 		w.notifier.Stop()
 		return err

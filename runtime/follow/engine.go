@@ -9,6 +9,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"log/slog"
 	"strconv"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -39,7 +40,16 @@ type Engine struct {
 	batcher *Batcher
 	clock   Clock
 
+	// Owns, when set (a cluster), says whether this node evaluates follows
+	// now: one node of a cluster consumes the lifecycle stream at a time,
+	// so one follower's entries batch on one node into one digest.
+	Owns func() bool
+
+	mu      sync.Mutex
 	cc      jetstream.ConsumeContext
+	cons    jetstream.Consumer
+	stopSup context.CancelFunc
+	supDone chan struct{}
 	stopped atomic.Bool
 }
 
@@ -184,8 +194,9 @@ func (e *Engine) park(ctx context.Context, followID, follower, text, reason stri
 	return nil
 }
 
-// Start consumes the lifecycle stream with a durable consumer (one node of
-// a cluster handles each event) from now on.
+// Start consumes the lifecycle stream with a durable consumer from now on:
+// at once on a single node; in a cluster (Owns set) only while this node
+// owns the follow job, checked every second.
 func (e *Engine) Start(ctx context.Context, b *bus.Bus) error {
 	cons, err := b.Lifecycle.CreateOrUpdateConsumer(ctx, jetstream.ConsumerConfig{
 		Durable:       ConsumerName,
@@ -198,7 +209,45 @@ func (e *Engine) Start(ctx context.Context, b *bus.Bus) error {
 	if err != nil {
 		return fmt.Errorf("follows: lifecycle consumer: %w", err)
 	}
-	e.cc, err = cons.Consume(func(m jetstream.Msg) {
+	e.cons = cons
+	if e.Owns == nil {
+		return e.consume()
+	}
+	sctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	e.stopSup, e.supDone = cancel, make(chan struct{})
+	go e.supervise(sctx)
+	return nil
+}
+
+// supervise starts consuming when this node gains the follow job and stops
+// when it loses it (pending batches still flush here).
+func (e *Engine) supervise(ctx context.Context) {
+	defer close(e.supDone)
+	t := time.NewTicker(time.Second)
+	defer t.Stop()
+	for {
+		owns := e.Owns()
+		e.mu.Lock()
+		running := e.cc != nil
+		e.mu.Unlock()
+		switch {
+		case owns && !running:
+			if err := e.consume(); err != nil {
+				e.Log.Warn("follows: start consuming", "err", err)
+			}
+		case !owns && running:
+			e.stopConsuming()
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
+
+func (e *Engine) consume() error {
+	cc, err := e.cons.Consume(func(m jetstream.Msg) {
 		var ev sessions.LifecycleEvent
 		if json.Unmarshal(m.Data(), &ev) != nil {
 			_ = m.Term()
@@ -216,7 +265,21 @@ func (e *Engine) Start(ctx context.Context, b *bus.Bus) error {
 	if err != nil {
 		return fmt.Errorf("follows: consume lifecycle: %w", err)
 	}
+	e.mu.Lock()
+	e.cc = cc
+	e.mu.Unlock()
 	return nil
+}
+
+func (e *Engine) stopConsuming() {
+	e.mu.Lock()
+	cc := e.cc
+	e.cc = nil
+	e.mu.Unlock()
+	if cc != nil {
+		cc.Drain()
+		<-cc.Closed()
+	}
 }
 
 // Stop stops consuming, flushes every pending batch (never dropped) and
@@ -225,9 +288,10 @@ func (e *Engine) Stop() {
 	if e == nil || !e.stopped.CompareAndSwap(false, true) {
 		return
 	}
-	if e.cc != nil {
-		e.cc.Drain()
-		<-e.cc.Closed()
+	if e.stopSup != nil {
+		e.stopSup()
+		<-e.supDone
 	}
+	e.stopConsuming()
 	e.batcher.Close()
 }
