@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentproto/sentinel/bus"
+	"github.com/agentproto/sentinel/bus/embedded"
 	"github.com/agentproto/sentinel/runtime/app"
 )
 
@@ -162,4 +163,22 @@ func TestCutOffNodeRefusesWritesAndOwnsNothing(t *testing.T) {
 	resp, _ = c.req("GET", "/sentinels/"+id, nil)
 	require.Equal(t, 200, resp.StatusCode, "reads are served")
 	require.Eventually(t, func() bool { return len(apps[2].Cluster.Held()) == 0 }, 20*time.Second, 50*time.Millisecond, "owns nothing")
+}
+
+// Starting clustered on a home a single node wrote is refused, saying how
+// to move (JetStream does not move standalone streams into a cluster).
+func TestClusteredStartRefusesASingleNodeStore(t *testing.T) {
+	cfg := app.DefaultConfig()
+	cfg.Home = t.TempDir()
+	cfg.Listen = "127.0.0.1:0"
+	cfg.NATS.SyncAlways = false
+	a, err := app.New(cfg, testLogger(t, "solo"))
+	require.NoError(t, err)
+	require.NoError(t, a.Stop(context.Background()))
+
+	ccfg := clusterConfigs(t, 1)[0]
+	ccfg.Home = cfg.Home
+	_, err = app.New(ccfg, testLogger(t, "n1"))
+	require.ErrorIs(t, err, embedded.ErrSingleNodeStore)
+	require.ErrorContains(t, err, "fresh home")
 }
