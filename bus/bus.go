@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -93,6 +94,11 @@ func Open(ctx context.Context, nc *nats.Conn, cfg Config) (*Bus, error) {
 		}
 		*bk.dst = kv
 	}
+	if cfg.Replicas > 1 {
+		if err := b.agreePartitions(ctx); err != nil {
+			return nil, err
+		}
+	}
 	if err := b.retireExtraPartitions(ctx); err != nil {
 		return nil, err
 	}
@@ -102,6 +108,34 @@ func Open(ctx context.Context, nc *nats.Conn, cfg Config) (*Bus, error) {
 		}
 	}
 	return b, nil
+}
+
+// partitionsKey pins a cluster's partition count in the setup bucket.
+const partitionsKey = "_bus.partitions"
+
+// agreePartitions pins the partition count the first node of a cluster
+// provisions, and refuses a node configured with another: other nodes
+// pull from the consumers and hash sentinels with their count, so one
+// node's different count would strand events and break order.
+func (b *Bus) agreePartitions(ctx context.Context) error {
+	want := strconv.Itoa(b.Cfg.Partitions)
+	return provision(ctx, func(ctx context.Context) error {
+		_, err := b.Setup.Create(ctx, partitionsKey, []byte(want))
+		if err == nil {
+			return nil
+		}
+		if !errors.Is(err, jetstream.ErrKeyExists) {
+			return err
+		}
+		e, gerr := b.Setup.Get(ctx, partitionsKey)
+		if gerr != nil {
+			return gerr
+		}
+		if have := string(e.Value()); have != want {
+			return &jetstream.APIError{Code: 400, Description: fmt.Sprintf("the cluster runs with bus.partitions=%s and this node is configured with %s: use the same count on every node", have, want)}
+		}
+		return nil
+	})
 }
 
 // provisionAttempt bounds one provisioning request. Nodes of a cluster
@@ -155,10 +189,7 @@ func (b *Bus) retireExtraPartitions(ctx context.Context) error {
 		return nil
 	}
 	if b.Cfg.Replicas > 1 {
-		// Other nodes pull from these consumers and hash sentinels with
-		// their own count: one node's different count would strand events
-		// and break order. Every node of a cluster uses one count.
-		return fmt.Errorf("bus: the cluster runs with bus.partitions=%d and this node is configured with %d: use the same count on every node", existing, b.Cfg.Partitions)
+		return nil // a cluster's count is pinned by agreePartitions
 	}
 	info, err := b.Events.Info(ctx)
 	if err != nil {
