@@ -3,9 +3,9 @@ package sentinels
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"maps"
 	"slices"
-	"fmt"
 	"sort"
 	"sync"
 	"sync/atomic"
@@ -39,7 +39,7 @@ type cache struct {
 	// upTo is the bucket sequence the watcher has delivered up to.
 	upTo atomic.Uint64
 	stop context.CancelFunc
-	done  chan struct{}
+	done chan struct{}
 }
 
 // StartCache mirrors the bucket in memory and serves List from the mirror.
