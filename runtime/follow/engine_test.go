@@ -5,6 +5,7 @@ import (
 	"io"
 	"log/slog"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -283,3 +284,31 @@ func TestEngineConsumesTheLifecycleStream(t *testing.T) {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// In a cluster only the follow job's owner consumes the lifecycle stream:
+// a node that does not own it leaves events to the owner, and picks them
+// up (nothing lost) once it gains the job.
+func TestEngineConsumesOnlyWhileItOwnsTheJob(t *testing.T) {
+	e := newFenv(t)
+	var owns atomic.Bool
+	e.engine.Owns = owns.Load
+	e.register(t, "chief", sessions.RegisterInput{})
+	e.follow(t, follow.Request{Follower: "chief", Selector: follow.Selector{All: true}, BatchMs: ms(0)})
+	require.NoError(t, e.engine.Start(context.Background(), e.bus.Bus))
+	require.NoError(t, e.reg.RecordPR(context.Background(), "w9", "https://github.com/o/r/pull/4", sessions.PRMerged, "Merge me"))
+	info, err := e.bus.Bus.Lifecycle.Info(context.Background())
+	require.NoError(t, err)
+	require.NotZero(t, info.State.Msgs)
+	cons, err := e.bus.Bus.Lifecycle.Consumer(context.Background(), follow.ConsumerName)
+	require.NoError(t, err)
+	ci, err := cons.Info(context.Background())
+	require.NoError(t, err)
+	require.EqualValues(t, 0, ci.Delivered.Consumer, "not the owner: nothing consumed")
+	require.Empty(t, e.inboxOf(t, "chief"))
+
+	owns.Store(true)
+	bustest.Eventually(t, 15*time.Second, func() bool {
+		e.clock.Advance(0)
+		return len(e.inboxOf(t, "chief")) == 1
+	}, "the owner's digest")
+}
