@@ -282,9 +282,28 @@ func (a *App) URL() string { return "http://" + a.ln.Addr().String() }
 // sweep, starts the delivery workers and the poll loop, serves HTTP and
 // writes daemon.json.
 func (a *App) Start(ctx context.Context) error {
-	a.Sentinels.Reattach(ctx)
-	if _, err := a.Sentinels.Expirer.Sweep(ctx); err != nil {
-		a.Log.Warn("start-up expiry sweep failed", "err", err)
+	runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	a.runCancel = cancel
+	if a.Cluster != nil {
+		// Join first: the start-up re-attach and sweep are once-per-cluster
+		// work, done here only by the node that owns them.
+		a.Cluster.Self.APIURL = a.URL()
+		a.Cluster.Round(ctx)
+		var cwg sync.WaitGroup
+		cwg.Add(1)
+		go func() { defer cwg.Done(); a.Cluster.Run(runCtx) }()
+		a.push("cluster membership", func(context.Context) error { cancel(); cwg.Wait(); return nil })
+		if err := a.servePollNow(runCtx); err != nil {
+			return err
+		}
+	}
+	if a.owner().OwnsJob(cluster.JobReconcile) {
+		a.Sentinels.Reattach(ctx)
+	}
+	if a.owner().OwnsJob(cluster.JobExpiry) {
+		if _, err := a.Sentinels.Expirer.Sweep(ctx); err != nil {
+			a.Log.Warn("start-up expiry sweep failed", "err", err)
+		}
 	}
 	// Subsystems (the sessions router, follows) start before the delivery
 	// workers that route through them, and so stop after them.
@@ -302,18 +321,6 @@ func (a *App) Start(ctx context.Context) error {
 		return err
 	}
 	a.push("delivery workers", func(context.Context) error { a.Workers.Stop(); return nil })
-	runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	a.runCancel = cancel
-	if a.Cluster != nil {
-		a.Cluster.Self.APIURL = a.URL()
-		a.Cluster.Round(ctx) // claim leases before the first tick
-		a.wg.Add(1)
-		go func() { defer a.wg.Done(); a.Cluster.Run(runCtx) }()
-		if err := a.servePollNow(runCtx); err != nil {
-			cancel()
-			return err
-		}
-	}
 	a.wg.Add(3)
 	go func() { defer a.wg.Done(); _ = a.Loop.Run(runCtx) }()
 	go func() { defer a.wg.Done(); a.housekeeping(runCtx) }()
