@@ -98,6 +98,13 @@ func (h *Homes) remoteHome(s *Session, hook *Hook) (string, bool) {
 	return s.HomeNode, true
 }
 
+func (h *Homes) logger() *slog.Logger {
+	if h.Log == nil {
+		return slog.New(slog.DiscardHandler)
+	}
+	return h.Log
+}
+
 // enqueueNotify hands msg's notify hook to home as a durable job.
 func (h *Homes) enqueueNotify(ctx context.Context, home string, msg inbox.Message, hops int) error {
 	raw, err := json.Marshal(hookJob{Kind: jobNotify, From: h.Node, Hops: hops, Message: msg})
@@ -108,7 +115,7 @@ func (h *Homes) enqueueNotify(ctx context.Context, home string, msg inbox.Messag
 	if err != nil {
 		return fmt.Errorf("%w (node %s): %w", errHandOver, home, err)
 	}
-	h.Log.Debug("notify hook handed to the home node", "session", msg.To, "message", msg.ID, "home", home, "duplicate", dup)
+	h.logger().Debug("notify hook handed to the home node", "session", msg.To, "message", msg.ID, "home", home, "duplicate", dup)
 	return nil
 }
 
@@ -178,6 +185,6 @@ func (h *Homes) resume(ctx context.Context, home, id string) (Resolution, error)
 	if !ok {
 		return Resolution{}, fmt.Errorf("resume session %s: node %s answered an unknown action %q", id, home, rep.Action)
 	}
-	h.Log.Debug("session resumed on its home node", "session", id, "home", home, "action", rep.Action, "to", rep.To)
+	h.logger().Debug("session resumed on its home node", "session", id, "home", home, "action", rep.Action, "to", rep.To)
 	return Resolution{Action: act, To: rep.To, Reason: rep.Reason}, nil
 }
