@@ -64,8 +64,25 @@ func publishEvent(t *testing.T, a *app.App, sentinelID, evID, subject string) {
 	require.NoError(t, err)
 }
 
+// write is expect for a write on a loaded machine: a node whose heartbeat
+// lagged answers 503 cluster_unavailable (nothing done) for a moment, so
+// the write is repeated until it is answered otherwise.
+func write(n *node, status int, method, path string, body any) map[string]any {
+	n.t.Helper()
+	var resp *http.Response
+	var raw []byte
+	bustest.Eventually(n.t, 60*time.Second, func() bool {
+		resp, raw = n.req(method, path, body)
+		return resp.StatusCode != http.StatusServiceUnavailable
+	}, "%s %s to be served", method, path)
+	require.Equal(n.t, status, resp.StatusCode, "%s %s: %s", method, path, raw)
+	var out map[string]any
+	require.NoError(n.t, json.Unmarshal(raw, &out), string(raw))
+	return out
+}
+
 func watch(n *node, session, subject string) string {
-	out := n.expect(201, "POST", "/sentinels", map[string]any{"subject": subject, "sessionId": session, "provider": "fake", "types": []string{"*"}})
+	out := write(n, 201, "POST", "/sentinels", map[string]any{"subject": subject, "sessionId": session, "provider": "fake", "types": []string{"*"}})
 	return out["sentinel"].(map[string]any)["id"].(string)
 }
 
@@ -88,11 +105,11 @@ func TestCommandHooksRunOnTheSessionsHomeNode(t *testing.T) {
 	a, b := &node{t: t, app: apps[0]}, &node{t: t, app: apps[1]}
 	script, dir := markerHook(t)
 	hooks := map[string]any{"notify": []string{script, dir, "notify-{messageId}"}, "resume": []string{script, dir, "resume-{sessionId}"}}
-	a.expect(201, "POST", "/sessions", map[string]any{"id": "homed", "hooks": hooks})
+	write(a, 201, "POST", "/sessions", map[string]any{"id": "homed", "hooks": hooks})
 	require.Equal(t, "n1", b.expect(200, "GET", "/sessions/homed", nil)["session"].(map[string]any)["homeNode"], "the view names the home")
 
 	// A message stored by B wakes the session on A.
-	msg := b.expect(201, "POST", "/sessions/homed/messages", map[string]any{"text": "wake up"})["message"].(map[string]any)
+	msg := write(b, 201, "POST", "/sessions/homed/messages", map[string]any{"text": "wake up"})["message"].(map[string]any)
 	name := "notify-" + msg["id"].(string)
 	bustest.Eventually(t, 30*time.Second, func() bool { return marker(dir, name) != "" }, "the notify hook to run")
 	bustest.Eventually(t, 30*time.Second, func() bool { return pendingHookJobs(t, apps[1], "n1") == 0 }, "the job to be acked")
@@ -102,7 +119,7 @@ func TestCommandHooksRunOnTheSessionsHomeNode(t *testing.T) {
 	sid := watch(b, "homed", "github:o/r#1")
 	apps[0].Workers.Stop()
 	apps[2].Workers.Stop() // only B delivers
-	b.expect(202, "POST", "/sessions/homed/events", map[string]any{"kind": "crashed"})
+	write(b, 202, "POST", "/sessions/homed/events", map[string]any{"kind": "crashed"})
 	publishEvent(t, apps[1], sid, "evt_resume", "github:o/r#1")
 	bustest.Eventually(t, 30*time.Second, func() bool { return len(inboxTexts(b, "homed")) == 2 }, "the event delivered after the resume")
 	require.Equal(t, "n1\n", marker(dir, "resume-homed"), "the resume hook ran once, on the home node")
@@ -145,22 +162,22 @@ func TestHooksOfADownHomeNodeWaitForItURLHooksDoNot(t *testing.T) {
 	url := &hits{}
 	srv := httptest.NewServer(url)
 	defer srv.Close()
-	a.expect(201, "POST", "/sessions", map[string]any{"id": "cmd", "hooks": map[string]any{
+	write(a, 201, "POST", "/sessions", map[string]any{"id": "cmd", "hooks": map[string]any{
 		"notify": []string{script, dir, "notify-{messageId}"}, "resume": []string{script, dir, "resume-{sessionId}"}}})
-	a.expect(201, "POST", "/sessions", map[string]any{"id": "web", "hooks": map[string]any{"notify": srv.URL + "/wake"}})
+	write(a, 201, "POST", "/sessions", map[string]any{"id": "web", "hooks": map[string]any{"notify": srv.URL + "/wake"}})
 	sid := watch(b, "cmd", "github:o/r#2")
 
 	require.NoError(t, apps[0].Stop(context.Background()))
 
-	b.expect(201, "POST", "/sessions/web/messages", map[string]any{"text": "wake up"})
+	write(b, 201, "POST", "/sessions/web/messages", map[string]any{"text": "wake up"})
 	bustest.Eventually(t, 30*time.Second, func() bool { return url.count() == 1 }, "the URL hook to run with its home down")
 
-	msg := b.expect(201, "POST", "/sessions/cmd/messages", map[string]any{"text": "wake up"})["message"].(map[string]any)
+	msg := write(b, 201, "POST", "/sessions/cmd/messages", map[string]any{"text": "wake up"})["message"].(map[string]any)
 	name := "notify-" + msg["id"].(string)
 	bustest.Eventually(t, 30*time.Second, func() bool { return pendingHookJobs(t, apps[1], "n1") == 1 }, "the job to wait for n1")
 	require.Empty(t, marker(dir, name), "no other node ran it")
 
-	b.expect(202, "POST", "/sessions/cmd/events", map[string]any{"kind": "crashed"})
+	write(b, 202, "POST", "/sessions/cmd/events", map[string]any{"kind": "crashed"})
 	publishEvent(t, apps[1], sid, "evt_wait", "github:o/r#2")
 	cons, err := apps[1].Bus.PartitionConsumer(context.Background(), bus.Partition(sid, cfgs[1].Bus.Partitions))
 	require.NoError(t, err)
