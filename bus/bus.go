@@ -99,6 +99,9 @@ func Open(ctx context.Context, nc *nats.Conn, cfg Config) (*Bus, error) {
 			return nil, err
 		}
 	}
+	if err := openHookJobs(ctx, js, cfg); err != nil {
+		return nil, err
+	}
 	if err := b.retireExtraPartitions(ctx); err != nil {
 		return nil, err
 	}

@@ -159,6 +159,9 @@ type Session struct {
 	HeartbeatTTLMs  int64         `json:"heartbeatTtlMs,omitempty"`
 	Sentinel        bool          `json:"sentinel"`
 	Hooks           *SessionHooks `json:"hooks,omitempty"`
+	// HomeNode is the node the session last registered through: its
+	// command hooks run there (docs/harness.md).
+	HomeNode string `json:"homeNode,omitempty"`
 	// ContinuedTo names the session that took over (a resume under a new
 	// id); such a session is retired.
 	ContinuedTo string `json:"continuedTo,omitempty"`

@@ -41,6 +41,7 @@ type sessionWiring struct {
 	registry *sessions.Registry
 	inboxes  *sessions.Inboxes
 	notifier *sessions.Notifier
+	homes    *sessions.Homes // nil on a single node
 	autolink *sessions.AutoLink
 	engine   *follow.Engine
 	follows  *follow.Store
@@ -60,10 +61,17 @@ func (a *App) wireSessions() subsystem {
 	b, now := a.Bus, a.now
 	log := a.Log.With("component", "sessions")
 	reg := sessions.NewRegistry(b, now, log)
-	runner := &sessions.HookRunner{}
+	reg.SetNode(a.Cfg.Node.Name)
+	runner := &sessions.HookRunner{Node: a.Cfg.Node.Name}
 	notifier := &sessions.Notifier{Registry: reg, Runner: runner, Log: log}
 	inboxes := sessions.NewInboxes(b, a.Inbox, reg, notifier)
 	resolver := &sessions.Resolver{Registry: reg, Runner: runner, Log: log}
+	var homes *sessions.Homes
+	if a.Cluster != nil {
+		// Command hooks run on the session's home node (docs/harness.md).
+		homes = &sessions.Homes{Bus: b, Node: a.Cfg.Node.Name, Notifier: notifier, Resolver: resolver, Log: log.With("component", "homes")}
+		notifier.Homes, resolver.Homes = homes, homes
+	}
 	autolink := &sessions.AutoLink{Sentinels: a.Sentinels, Enabled: a.autoWatchPRs, Log: log.With("component", "autolink")}
 	reg.SetPRHook(autolink.PROpened)
 	router := &sessions.Router{Resolver: resolver, Append: inboxes.Append, Park: a.Park, Log: log, Now: now,
@@ -75,7 +83,7 @@ func (a *App) wireSessions() subsystem {
 	store := follow.NewStore(b.Follows)
 	engine := follow.NewEngine(store, reg, resolver, inboxes.Append, a.Park, nil, a.Log.With("component", "follows"))
 	engine.Metrics = a.Metrics
-	w := &sessionWiring{registry: reg, inboxes: inboxes, notifier: notifier, autolink: autolink, engine: engine, follows: store}
+	w := &sessionWiring{registry: reg, inboxes: inboxes, notifier: notifier, homes: homes, autolink: autolink, engine: engine, follows: store}
 	sapi, iapi, fapi := sessionsAPI{reg: reg}, inboxesAPI{svc: inboxes}, followsAPI{engine: engine}
 	return subsystem{
 		Router:  router,
@@ -97,14 +105,21 @@ func (a *App) wireSessions() subsystem {
 	}
 }
 
-// start runs the notify workers, the follow consumer and the heartbeat
-// sweep.
+// start runs the notify workers, the home node's hook jobs and resume
+// answers (in a cluster), the follow consumer and the heartbeat sweep.
 func (w *sessionWiring) start(ctx context.Context, a *App) error {
 	w.notifier.Start()
 	if a.Cluster != nil {
 		w.engine.Owns = func() bool { return a.Cluster.OwnsJob(cluster.JobFollowDigests) }
 	}
+	if w.homes != nil {
+		if err := w.homes.Start(ctx); err != nil {
+			w.notifier.Stop()
+			return err
+		}
+	}
 	if err := w.engine.Start(ctx, a.Bus); err != nil {
+		w.homes.Stop()
 		w.notifier.Stop()
 		return err
 	}
@@ -130,7 +145,7 @@ func (w *sessionWiring) start(ctx context.Context, a *App) error {
 }
 
 // stop ends streams, stops the sweep, flushes pending digests and waits
-// for auto-links and notify hooks. Idempotent.
+// for auto-links, hook jobs and notify hooks. Idempotent.
 func (w *sessionWiring) stop() {
 	w.stopOnce.Do(func() {
 		w.inboxes.Close()
@@ -140,6 +155,7 @@ func (w *sessionWiring) stop() {
 		w.wg.Wait()
 		w.engine.Stop()
 		w.autolink.Stop()
+		w.homes.Stop()
 		w.notifier.Stop()
 	})
 }

@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"os"
 	"os/exec"
 	"strings"
 	"time"
@@ -34,6 +35,10 @@ type HookRunner struct {
 	HTTP *http.Client
 	// Timeout is the default timeout (DefaultHookTimeout when zero).
 	Timeout time.Duration
+	// Node, when set, is this node's name, given to command hooks in the
+	// SENTINEL_NODE environment variable (beside the node's own
+	// environment).
+	Node string
 }
 
 // Run runs h with vars substituted into its argv ({name} placeholders) and
@@ -61,6 +66,9 @@ func (r *HookRunner) Run(ctx context.Context, h *Hook, vars map[string]string, p
 	argv := expand(h.Command, vars)
 	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
 	cmd.Stdin = bytes.NewReader(payload)
+	if r.Node != "" {
+		cmd.Env = append(os.Environ(), "SENTINEL_NODE="+r.Node)
+	}
 	var out, errOut limitedBuffer
 	out.max, errOut.max = maxHookOutput, 4096
 	cmd.Stdout, cmd.Stderr = &out, &errOut

@@ -3,6 +3,7 @@ package sessions
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"log/slog"
 	"strconv"
 	"sync"
@@ -15,10 +16,14 @@ import (
 // Notifier runs a session's notify hook when a message lands in its
 // inbox, on its own workers: it never blocks or fails the delivery. fyi
 // messages never trigger it. The last failure is recorded on the session.
+// In a cluster (Homes set), a command hook of a session that lives on
+// another node is handed to that node as a durable job instead.
 type Notifier struct {
 	Registry *Registry
 	Runner   *HookRunner
 	Log      *slog.Logger
+	// Homes, when set, sends command hooks to the session's home node.
+	Homes *Homes
 	// Workers is the number of concurrent hook runs (default 4); Queue the
 	// number of pending notifications kept before new ones are dropped
 	// (default 256).
@@ -96,10 +101,39 @@ func (n *Notifier) work() {
 
 func (n *Notifier) run(msg inbox.Message) {
 	ctx := n.ctx
-	s, err := n.Registry.Lookup(ctx, msg.To)
-	if err != nil || s == nil || s.Forgotten || s.Hooks == nil || s.Hooks.Notify == nil {
-		return
+	if err := n.dispatch(ctx, msg, 0); err != nil {
+		n.Log.Warn("notify hook not run", "session", msg.To, "message", msg.ID, "err", err)
+		if errors.Is(err, errHandOver) {
+			if serr := n.Registry.SetNotifyError(context.WithoutCancel(ctx), msg.To, err); serr != nil {
+				n.Log.Warn("recording the notify failure failed", "session", msg.To, "err", serr)
+			}
+		}
 	}
+}
+
+// dispatch runs msg's notify hook here, or hands it to the session's home
+// node when that is another node and the hook is a command (hops counts
+// the hand-overs so far; past maxHomeHops it runs here). It fails only
+// when the session could not be read or the hand-over failed
+// (errHandOver); a failing hook is recorded on the session, not returned.
+func (n *Notifier) dispatch(ctx context.Context, msg inbox.Message, hops int) error {
+	s, err := n.Registry.Lookup(ctx, msg.To)
+	if err != nil {
+		return err
+	}
+	if s == nil || s.Forgotten || s.Hooks == nil || s.Hooks.Notify == nil {
+		return nil
+	}
+	if home, remote := n.Homes.remoteHome(s, s.Hooks.Notify); remote && hops < maxHomeHops {
+		return n.Homes.enqueueNotify(ctx, home, msg, hops+1)
+	}
+	n.runHook(ctx, s, msg)
+	return nil
+}
+
+// runHook runs the notify hook of s for msg on this node and records a
+// failure on the session.
+func (n *Notifier) runHook(ctx context.Context, s *Session, msg inbox.Message) {
 	payload, err := json.Marshal(msg)
 	if err != nil {
 		return

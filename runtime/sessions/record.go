@@ -75,8 +75,11 @@ type Session struct {
 	LastSeenTs      int64  `json:"lastSeenTs"`
 	HeartbeatTTLMs  int64  `json:"heartbeatTtlMs,omitempty"`
 	// Sentinel false opts the session out of PR auto-link.
-	Sentinel    bool   `json:"sentinel"`
-	Hooks       *Hooks `json:"hooks,omitempty"`
+	Sentinel bool   `json:"sentinel"`
+	Hooks    *Hooks `json:"hooks,omitempty"`
+	// HomeNode is the node the session last registered through: where its
+	// harness lives, so where its command hooks run (see Homes).
+	HomeNode    string `json:"homeNode,omitempty"`
 	ContinuedTo string `json:"continuedTo,omitempty"`
 	RetiredAt   int64  `json:"retiredAt,omitempty"`
 	// Forgotten marks a removed row (a tombstone): deliveries to it park.

@@ -26,6 +26,9 @@ type Registry struct {
 	kv  jetstream.KeyValue
 	now func() time.Time
 	log *slog.Logger
+	// node is this node's name, recorded as the home of the sessions
+	// registered here; set by SetNode.
+	node string
 	// onPR is called after a PR was recorded (auto-link); set by SetPRHook.
 	onPR func(ctx context.Context, s Session, pr PR, isNew bool)
 }
@@ -44,6 +47,12 @@ func NewRegistry(b *bus.Bus, now func() time.Time, log *slog.Logger) *Registry {
 // SetPRHook installs the function called after a PR is recorded. It must
 // be set before the registry is used.
 func (r *Registry) SetPRHook(fn func(ctx context.Context, s Session, pr PR, isNew bool)) { r.onPR = fn }
+
+// SetNode names the node this registry runs on: a session registered
+// through it records it as its homeNode (a later registration through
+// another node moves the home there). It must be set before the registry
+// is used; empty records no home.
+func (r *Registry) SetNode(name string) { r.node = name }
 
 // Now returns the registry's clock.
 func (r *Registry) Now() time.Time { return r.now() }
@@ -189,7 +198,8 @@ type RegisterInput struct {
 
 // Register creates or updates a session and marks it running (a
 // registration is also a heartbeat). An ended or forgotten session is
-// revived with its end reason cleared.
+// revived with its end reason cleared. The session's home becomes this
+// node (SetNode).
 func (r *Registry) Register(ctx context.Context, in RegisterInput) (Session, bool, error) {
 	if in.ParentSessionID != nil && *in.ParentSessionID != "" && !sentinel.ValidSessionID(*in.ParentSessionID) {
 		return Session{}, false, sentinel.Errorf(sentinel.CodeInvalidSessionID, "parentSessionId %q must be "+sentinel.SessionIDRule, *in.ParentSessionID)
@@ -217,6 +227,9 @@ func (r *Registry) Register(ctx context.Context, in RegisterInput) (Session, boo
 		}
 		if in.Sentinel != nil {
 			s.Sentinel = *in.Sentinel
+		}
+		if r.node != "" {
+			s.HomeNode = r.node
 		}
 		s.Status = StatusRunning
 		s.EndedReason = ""
@@ -313,7 +326,7 @@ func (r *Registry) Sweep(ctx context.Context) (int, error) {
 
 // ContinueTo records that id was resumed as next: id becomes retired with
 // continuedTo = next, and next is registered running (inheriting label,
-// cwd, parent and hooks) when it is not known yet.
+// cwd, parent, hooks and home node) when it is not known yet.
 func (r *Registry) ContinueTo(ctx context.Context, id, next string) error {
 	old, _, err := r.mutate(ctx, id, false, func(s *Session, _ bool) error {
 		s.ContinuedTo = next
@@ -324,7 +337,7 @@ func (r *Registry) ContinueTo(ctx context.Context, id, next string) error {
 	}
 	_, _, err = r.mutate(ctx, next, true, func(s *Session, created bool) error {
 		if created || s.Forgotten {
-			*s = Session{ID: next, Label: old.Label, Cwd: old.Cwd, ParentSessionID: old.ParentSessionID, Hooks: old.Hooks,
+			*s = Session{ID: next, Label: old.Label, Cwd: old.Cwd, ParentSessionID: old.ParentSessionID, Hooks: old.Hooks, HomeNode: old.HomeNode,
 				HeartbeatTTLMs: old.HeartbeatTTLMs, Sentinel: old.Sentinel, CreatedTs: r.now().UnixMilli()}
 		}
 		s.Status = StatusRunning

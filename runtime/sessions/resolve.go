@@ -48,10 +48,18 @@ const maxHops = 32
 // timeout) minus a margin, whatever the hook's own timeout: the margin is
 // left to park or deliver the event once the hook has answered or been
 // stopped.
+//
+// In a cluster (Homes set), a command resume hook of a session that lives
+// on another node runs there: the resolver asks the home node (a request
+// bounded by the same deadline) and routes by its answer. When the home
+// node does not answer, Resolve fails, so the delivery is retried later
+// (never acknowledged, never lost); a URL hook runs here.
 type Resolver struct {
 	Registry *Registry
 	Runner   *HookRunner
 	Log      *slog.Logger
+	// Homes, when set, runs command resume hooks on the session's home node.
+	Homes *Homes
 
 	// mu guards locks; it is never held while a session lock is awaited.
 	mu    sync.Mutex
@@ -194,6 +202,13 @@ func (r *Resolver) successor(ctx context.Context, s *Session) (*Session, error) 
 // Concurrent resumes of one session share one run: a second caller finds
 // it alive (or continued) after the first.
 func (r *Resolver) resume(ctx context.Context, id string) (Resolution, error) {
+	return r.resumeOn(ctx, id, false)
+}
+
+// resumeOn is resume; here is set when another node asked this one (the
+// session's home) to resume it: the hook then never travels again, and a
+// home that moved meanwhile is an error the asking node retries.
+func (r *Resolver) resumeOn(ctx context.Context, id string, here bool) (Resolution, error) {
 	unlock := r.lock(id)
 	defer unlock()
 	s, err := r.Registry.Lookup(ctx, id)
@@ -212,6 +227,14 @@ func (r *Resolver) resume(ctx context.Context, id string) (Resolution, error) {
 	reason := firstNonEmpty(s.Effective(r.Registry.Now()).EndedReason, "ended")
 	if s.Hooks == nil || s.Hooks.Resume == nil {
 		return Resolution{Action: Park, Reason: fmt.Sprintf("session %s ended (%s) and has no resume hook", id, reason)}, nil
+	}
+	if home, remote := r.Homes.remoteHome(s, s.Hooks.Resume); remote {
+		if here {
+			return Resolution{}, fmt.Errorf("resume session %s: its home moved to node %s: %w", id, home, errHomeMoved)
+		}
+		hctx, cancel := hookContext(ctx)
+		defer cancel()
+		return r.Homes.resume(hctx, home, id)
 	}
 	payload, _ := json.Marshal(map[string]string{"sessionId": id, "reason": reason})
 	hctx, cancel := hookContext(ctx)
