@@ -280,8 +280,9 @@ func (n *Node) review(ctx context.Context, item string, members []string) {
 		raw, _ := json.Marshal(leaseValue{Owner: n.Name, Since: n.sinceOf(item)})
 		rev, err := n.Leases.Update(rctx, key, raw, l.rev)
 		if err != nil {
-			if errors.Is(err, jetstream.ErrKeyExists) {
-				n.drop(item) // lost: someone else holds it now
+			if errors.Is(err, jetstream.ErrKeyExists) || errors.Is(err, jetstream.ErrKeyRevisionMismatch) ||
+				errors.Is(err, jetstream.ErrKeyNotFound) || errors.Is(err, jetstream.ErrKeyDeleted) {
+				n.drop(item) // lost: it lapsed, or someone else holds it now
 			}
 			return // a timeout keeps the lease until it lapses locally
 		}
