@@ -50,6 +50,7 @@ type App struct {
 	Cluster *cluster.Node
 
 	now       func() time.Time
+	startedAt time.Time
 	nats      *embedded.Server
 	ln        net.Listener
 	handler   http.Handler
@@ -219,6 +220,7 @@ func (a *App) wire(ctx context.Context) error {
 		Observe: func(status int) { a.Metrics.InboundRequests.WithLabelValues(fmt.Sprint(status)).Inc() }}
 	routes.Public = append(routes.Public, in.Mount)
 	routes.API = append(routes.API, func(r chi.Router) { httpapi.SentinelRoutes(r, sapi) })
+	routes.API = append(routes.API, func(r chi.Router) { httpapi.ClusterRoutes(r, clusterAPI{a}) })
 	hosts, err := ingress.NewHostPolicy(a.Cfg.AllowedHosts, a.Cfg.PublicURL)
 	if err != nil {
 		return err
@@ -272,6 +274,7 @@ func (a *App) URL() string { return "http://" + a.ln.Addr().String() }
 // sweep, starts the delivery workers and the poll loop, serves HTTP and
 // writes daemon.json.
 func (a *App) Start(ctx context.Context) error {
+	a.startedAt = a.now().UTC()
 	a.Sentinels.Reattach(ctx)
 	if _, err := a.Sentinels.Expirer.Sweep(ctx); err != nil {
 		a.Log.Warn("start-up expiry sweep failed", "err", err)
