@@ -18,6 +18,7 @@ import (
 
 	"github.com/agentproto/sentinel"
 	"github.com/agentproto/sentinel/bus/bustest"
+	"github.com/agentproto/sentinel/bus/embedded"
 	"github.com/agentproto/sentinel/cmd/cli"
 	"github.com/agentproto/sentinel/ingress/api"
 	"github.com/agentproto/sentinel/ingress/apiclient"
@@ -342,4 +343,69 @@ func TestClusterViewSingleNode(t *testing.T) {
 	var de *sentinel.Error
 	require.ErrorAs(t, err, &de)
 	require.Equal(t, api.CodeNotClustered, de.Code)
+}
+
+// On an external NATS deployment the node reports what a client account
+// sees: its members and leases, the assets' leaders, and the meta group
+// and routes as unknown; a removal deletes the member and names what is
+// left to the NATS operator.
+func TestClusterViewExternalMode(t *testing.T) {
+	ecfg := embedded.DefaultConfig()
+	ecfg.StoreDir, ecfg.SyncAlways, ecfg.ServerName = t.TempDir(), false, "ext1"
+	ecfg.Listen, ecfg.ListenToken = "127.0.0.1:-1", "external-nats-token"
+	srv, err := embedded.Start(ecfg, nil)
+	require.NoError(t, err)
+	t.Cleanup(srv.Shutdown)
+
+	cfg := app.DefaultConfig()
+	cfg.Home = t.TempDir()
+	cfg.Listen = "127.0.0.1:0"
+	cfg.Testing.FakeProvider = true
+	cfg.Node.Name = "x1"
+	cfg.NATS.URL = []string{srv.ClientURL()}
+	cfg.NATS.ClientToken = "external-nats-token"
+	a, err := app.New(cfg, testLogger(t, "x1"))
+	require.NoError(t, err)
+	require.NoError(t, a.Start(context.Background()))
+	t.Cleanup(func() { _ = a.Stop(context.Background()) })
+
+	var v api.ClusterView
+	bustest.Eventually(t, 30*time.Second, func() bool {
+		v, err = viewOf(t, a)
+		return err == nil && settledExternal(v)
+	}, "the node owns every item")
+	require.Equal(t, api.ModeExternal, v.Mode)
+	require.Equal(t, []string{"x1"}, memberNames(v))
+	require.False(t, v.RoutesKnown)
+	require.False(t, v.Meta.Known)
+	require.Contains(t, v.Meta.Note, "system account")
+	for _, as := range v.Assets {
+		require.Equal(t, "ext1", as.Leader, as.Name)
+	}
+
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	last, _ := json.Marshal(cluster.Member{Name: "x2", BeatAt: time.Now().Add(-time.Minute)})
+	_, err = a.Bus.Nodes.Put(ctx, "node.x2", last)
+	require.NoError(t, err)
+	code, out, errOut := runCLI(t, a, "cluster", "remove", "x2", "--json")
+	require.Equal(t, 0, code, errOut)
+	var res struct {
+		Removed api.ClusterRemoved `json:"removed"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(out), &res), out)
+	require.False(t, res.Removed.PeerRemoved)
+	require.True(t, res.Removed.MemberRemoved)
+	require.Contains(t, res.Removed.Note, "peer-remove")
+	code, _, _ = runCLI(t, a, "cluster", "remove", "ghost")
+	require.Equal(t, api.ExitNotFound, code)
+}
+
+func settledExternal(v api.ClusterView) bool {
+	for _, l := range v.Leases {
+		if l.Owner != "x1" {
+			return false
+		}
+	}
+	return len(v.Members) == 1 && v.Members[0].Live
 }
