@@ -17,7 +17,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentproto/sentinel"
-	"github.com/agentproto/sentinel/bus/bustest"
 	"github.com/agentproto/sentinel/bus/embedded"
 	"github.com/agentproto/sentinel/cmd/cli"
 	"github.com/agentproto/sentinel/ingress/api"
@@ -90,10 +89,35 @@ func metaPeers(v api.ClusterView) []string {
 	return out
 }
 
+// waitFor waits until cond reports nothing left to wait for (""),
+// asking every 100 ms (a view costs some thirty JetStream requests), and
+// fails with the last reason after within.
+func waitFor(t *testing.T, within time.Duration, what string, cond func() string) {
+	t.Helper()
+	deadline := time.NewTimer(within)
+	defer deadline.Stop()
+	tick := time.NewTicker(100 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		why := cond()
+		if why == "" {
+			return
+		}
+		select {
+		case <-deadline.C:
+			t.Fatalf("%s: not within %s: %s", what, within, why)
+		case <-tick.C:
+		}
+	}
+}
+
 // settled reports why a view is not yet the steady state of a healthy
 // cluster of names ("" once it is): every member live, every item owned
 // by one of them, a meta leader and every asset led and current.
 func settled(v api.ClusterView, names []string) string {
+	if !v.Writable {
+		return "not writable: " + v.WritableError
+	}
 	if !slices.Equal(memberNames(v), names) {
 		return fmt.Sprintf("members %v", memberNames(v))
 	}
@@ -129,24 +153,20 @@ func TestClusterViewOverHTTPAndCLI(t *testing.T) {
 	apps := startCluster(t, cfgs)
 	names := []string{"n1", "n2", "n3"}
 	views := make([]api.ClusterView, len(apps))
-	why := ""
-	bustest.Eventually(t, 60*time.Second, func() bool {
+	waitFor(t, 60*time.Second, "a settled, consistent view on every node", func() string {
 		for i, a := range apps {
 			v, err := viewOf(t, a)
 			if err != nil {
-				why = err.Error()
-				return false
+				return err.Error()
 			}
-			if why = settled(v, names); why != "" {
-				why = a.Cfg.Node.Name + ": " + why
-				return false
+			if why := settled(v, names); why != "" {
+				return a.Cfg.Node.Name + ": " + why
 			}
 			views[i] = v
 		}
 		for _, v := range views[1:] {
 			if !maps.Equal(owners(views[0]), owners(v)) || views[0].Meta.Leader != v.Meta.Leader {
-				why = "views differ"
-				return false
+				return "views differ"
 			}
 		}
 		// What the bucket says each node owns is what it holds.
@@ -159,12 +179,11 @@ func TestClusterViewOverHTTPAndCLI(t *testing.T) {
 			}
 			slices.Sort(fromView)
 			if !slices.Equal(fromView, a.Cluster.Held()) {
-				why = fmt.Sprintf("%s holds %v, the bucket says %v", a.Cfg.Node.Name, a.Cluster.Held(), fromView)
-				return false
+				return fmt.Sprintf("%s holds %v, the bucket says %v", a.Cfg.Node.Name, a.Cluster.Held(), fromView)
 			}
 		}
-		return true
-	}, "a settled, consistent view on every node: %s", &why)
+		return ""
+	})
 
 	for i, v := range views {
 		a := apps[i]
@@ -215,20 +234,21 @@ func TestClusterViewOverHTTPAndCLI(t *testing.T) {
 	require.Equal(t, "n3", js.Cluster.Node)
 	require.Equal(t, names, memberNames(js.Cluster))
 
-	bustest.Eventually(t, 30*time.Second, func() bool {
+	waitFor(t, 30*time.Second, "the gauges count 3 members with quorum, every partition and job owned once", func() string {
 		polls, jobs := 0.0, 0.0
 		for _, a := range apps {
 			g := scrape(t, a)
 			if g["sentinel_cluster_members"] != 3 || g["sentinel_cluster_quorum"] != 1 {
-				why = fmt.Sprint(a.Cfg.Node.Name, g)
-				return false
+				return fmt.Sprint(a.Cfg.Node.Name, g)
 			}
 			polls += g["sentinel_cluster_owned_poll_partitions"]
 			jobs += g["sentinel_cluster_owned_jobs"]
 		}
-		why = fmt.Sprint(polls, jobs)
-		return polls == 32 && jobs == float64(len(cluster.Jobs))
-	}, "the gauges count 3 members with quorum, every partition and job owned once: %s", &why)
+		if polls != 32 || jobs != float64(len(cluster.Jobs)) {
+			return fmt.Sprint("owned polls ", polls, ", jobs ", jobs)
+		}
+		return ""
+	})
 }
 
 // A lost node is removed: a live one is refused (and the answering node
@@ -242,16 +262,13 @@ func TestClusterRemoveLostNode(t *testing.T) {
 	}
 	apps := startCluster(t, cfgs)
 	n1 := &node{t: t, app: apps[0]}
-	why := ""
-	bustest.Eventually(t, 60*time.Second, func() bool {
+	waitFor(t, 60*time.Second, "a settled cluster", func() string {
 		v, err := viewOf(t, apps[0])
 		if err != nil {
-			why = err.Error()
-			return false
+			return err.Error()
 		}
-		why = settled(v, []string{"n1", "n2", "n3"})
-		return why == ""
-	}, "a settled cluster: %s", &why)
+		return settled(v, []string{"n1", "n2", "n3"})
+	})
 
 	code, _, errOut := runCLI(t, apps[0], "cluster", "remove", "n2")
 	require.Equal(t, api.ExitInvalid, code, errOut)
@@ -274,26 +291,26 @@ func TestClusterRemoveLostNode(t *testing.T) {
 	require.NoError(t, err)
 
 	var out string
-	bustest.Eventually(t, 60*time.Second, func() bool {
+	waitFor(t, 60*time.Second, "n3 removed", func() string {
 		// The meta leader may be re-elected after n3 left: a refusal
 		// then is peer_remove_failed (exit 1), asked again.
 		code, out, errOut = runCLI(t, apps[0], "cluster", "remove", "n3")
-		why = errOut
 		require.Contains(t, []int{0, api.ExitError}, code, errOut)
-		return code == 0
-	}, "n3 removed: %s", &why)
+		if code != 0 {
+			return errOut
+		}
+		return ""
+	})
 	require.Contains(t, out, "Removed n3")
 
 	for _, a := range apps[:2] {
-		bustest.Eventually(t, 60*time.Second, func() bool {
+		waitFor(t, 60*time.Second, a.Cfg.Node.Name+": n3 gone from the members and the peers, its work taken over", func() string {
 			v, err := viewOf(t, a)
 			if err != nil {
-				why = err.Error()
-				return false
+				return err.Error()
 			}
-			why = settled(v, []string{"n1", "n2"})
-			return why == ""
-		}, "%s: n3 gone from the members and the peers, its work taken over: %s", a.Cfg.Node.Name, &why)
+			return settled(v, []string{"n1", "n2"})
+		})
 	}
 	code, _, errOut = runCLI(t, apps[1], "cluster", "remove", "n3")
 	require.Equal(t, api.ExitNotFound, code, "a second removal finds nothing: %s", errOut)
@@ -370,10 +387,12 @@ func TestClusterViewExternalMode(t *testing.T) {
 	t.Cleanup(func() { _ = a.Stop(context.Background()) })
 
 	var v api.ClusterView
-	bustest.Eventually(t, 30*time.Second, func() bool {
-		v, err = viewOf(t, a)
-		return err == nil && settledExternal(v)
-	}, "the node owns every item")
+	waitFor(t, 30*time.Second, "the node owns every item", func() string {
+		if v, err = viewOf(t, a); err != nil {
+			return err.Error()
+		}
+		return settledExternal(v)
+	})
 	require.Equal(t, api.ModeExternal, v.Mode)
 	require.Equal(t, []string{"x1"}, memberNames(v))
 	require.False(t, v.RoutesKnown)
@@ -401,11 +420,14 @@ func TestClusterViewExternalMode(t *testing.T) {
 	require.Equal(t, api.ExitNotFound, code)
 }
 
-func settledExternal(v api.ClusterView) bool {
+func settledExternal(v api.ClusterView) string {
 	for _, l := range v.Leases {
 		if l.Owner != "x1" {
-			return false
+			return l.Item + " owned by " + l.Owner
 		}
 	}
-	return len(v.Members) == 1 && v.Members[0].Live
+	if len(v.Members) != 1 || !v.Members[0].Live {
+		return fmt.Sprint("members ", v.Members)
+	}
+	return ""
 }
