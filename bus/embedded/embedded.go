@@ -66,6 +66,10 @@ type Server struct {
 	ns        *server.Server
 	token     string
 	clustered bool
+	// sysToken puts an in-process client in the system account (peer
+	// removal, see system.go); set on clustered servers only, never leaves
+	// the process.
+	sysToken string
 }
 
 // Start starts the server and waits until it accepts connections.
@@ -113,6 +117,11 @@ func Start(cfg Config, log *slog.Logger) (*Server, error) {
 	if err := applyCluster(opts, cfg.Cluster, cfg.StoreDir); err != nil {
 		return nil, err
 	}
+	token := opts.Authorization
+	var auth *clientAuth
+	if cfg.Cluster.Enabled() {
+		auth = newClientAuth(opts)
+	}
 	ns, err := server.NewServer(opts)
 	if err != nil {
 		return nil, fmt.Errorf("embedded: new server: %w", err)
@@ -120,12 +129,16 @@ func Start(cfg Config, log *slog.Logger) (*Server, error) {
 	if log != nil {
 		ns.SetLoggerV2(&slogAdapter{log: log}, false, false, false)
 	}
+	srv := &Server{ns: ns, token: token, clustered: cfg.Cluster.Enabled()}
+	if auth != nil {
+		auth.ns, srv.sysToken = ns, auth.system
+	}
 	go ns.Start()
 	if !ns.ReadyForConnections(cfg.ReadyTimeout) {
 		ns.Shutdown()
 		return nil, errors.New("embedded: nats-server not ready in time (is another node using this store dir?)")
 	}
-	return &Server{ns: ns, token: opts.Authorization, clustered: cfg.Cluster.Enabled()}, nil
+	return srv, nil
 }
 
 func randomToken() string {

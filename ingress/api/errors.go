@@ -22,6 +22,17 @@ const (
 	// CodeBodyTimeout ends a request whose body did not arrive within the
 	// body read timeout.
 	CodeBodyTimeout = "body_timeout"
+	// CodeNotClustered refuses a cluster operation on a single node.
+	CodeNotClustered = "not_clustered"
+	// CodeNodeNotFound names a node that is neither a member nor a
+	// JetStream peer.
+	CodeNodeNotFound = "node_not_found"
+	// CodeNodeLive refuses to remove a node whose heartbeat is current
+	// (without force), or the node that answers.
+	CodeNodeLive = "node_live"
+	// CodePeerRemoveFailed: JetStream refused a peer removal or did not
+	// answer (no meta leader).
+	CodePeerRemoveFailed = "peer_remove_failed"
 )
 
 // Entry is one row of the error catalogue.
@@ -74,6 +85,10 @@ var catalogue = map[string]int{
 	CodeForbiddenOrigin:              http.StatusForbidden,
 	CodeTooManyStreams:               http.StatusTooManyRequests,
 	CodeBodyTimeout:                  http.StatusRequestTimeout,
+	CodeNotClustered:                 http.StatusBadRequest,
+	CodeNodeNotFound:                 http.StatusNotFound,
+	CodeNodeLive:                     http.StatusConflict,
+	CodePeerRemoveFailed:             http.StatusInternalServerError,
 
 	// Setup refusals.
 	sentinel.CodeSetupCredentialsRequired: http.StatusBadRequest,

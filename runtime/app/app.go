@@ -50,6 +50,7 @@ type App struct {
 	Cluster *cluster.Node
 
 	now       func() time.Time
+	startedAt time.Time
 	nats      *embedded.Server
 	ln        net.Listener
 	handler   http.Handler
@@ -229,6 +230,7 @@ func (a *App) wire(ctx context.Context) error {
 		Writable: a.Writable}
 	routes.Public = append(routes.Public, in.Mount)
 	routes.API = append(routes.API, func(r chi.Router) { httpapi.SentinelRoutes(r, sapi) })
+	routes.API = append(routes.API, func(r chi.Router) { httpapi.ClusterRoutes(r, clusterAPI{a}) })
 	hosts, err := ingress.NewHostPolicy(a.Cfg.AllowedHosts, a.Cfg.PublicURL)
 	if err != nil {
 		return err
@@ -282,6 +284,7 @@ func (a *App) URL() string { return "http://" + a.ln.Addr().String() }
 // sweep, starts the delivery workers and the poll loop, serves HTTP and
 // writes daemon.json.
 func (a *App) Start(ctx context.Context) error {
+	a.startedAt = a.now().UTC()
 	runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	a.runCancel = cancel
 	if a.Cluster != nil {

@@ -5,6 +5,7 @@ import (
 
 	"github.com/agentproto/sentinel/providers"
 	"github.com/agentproto/sentinel/providers/github"
+	"github.com/agentproto/sentinel/runtime/cluster"
 )
 
 // githubClient is implemented by providers that talk to GitHub through the
@@ -14,11 +15,12 @@ type githubClient interface{ Client() *github.Client }
 // refreshGauges samples the gauges of the node's metrics: pending messages
 // per partition consumer, the inbox stream's depth, and the last GitHub
 // rate-limit remaining seen by each provider with a REST client (absent
-// until its first GitHub answer). It also creates the poll series of every
+// until its first GitHub answer), and the cluster gauges. It also creates the poll series of every
 // poll-capable provider at zero. It runs from housekeeping and before each
 // scrape of /metrics.
 func (a *App) refreshGauges(ctx context.Context) {
 	a.Workers.ReportPending(ctx)
+	a.refreshClusterGauges()
 	if info, err := a.Bus.Inbox.Info(ctx); err == nil {
 		a.Metrics.SetInboxDepth(float64(info.State.Msgs))
 	}
@@ -33,4 +35,23 @@ func (a *App) refreshGauges(ctx context.Context) {
 			}
 		}
 	}
+}
+
+// refreshClusterGauges samples the cluster gauges from this node's own
+// state (no request): the members its last round read, whether it can
+// write, and the leases it holds now.
+func (a *App) refreshClusterGauges() {
+	if a.Cluster == nil {
+		a.Metrics.SetCluster(1, a.Writable() == nil, a.pollPartitions(), len(cluster.Jobs))
+		return
+	}
+	polls, jobs := 0, 0
+	for _, item := range a.Cluster.Held() {
+		if cluster.IsPollItem(item) {
+			polls++
+		} else {
+			jobs++
+		}
+	}
+	a.Metrics.SetCluster(len(a.Cluster.LiveMembers()), a.Writable() == nil, polls, jobs)
 }

@@ -15,4 +15,7 @@
 // forgets its lease and another node takes it. That bounds overlap to
 // pauses (a SIGSTOP mid-poll); owned writes are fenced on top of it (the
 // poll cursor is written only over the cursor that was polled).
+//
+// The operator's view (GET /cluster) reads the same buckets (view.go:
+// members, leases) and a lost node's removal deletes its traces there.
 package cluster

@@ -103,16 +103,7 @@ func PollPartition(key string, n int) int {
 }
 
 // Items lists every leased work item.
-func (n *Node) Items() []string {
-	out := make([]string, 0, n.Cfg.PollPartitions+len(Jobs))
-	for p := 0; p < n.Cfg.PollPartitions; p++ {
-		out = append(out, PollItem(p))
-	}
-	for _, j := range Jobs {
-		out = append(out, JobItem(j))
-	}
-	return out
-}
+func (n *Node) Items() []string { return ItemsOf(n.Cfg.PollPartitions) }
 
 func (n *Node) now() time.Time {
 	if n.Now != nil {

@@ -38,6 +38,7 @@ type Metrics struct {
 	githubQuota     *prometheus.GaugeVec
 	consumerPending *prometheus.GaugeVec
 	inboxDepth      prometheus.Gauge
+	cluster         clusterGauges
 }
 
 // New creates the metrics on a fresh registry (with Go and process
@@ -64,6 +65,8 @@ func New() *Metrics {
 	m.githubQuota = prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "sentinel_github_quota_remaining", Help: "Last known GitHub rate-limit remaining, by provider."}, []string{"provider"})
 	m.consumerPending = prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "sentinel_consumer_pending", Help: "Messages pending per partition consumer."}, []string{"partition"})
 	m.inboxDepth = prometheus.NewGauge(prometheus.GaugeOpts{Name: "sentinel_inbox_depth", Help: "Messages held in the inbox stream."})
+	m.cluster = newClusterGauges()
+	m.cluster.register(f)
 	for _, c := range []prometheus.Collector{m.EventsPublished, m.EventsDuplicate, m.Delivered, m.Filtered, m.SeenDuplicates, m.InboxDuplicates, m.Parked, m.DeliveryRetries, m.Expired, m.PollDuration, m.PollErrors, m.InboundRequests, m.InboxMessages, m.FollowDigests, m.githubQuota, m.consumerPending, m.inboxDepth} {
 		f(c)
 	}

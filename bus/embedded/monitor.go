@@ -1,0 +1,105 @@
+package embedded
+
+import (
+	"fmt"
+	"net"
+	"sort"
+	"strconv"
+	"time"
+
+	"github.com/nats-io/nats-server/v2/server"
+)
+
+// Route is this server's route state to one other server of its cluster
+// (route pooling opens several connections to each).
+type Route struct {
+	// Name is the remote server's name (its node name).
+	Name string `json:"name"`
+	// Address is the remote host:port of the first connection.
+	Address string `json:"address"`
+	// Connections is the number of route connections to it.
+	Connections int `json:"connections"`
+	// Solicited reports whether this server dialled the first connection.
+	Solicited bool `json:"solicited"`
+	// RTT is the last measured round trip ("" before the first).
+	RTT string `json:"rtt,omitempty"`
+	// Since is when the oldest connection was established.
+	Since time.Time `json:"since"`
+}
+
+// Routes returns the server's routes, one per remote server, by name.
+// A single server has none.
+func (s *Server) Routes() ([]Route, error) {
+	rz, err := s.ns.Routez(&server.RoutezOptions{})
+	if err != nil {
+		return nil, fmt.Errorf("embedded: routes: %w", err)
+	}
+	by := map[string]*Route{}
+	for _, ri := range rz.Routes {
+		name := ri.RemoteName
+		if name == "" {
+			name = ri.RemoteID
+		}
+		r := by[name]
+		if r == nil {
+			r = &Route{Name: name, Address: net.JoinHostPort(ri.IP, strconv.Itoa(ri.Port)), Solicited: ri.DidSolicit, RTT: ri.RTT, Since: ri.Start}
+			by[name] = r
+		}
+		r.Connections++
+		if !ri.Start.IsZero() && ri.Start.Before(r.Since) {
+			r.Since = ri.Start
+		}
+	}
+	out := make([]Route, 0, len(by))
+	for _, r := range by {
+		out = append(out, *r)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out, nil
+}
+
+// MetaPeer is one server of the JetStream meta group as this server sees
+// it (a follower's view of the other followers may lag the leader's).
+type MetaPeer struct {
+	Name    string        `json:"name"`
+	ID      string        `json:"id"`
+	Self    bool          `json:"self,omitempty"`
+	Leader  bool          `json:"leader,omitempty"`
+	Current bool          `json:"current"`
+	Offline bool          `json:"offline,omitempty"`
+	Active  time.Duration `json:"active"`
+	Lag     uint64        `json:"lag,omitempty"`
+}
+
+// MetaState is the JetStream meta group: who leads, who takes part, and
+// how many must agree.
+type MetaState struct {
+	Cluster      string     `json:"cluster"`
+	Leader       string     `json:"leader,omitempty"`
+	Size         int        `json:"size"`
+	QuorumNeeded int        `json:"quorumNeeded"`
+	Peers        []MetaPeer `json:"peers"`
+}
+
+// Meta returns the JetStream meta group as this server sees it; ok is
+// false for a single server (it has no meta group) or before JetStream
+// runs.
+func (s *Server) Meta() (MetaState, bool) {
+	jsz, err := s.ns.Jsz(&server.JSzOptions{})
+	if err != nil || jsz == nil || jsz.Meta == nil {
+		return MetaState{}, false
+	}
+	m := jsz.Meta
+	st := MetaState{Cluster: m.Name, Leader: m.Leader, Size: m.Size, QuorumNeeded: m.QuorumNeeded}
+	self := MetaPeer{Name: s.ns.Name(), ID: s.ns.Node(), Self: true, Current: s.ns.JetStreamIsCurrent(), Leader: m.Leader == s.ns.Name()}
+	st.Peers = append(st.Peers, self)
+	for _, p := range m.Replicas {
+		if p == nil || p.Peer == self.ID {
+			continue
+		}
+		st.Peers = append(st.Peers, MetaPeer{Name: p.Name, ID: p.Peer, Leader: p.Name == m.Leader, Current: p.Current || p.Name == m.Leader,
+			Offline: p.Offline, Active: p.Active, Lag: p.Lag})
+	}
+	sort.Slice(st.Peers, func(i, j int) bool { return st.Peers[i].Name < st.Peers[j].Name })
+	return st, true
+}
