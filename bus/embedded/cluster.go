@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/nats-io/nats-server/v2/server"
 )
@@ -77,7 +78,10 @@ func applyCluster(opts *server.Options, c Cluster, storeDir string) error {
 	if err := refuseSingleNodeStore(storeDir); err != nil {
 		return err
 	}
-	opts.Cluster = server.ClusterOpts{Name: c.Name, Host: host, Port: p, Advertise: c.Advertise, ConnectRetries: -1}
+	// Routes ping every 2 s (3 missed: gone), not every 2 minutes: a node cut
+	// off must find out in seconds that it is (runtime/cluster's quorum).
+	opts.Cluster = server.ClusterOpts{Name: c.Name, Host: host, Port: p, Advertise: c.Advertise, ConnectRetries: -1,
+		PingInterval: 2 * time.Second, MaxPingsOut: 3}
 	pass := ""
 	if c.Token != "" {
 		pass = RoutePassword(c.Token)

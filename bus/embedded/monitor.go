@@ -103,3 +103,33 @@ func (s *Server) Meta() (MetaState, bool) {
 	sort.Slice(st.Peers, func(i, j int) bool { return st.Peers[i].Name < st.Peers[j].Name })
 	return st, true
 }
+
+// InMajority reports whether this server has routes to enough servers of
+// its JetStream meta group to form a quorum with them (itself included):
+// a node that is, is in an election at worst, not cut off. ok is false for
+// a single server.
+func (s *Server) InMajority() (in, ok bool) {
+	meta, ok := s.Meta()
+	if !ok || meta.Size == 0 {
+		return false, false
+	}
+	routes, err := s.Routes()
+	if err != nil {
+		return false, true
+	}
+	peers := map[string]bool{}
+	for _, p := range meta.Peers {
+		peers[p.Name] = true
+	}
+	reach := 1
+	for _, r := range routes {
+		if peers[r.Name] {
+			reach++
+		}
+	}
+	need := meta.QuorumNeeded
+	if need <= 0 {
+		need = meta.Size/2 + 1
+	}
+	return reach >= need, true
+}

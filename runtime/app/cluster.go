@@ -21,6 +21,8 @@ func (a *App) newClusterNode(cfg Config) *cluster.Node {
 		Log: a.Log.With("component", "cluster"), Now: a.now}
 	if a.nats != nil {
 		n.Self.ClientURL = a.nats.ClientURL()
+		srv := a.nats
+		n.InMajority = func() bool { in, _ := srv.InMajority(); return in }
 	}
 	return n
 }
