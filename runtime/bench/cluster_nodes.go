@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	mrand "math/rand/v2"
 	"net"
 	"net/http"
 	"os"
@@ -29,7 +30,7 @@ const clusterStartTimeout = 2 * time.Minute
 // stream with a leader and every replica current.
 const healthyTimeout = 2 * time.Minute
 
-// clusterName is the nats cluster name of the bench's nodes.
+// clusterName prefixes the nats cluster name of the bench's nodes.
 const clusterName = "sentinel-bench"
 
 // clusterNodes are n `sentinel serve` processes of one binary clustered on
@@ -67,6 +68,9 @@ func startClusterNodes(ctx context.Context, root, bin string, n int, fsync bool)
 		}
 	}
 	apiToken, routeToken, natsToken := secrets[0], secrets[1], secrets[2]
+	// A name of its own: a route that reached another cluster's listener
+	// is refused for the name (and the route token) alone.
+	cluster := clusterName + "-" + strconv.FormatUint(mrand.Uint64(), 36)
 	c := &clusterNodes{bin: bin, fsync: fsync, token: apiToken, http: newHTTPClient(64),
 		nodes: make([]*node, n), urls: make([]string, n)}
 	var routes, clientURLs []string
@@ -82,7 +86,7 @@ func startClusterNodes(ctx context.Context, root, bin string, n int, fsync bool)
 		}
 		env := []string{
 			"AGENTPROTO_NODE_NAME=" + name,
-			"AGENTPROTO_CLUSTER_NAME=" + clusterName,
+			"AGENTPROTO_CLUSTER_NAME=" + cluster,
 			"AGENTPROTO_CLUSTER_LISTEN=127.0.0.1:" + strconv.Itoa(ports[2*i]),
 			"AGENTPROTO_CLUSTER_ROUTES=" + strings.Join(routes, ","),
 			"AGENTPROTO_CLUSTER_TOKEN=" + routeToken,
@@ -274,7 +278,12 @@ func (c *clusterNodes) close() {
 	c.http.CloseIdleConnections()
 }
 
-// freePorts reserves n loopback ports (listen, note, close).
+// freePorts picks n distinct loopback ports, each checked free by
+// binding it (then released for the node). They come from below the
+// kernel's ephemeral range when there is room: a port another process
+// takes with :0 comes from that range, so a port another test reserved
+// and released is never handed to a bench node (whose routes would then
+// dial a stranger), nor the reverse. Otherwise they come from :0.
 func freePorts(n int) ([]int, error) {
 	var out []int
 	var lns []net.Listener
@@ -283,15 +292,43 @@ func freePorts(n int) ([]int, error) {
 			ln.Close()
 		}
 	}()
+	lo, hi := portsBelowEphemeral()
 	for range n {
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			return nil, fmt.Errorf("reserve a loopback port: %w", err)
+		var ln net.Listener
+		var err error
+		for try := 0; try < 64 && lo < hi; try++ {
+			if ln, err = net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(lo+mrand.IntN(hi-lo))); err == nil {
+				break
+			}
+		}
+		if ln == nil {
+			if ln, err = net.Listen("tcp", "127.0.0.1:0"); err != nil {
+				return nil, fmt.Errorf("reserve a loopback port: %w", err)
+			}
 		}
 		lns = append(lns, ln)
 		out = append(out, ln.Addr().(*net.TCPAddr).Port)
 	}
 	return out, nil
+}
+
+// portsBelowEphemeral returns [lo, hi): ports from 10000 up to the start
+// of /proc/sys/net/ipv4/ip_local_port_range, or an empty range when it is
+// unknown or leaves no room.
+func portsBelowEphemeral() (lo, hi int) {
+	raw, err := os.ReadFile("/proc/sys/net/ipv4/ip_local_port_range")
+	if err != nil {
+		return 0, 0
+	}
+	f := strings.Fields(string(raw))
+	if len(f) == 0 {
+		return 0, 0
+	}
+	start, err := strconv.Atoi(f[0])
+	if err != nil || start <= 11000 {
+		return 0, 0
+	}
+	return 10000, start
 }
 
 func randomSecret() (string, error) {
