@@ -155,6 +155,14 @@ func (b *Bus) retireExtraPartitions(ctx context.Context) error {
 		return nil
 	}
 	if b.Cfg.Replicas > 1 {
+		if len(extra) == 0 {
+			// Fewer than ours: another node may be creating them now.
+			n, err := b.awaitPeerConsumers(ctx, existing)
+			if err != nil || n == b.Cfg.Partitions {
+				return err
+			}
+			existing = n
+		}
 		// Other nodes pull from these consumers and hash sentinels with
 		// their own count: one node's different count would strand events
 		// and break order. Every node of a cluster uses one count.
