@@ -2,6 +2,7 @@ package cli
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"strings"
@@ -33,6 +34,12 @@ measures, in one run:
          of the scale phase, per sentinel) plus local-gh's own conditional
          requests (the Go benchmark BenchmarkQuietPoll, run with go test when
          this is run inside the source tree with go and gh on PATH)
+  cluster  with --cluster 3: three ` + "`sentinel serve`" + ` processes of this binary
+         clustered on loopback (every stream R3): the push path round-robin
+         over the nodes beside raw JetStream R3 on the same servers (--events,
+         --warmup, --concurrency), then failover: --kills times, SIGKILL of
+         the node leading the events stream, timed to the next push a
+         surviving node accepts; the node is restarted between kills
 
 It prints tables, or the whole report with --json. Exit 0 on success, 1 on
 a failed phase, 2 on bad flags.`,
@@ -50,6 +57,8 @@ a failed phase, 2 on bad flags.`,
 			o.GoBench, _ = f.GetBool("go-bench")
 			o.GoBenchTime, _ = f.GetString("go-benchtime")
 			o.Dir, _ = f.GetString("dir")
+			o.Cluster, _ = f.GetInt("cluster")
+			o.Kills, _ = f.GetInt("kills")
 			asJSON, _ := f.GetBool("json")
 			inProcess, _ := f.GetBool("in-process")
 			skip, _ := f.GetStringSlice("skip")
@@ -77,6 +86,15 @@ a failed phase, 2 on bad flags.`,
 				o.Fsync = []bool{true, false}
 			default:
 				return &ExitError{Code: api.ExitUsage, Err: fmt.Errorf("--fsync %q: use node, always, default or both", fs)}
+			}
+			if o.Cluster != 0 && o.Cluster < 3 {
+				return &ExitError{Code: api.ExitUsage, Err: fmt.Errorf("--cluster %d: the cluster phase needs at least 3 nodes (streams are R3)", o.Cluster)}
+			}
+			if o.Cluster > 0 && inProcess {
+				return &ExitError{Code: api.ExitUsage, Err: errors.New("--cluster runs this binary's serve as child processes: drop --in-process")}
+			}
+			if o.Kills < 0 {
+				return &ExitError{Code: api.ExitUsage, Err: fmt.Errorf("--kills %d: give 0 or more", o.Kills)}
 			}
 			if !inProcess {
 				exe, err := os.Executable()
@@ -111,6 +129,8 @@ a failed phase, 2 on bad flags.`,
 	f.String("go-benchtime", d.GoBenchTime, "-benchtime of the Go benchmark")
 	f.Bool("in-process", false, "run the scale node in this process instead of a child process (RSS then includes the harness)")
 	f.StringSlice("skip", nil, "phases to skip: push, poll, scale")
+	f.Int("cluster", 0, "run the cluster phase on this many local clustered nodes (3 or more; 0: no cluster phase)")
+	f.Int("kills", d.Kills, "failovers timed in the cluster phase (SIGKILL of the events stream's leader)")
 	f.String("dir", "", "folder for the temporary node homes (default the system temp folder)")
 	f.Bool("json", false, "print the whole report as JSON")
 	return cmd

@@ -14,7 +14,10 @@ import (
 
 // TestBenchFlags checks the usage errors of `sentinel bench`.
 func TestBenchFlags(t *testing.T) {
-	for _, args := range [][]string{{"bench", "--skip", "nope"}, {"bench", "--fsync", "sometimes"}} {
+	for _, args := range [][]string{
+		{"bench", "--skip", "nope"}, {"bench", "--fsync", "sometimes"},
+		{"bench", "--cluster", "2"}, {"bench", "--cluster", "3", "--in-process"}, {"bench", "--kills", "-1"},
+	} {
 		var out, errOut bytes.Buffer
 		code := Main(context.Background(), args, IO{In: strings.NewReader(""), Out: &out, ErrOut: &errOut})
 		require.Equal(t, api.ExitUsage, code, "%v: %s", args, errOut.String())

@@ -36,6 +36,14 @@ type Options struct {
 	// tree, the go tool and gh); GoBenchTime is its -benchtime.
 	GoBench     bool
 	GoBenchTime string
+	// Cluster, when 3 or more, runs the cluster phase on that many
+	// `sentinel serve` processes of Binary (clustered on loopback, every
+	// stream R3): the push path round-robin over the nodes beside raw
+	// JetStream R3 on the same servers (Events, Warmup, Concurrency, the
+	// first Fsync), then Kills SIGKILLs of the events stream's leader.
+	// 0 skips it.
+	Cluster int
+	Kills   int
 	// Skip names phases not to run: "push", "poll", "scale".
 	Skip map[string]bool
 	// Dir is where temporary homes go (default os.TempDir()); they are
@@ -48,7 +56,7 @@ type Options struct {
 // DefaultOptions are the sizes of the figures in BENCHMARKS.md.
 func DefaultOptions() Options {
 	return Options{Events: 2000, Warmup: 200, Concurrency: 1, Fsync: []bool{true}, Sentinels: 10000,
-		CreateConcurrency: 4, ListRequests: 100, Ticks: 10, GoBench: true, GoBenchTime: "2s"}
+		CreateConcurrency: 4, ListRequests: 100, Ticks: 10, GoBench: true, GoBenchTime: "2s", Kills: 5}
 }
 
 func (o Options) withDefaults() Options {
@@ -77,6 +85,9 @@ func (o Options) withDefaults() Options {
 	if o.Ticks <= 0 {
 		o.Ticks = d.Ticks
 	}
+	if o.Kills < 0 {
+		o.Kills = 0
+	}
 	if o.GoBenchTime == "" {
 		o.GoBenchTime = d.GoBenchTime
 	}
@@ -87,6 +98,8 @@ func (o Options) withDefaults() Options {
 }
 
 func (o Options) scaleFsync() bool { return o.Fsync[0] }
+
+func (o Options) clusterFsync() bool { return o.Fsync[0] }
 
 // Report is the outcome of one run.
 type Report struct {
@@ -102,10 +115,13 @@ type Report struct {
 		ListRequests      int    `json:"listRequests"`
 		Ticks             int    `json:"ticks"`
 		ScaleMode         string `json:"scaleMode"`
+		Cluster           int    `json:"cluster,omitempty"`
+		Kills             int    `json:"kills,omitempty"`
 	} `json:"options"`
-	Push  []PushResult `json:"push,omitempty"`
-	Poll  *PollResult  `json:"poll,omitempty"`
-	Scale *ScaleResult `json:"scale,omitempty"`
+	Push    []PushResult   `json:"push,omitempty"`
+	Cluster *ClusterResult `json:"cluster,omitempty"`
+	Poll    *PollResult    `json:"poll,omitempty"`
+	Scale   *ScaleResult   `json:"scale,omitempty"`
 }
 
 // PollResult is the poll path's cost per quiet PR: the node's share (a
@@ -129,6 +145,9 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	rep.Options.Events, rep.Options.Warmup, rep.Options.Concurrency = o.Events, o.Warmup, o.Concurrency
 	rep.Options.Sentinels, rep.Options.CreateConcurrency, rep.Options.ListRequests, rep.Options.Ticks = o.Sentinels, o.CreateConcurrency, o.ListRequests, o.Ticks
 	rep.Options.ScaleMode = "in-process"
+	if o.Cluster > 0 {
+		rep.Options.Cluster, rep.Options.Kills = o.Cluster, o.Kills
+	}
 	if o.Binary != "" {
 		rep.Options.ScaleMode = "binary"
 	}
@@ -157,6 +176,13 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 			rep.Push = append(rep.Push, res)
 		}
 	}
+	if o.Cluster > 0 {
+		res, err := runCluster(ctx, root, o)
+		if err != nil {
+			return rep, fmt.Errorf("cluster: %w", err)
+		}
+		rep.Cluster = &res
+	}
 	if !o.Skip["scale"] {
 		res, err := runScale(ctx, filepath.Join(root, "scale"), o, o.Progress)
 		if err != nil {
@@ -184,7 +210,7 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	if ctx.Err() != nil {
 		return rep, ctx.Err()
 	}
-	if len(rep.Push) == 0 && rep.Scale == nil && rep.Poll == nil {
+	if len(rep.Push) == 0 && rep.Cluster == nil && rep.Scale == nil && rep.Poll == nil {
 		return rep, errors.New("every phase was skipped")
 	}
 	rep.Duration = time.Since(t0).Round(time.Millisecond).String()

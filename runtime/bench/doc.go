@@ -16,10 +16,17 @@
 //     GitHub);
 //   - scale: N (10,000 by default) sentinels on one node: creation rate,
 //     RSS after creating them, GET /sentinels latency, restart-to-ready
-//     time and RSS after the restart.
+//     time and RSS after the restart;
+//   - cluster (Options.Cluster >= 3): that many `sentinel serve` processes
+//     of the binary clustered on loopback (every stream R3): the push path
+//     round-robin over the nodes beside raw JetStream R3 on the same
+//     servers, then failover, SIGKILL of the events stream's leader timed
+//     to the next push a surviving node accepts (median and max).
 //
 // The push path runs in-process (runtime/app), so arrival is observed on
 // the inbox subject without an extra HTTP hop. The scale phase runs the
 // sentinel binary when Options.Binary is set (so RSS and CPU are the
-// node's alone) and in-process otherwise.
+// node's alone) and in-process otherwise. The cluster phase always runs
+// the binary (it SIGKILLs nodes) and observes arrival on the inbox subject
+// over its own NATS client connection to the nodes' client listeners.
 package bench

@@ -65,7 +65,7 @@ func runPush(ctx context.Context, n *node, o Options) (PushResult, error) {
 		return res, err
 	}
 	defer pusher.close()
-	raw, err := newRawPath(ctx, n, o.Concurrency)
+	raw, err := newRawPath(ctx, n.app.Bus.JS, n.app.Bus.NC, o.Concurrency, 1)
 	if err != nil {
 		return res, err
 	}
@@ -215,11 +215,12 @@ type rawPath struct {
 	cancel context.CancelFunc
 }
 
-func newRawPath(ctx context.Context, n *node, c int) (*rawPath, error) {
-	js := n.app.Bus.JS
+// newRawPath provisions the two streams with replicas replicas on the
+// server js talks to and starts c consumers; nc sees the output land.
+func newRawPath(ctx context.Context, js jetstream.JetStream, nc *nats.Conn, c, replicas int) (*rawPath, error) {
 	mk := func(name, subj string) (jetstream.Stream, error) {
 		return js.CreateOrUpdateStream(ctx, jetstream.StreamConfig{Name: name, Subjects: []string{subj},
-			Storage: jetstream.FileStorage, Duplicates: 2 * time.Minute})
+			Storage: jetstream.FileStorage, Duplicates: 2 * time.Minute, Replicas: replicas})
 	}
 	in, err := mk("RAWBENCH_IN", "rawbench.in.>")
 	if err != nil {
@@ -233,7 +234,7 @@ func newRawPath(ctx context.Context, n *node, c int) (*rawPath, error) {
 	for w := range c {
 		ws := strconv.Itoa(w)
 		ch := make(chan struct{}, 1)
-		sub, err := n.app.Bus.NC.Subscribe("rawbench.out."+ws+".>", func(*nats.Msg) {
+		sub, err := nc.Subscribe("rawbench.out."+ws+".>", func(*nats.Msg) {
 			select {
 			case ch <- struct{}{}:
 			default:

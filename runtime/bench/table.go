@@ -28,6 +28,9 @@ func (r *Report) WriteTable(out io.Writer) error {
 		}
 		w.Flush()
 	}
+	if r.Cluster != nil {
+		r.Cluster.writeTable(out, r.Options.Warmup)
+	}
 	if r.Poll != nil {
 		fmt.Fprintln(out, "\nPoll path: cost per quiet PR")
 		if n := r.Poll.Node; n != nil {

@@ -1,0 +1,56 @@
+package bench
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+func TestMedianAndMax(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		xs       []float64
+		med, max float64
+	}{
+		{name: "none", xs: nil, med: 0, max: 0},
+		{name: "one", xs: []float64{4}, med: 4, max: 4},
+		{name: "odd", xs: []float64{9, 1, 5, 3, 7}, med: 5, max: 9},
+		{name: "even", xs: []float64{4, 1, 3, 2}, med: 2.5, max: 4},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			require.InDelta(t, tc.med, median(tc.xs), 1e-9)
+			require.InDelta(t, tc.max, maxOf(tc.xs), 1e-9)
+		})
+	}
+}
+
+// blankInherited empties the operator's AGENTPROTO_* settings the bench
+// does not set itself, and keeps the ones it sets.
+func TestBlankInherited(t *testing.T) {
+	t.Setenv("AGENTPROTO_NATS_URL", "nats://elsewhere:4222")
+	t.Setenv("AGENTPROTO_HOME", "/somewhere")
+	t.Setenv("AGENTPROTO_TOKEN", "the-operators-own-token-xxxxxxxxxxxxxxxx")
+	env := blankInherited([]string{"AGENTPROTO_TOKEN=bench"})
+	require.Contains(t, env, "AGENTPROTO_NATS_URL=")
+	require.Contains(t, env, "AGENTPROTO_TOKEN=bench")
+	require.NotContains(t, env, "AGENTPROTO_TOKEN=")
+	require.NotContains(t, env, "AGENTPROTO_HOME=", "startBinary sets the home")
+}
+
+// The cluster's ports are distinct and, where the kernel names its
+// ephemeral range, below it (where no other process's :0 lands).
+func TestFreePortsBelowEphemeral(t *testing.T) {
+	ports, err := freePorts(6)
+	require.NoError(t, err)
+	require.Len(t, ports, 6)
+	seen := map[int]bool{}
+	lo, hi := portsBelowEphemeral()
+	for _, p := range ports {
+		require.False(t, seen[p], "port %d twice", p)
+		seen[p] = true
+		if lo < hi {
+			require.GreaterOrEqual(t, p, lo)
+			require.Less(t, p, hi)
+		}
+	}
+}

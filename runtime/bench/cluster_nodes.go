@@ -1,0 +1,361 @@
+package bench
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	mrand "math/rand/v2"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/agentproto/sentinel/bus"
+)
+
+// clusterStartTimeout bounds one node's start to /readyz 200 (cluster
+// formation and R3 provisioning on a loaded machine take a while).
+const clusterStartTimeout = 2 * time.Minute
+
+// healthyTimeout bounds the wait for every node ready and the events
+// stream with a leader and every replica current.
+const healthyTimeout = 2 * time.Minute
+
+// clusterName prefixes the nats cluster name of the bench's nodes.
+const clusterName = "sentinel-bench"
+
+// clusterNodes are n `sentinel serve` processes of one binary clustered on
+// loopback ports, each on its own fresh home, with one API token, and the
+// bench's own NATS client connection to their client listeners.
+//
+// The methods are called from the phase's goroutine only; urls is read by
+// the failover probes while no node is (re)started.
+type clusterNodes struct {
+	bin   string
+	fsync bool
+	names []string
+	homes []string
+	env   [][]string
+	nodes []*node // nil while a node is down
+	urls  []string
+	token string
+	http  *http.Client
+
+	nc *nats.Conn
+	js jetstream.JetStream
+}
+
+// startClusterNodes starts n nodes at once (each waits for the JetStream
+// meta leader, which needs a majority) and connects the bench to them.
+func startClusterNodes(ctx context.Context, root, bin string, n int, fsync bool) (*clusterNodes, error) {
+	ports, err := freePorts(2 * n)
+	if err != nil {
+		return nil, err
+	}
+	secrets := make([]string, 3)
+	for i := range secrets {
+		if secrets[i], err = randomSecret(); err != nil {
+			return nil, err
+		}
+	}
+	apiToken, routeToken, natsToken := secrets[0], secrets[1], secrets[2]
+	// A name of its own: a route that reached another cluster's listener
+	// is refused for the name (and the route token) alone.
+	cluster := clusterName + "-" + strconv.FormatUint(mrand.Uint64(), 36)
+	c := &clusterNodes{bin: bin, fsync: fsync, token: apiToken, http: newHTTPClient(64),
+		nodes: make([]*node, n), urls: make([]string, n)}
+	var routes, clientURLs []string
+	for i := range n {
+		routes = append(routes, "nats://127.0.0.1:"+strconv.Itoa(ports[2*i]))
+		clientURLs = append(clientURLs, "nats://127.0.0.1:"+strconv.Itoa(ports[2*i+1]))
+	}
+	for i := range n {
+		name := "bench-" + strconv.Itoa(i+1)
+		home := filepath.Join(root, name)
+		if err := os.MkdirAll(home, 0o700); err != nil {
+			return nil, err
+		}
+		env := []string{
+			"AGENTPROTO_NODE_NAME=" + name,
+			"AGENTPROTO_CLUSTER_NAME=" + cluster,
+			"AGENTPROTO_CLUSTER_LISTEN=127.0.0.1:" + strconv.Itoa(ports[2*i]),
+			"AGENTPROTO_CLUSTER_ROUTES=" + strings.Join(routes, ","),
+			"AGENTPROTO_CLUSTER_TOKEN=" + routeToken,
+			"AGENTPROTO_NATS_LISTEN=127.0.0.1:" + strconv.Itoa(ports[2*i+1]),
+			"AGENTPROTO_NATS_LISTEN_TOKEN=" + natsToken,
+			"AGENTPROTO_TOKEN=" + apiToken,
+		}
+		c.names, c.homes, c.env = append(c.names, name), append(c.homes, home), append(c.env, blankInherited(env))
+	}
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[i] = c.start(ctx, i)
+		}()
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		c.close()
+		return nil, err
+	}
+	// The bench is one more client of the cluster: it reconnects to a
+	// surviving node when the one it talks to is killed.
+	c.nc, err = nats.Connect(strings.Join(clientURLs, ","), nats.Token(natsToken), nats.Name("sentinel-bench"),
+		nats.DontRandomize(), nats.MaxReconnects(-1), nats.ReconnectWait(100*time.Millisecond))
+	if err != nil {
+		c.close()
+		return nil, fmt.Errorf("connect to the cluster's client listeners: %w", err)
+	}
+	if c.js, err = jetstream.New(c.nc); err != nil {
+		c.close()
+		return nil, err
+	}
+	return c, nil
+}
+
+// start runs node i's binary on its home and waits until it is ready.
+func (c *clusterNodes) start(ctx context.Context, i int) error {
+	sctx, cancel := context.WithTimeout(ctx, clusterStartTimeout)
+	defer cancel()
+	n, err := startBinary(sctx, c.bin, c.homes[i], c.fsync, c.env[i]...)
+	if err != nil {
+		return fmt.Errorf("start %s: %w", c.names[i], err)
+	}
+	c.nodes[i], c.urls[i] = n, n.url
+	return nil
+}
+
+// kill SIGKILLs node i and returns the moment just before the signal.
+func (c *clusterNodes) kill(i int) time.Time {
+	t0 := time.Now()
+	if n := c.nodes[i]; n != nil {
+		n.kill()
+		n.http.CloseIdleConnections()
+	}
+	c.nodes[i] = nil
+	return t0
+}
+
+// index returns the index of the node named name, or -1.
+func (c *clusterNodes) index(name string) int {
+	for i, n := range c.names {
+		if n == name {
+			return i
+		}
+	}
+	return -1
+}
+
+// streamState returns a stream's leader and whether it has one and every
+// one of its replicas is current.
+func (c *clusterNodes) streamState(ctx context.Context, stream string) (leader string, healthy bool, err error) {
+	ictx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	s, err := c.js.Stream(ictx, stream)
+	if err != nil {
+		return "", false, err
+	}
+	info, err := s.Info(ictx)
+	if err != nil {
+		return "", false, err
+	}
+	ci := info.Cluster
+	if ci == nil || ci.Leader == "" {
+		return "", false, nil
+	}
+	if len(ci.Replicas) < info.Config.Replicas-1 {
+		return ci.Leader, false, nil
+	}
+	for _, r := range ci.Replicas {
+		if !r.Current || r.Offline {
+			return ci.Leader, false, nil
+		}
+	}
+	return ci.Leader, true, nil
+}
+
+// waitHealthy waits until every node answers /readyz 200 and the events
+// stream has a leader and every replica current; it returns that leader.
+func (c *clusterNodes) waitHealthy(ctx context.Context) (string, error) {
+	ctx, cancel := context.WithTimeout(ctx, healthyTimeout)
+	defer cancel()
+	tick := time.NewTicker(100 * time.Millisecond)
+	defer tick.Stop()
+	var last error
+	for {
+		leader, ok, err := c.streamState(ctx, bus.StreamEvents)
+		switch {
+		case err != nil:
+			last = err
+		case !ok:
+			last = fmt.Errorf("%s: leader %q, a replica is not current", bus.StreamEvents, leader)
+		default:
+			last = c.allReady(ctx)
+			if last == nil {
+				return leader, nil
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return "", fmt.Errorf("the cluster did not become healthy within %s: %w", healthyTimeout, last)
+		case <-tick.C:
+		}
+	}
+}
+
+// allReady checks /readyz on every node.
+func (c *clusterNodes) allReady(ctx context.Context) error {
+	for i, u := range c.urls {
+		if c.nodes[i] == nil {
+			return fmt.Errorf("%s is down", c.names[i])
+		}
+		rctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		req, err := http.NewRequestWithContext(rctx, http.MethodGet, u+"/readyz", nil)
+		if err != nil {
+			cancel()
+			return err
+		}
+		resp, err := c.http.Do(req)
+		cancel()
+		if err != nil {
+			return fmt.Errorf("%s /readyz: %w", c.names[i], err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			return fmt.Errorf("%s /readyz: %d", c.names[i], resp.StatusCode)
+		}
+	}
+	return nil
+}
+
+// logs returns the tail of every node's log, for an error report.
+func (c *clusterNodes) logs() string {
+	var b strings.Builder
+	for i, n := range c.nodes {
+		if n != nil && n.logs != nil {
+			tail := n.logs.String()
+			if len(tail) > 2048 {
+				tail = tail[len(tail)-2048:]
+			}
+			fmt.Fprintf(&b, "\n--- %s ---\n%s", c.names[i], tail)
+		}
+	}
+	return b.String()
+}
+
+// close stops every node cleanly (SIGKILL past the deadline) and the
+// bench's connection.
+func (c *clusterNodes) close() {
+	if c.nc != nil {
+		c.nc.Close()
+	}
+	var wg sync.WaitGroup
+	for _, n := range c.nodes {
+		if n == nil {
+			continue
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			_ = n.stop(ctx)
+		}()
+	}
+	wg.Wait()
+	c.http.CloseIdleConnections()
+}
+
+// freePorts picks n distinct loopback ports, each checked free by
+// binding it (then released for the node). They come from below the
+// kernel's ephemeral range when there is room: a port another process
+// takes with :0 comes from that range, so a port another test reserved
+// and released is never handed to a bench node (whose routes would then
+// dial a stranger), nor the reverse. Otherwise they come from :0.
+func freePorts(n int) ([]int, error) {
+	var out []int
+	var lns []net.Listener
+	defer func() {
+		for _, ln := range lns {
+			ln.Close()
+		}
+	}()
+	lo, hi := portsBelowEphemeral()
+	for range n {
+		var ln net.Listener
+		var err error
+		for try := 0; try < 64 && lo < hi; try++ {
+			if ln, err = net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(lo+mrand.IntN(hi-lo))); err == nil {
+				break
+			}
+		}
+		if ln == nil {
+			if ln, err = net.Listen("tcp", "127.0.0.1:0"); err != nil {
+				return nil, fmt.Errorf("reserve a loopback port: %w", err)
+			}
+		}
+		lns = append(lns, ln)
+		out = append(out, ln.Addr().(*net.TCPAddr).Port)
+	}
+	return out, nil
+}
+
+// portsBelowEphemeral returns [lo, hi): ports from 10000 up to the start
+// of /proc/sys/net/ipv4/ip_local_port_range, or an empty range when it is
+// unknown or leaves no room.
+func portsBelowEphemeral() (lo, hi int) {
+	raw, err := os.ReadFile("/proc/sys/net/ipv4/ip_local_port_range")
+	if err != nil {
+		return 0, 0
+	}
+	f := strings.Fields(string(raw))
+	if len(f) == 0 {
+		return 0, 0
+	}
+	start, err := strconv.Atoi(f[0])
+	if err != nil || start <= 11000 {
+		return 0, 0
+	}
+	return 10000, start
+}
+
+func randomSecret() (string, error) {
+	b := make([]byte, 32)
+	if _, err := rand.Read(b); err != nil {
+		return "", err
+	}
+	return hex.EncodeToString(b), nil
+}
+
+// blankInherited returns env plus an empty value for every AGENTPROTO_*
+// variable of this process that env and startBinary do not set, so the
+// operator's own settings (nats.url, a config of theirs) never leak into
+// the bench's nodes (an empty variable counts as unset).
+func blankInherited(env []string) []string {
+	set := map[string]bool{"AGENTPROTO_HOME": true, "AGENTPROTO_TESTING_FAKE_PROVIDER": true,
+		"AGENTPROTO_NATS_SYNC_ALWAYS": true, "AGENTPROTO_SENTINEL_AUTO_WATCH_PRS": true}
+	for _, kv := range env {
+		k, _, _ := strings.Cut(kv, "=")
+		set[k] = true
+	}
+	out := append([]string(nil), env...)
+	for _, kv := range os.Environ() {
+		k, _, _ := strings.Cut(kv, "=")
+		if strings.HasPrefix(k, "AGENTPROTO_") && !set[k] {
+			out = append(out, k+"=")
+		}
+	}
+	return out
+}
