@@ -368,10 +368,11 @@ func (n *Node) writableLocked() error {
 		return fmt.Errorf("%w: no heartbeat stored yet", ErrNoQuorum)
 	}
 	age := n.now().Sub(n.beatSent)
-	if age > 3*n.Cfg.Heartbeat+time.Second && age <= ElectionGrace && n.InMajority != nil && n.InMajority() {
+	stale := max(3*n.Cfg.Heartbeat+time.Second, n.Cfg.MemberTTL)
+	if age > stale && age <= ElectionGrace && n.InMajority != nil && n.InMajority() {
 		return nil // a leader election of the nodes bucket: writes are retried through it
 	}
-	if age > 3*n.Cfg.Heartbeat+time.Second {
+	if age > stale {
 		if n.lastErr != nil {
 			return fmt.Errorf("%w: last heartbeat stored %s ago: %v", ErrNoQuorum, age.Round(time.Millisecond), n.lastErr)
 		}
