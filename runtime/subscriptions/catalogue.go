@@ -70,9 +70,10 @@ func Catalogue(webhook bool) []EventType {
 			InputSchema: map[string]any{
 				"type": "object",
 				"properties": map[string]any{
-					"prUrl":   map[string]any{"type": "string", "description": "https://github.com/<owner>/<repo>/pull/<n>"},
-					"subject": map[string]any{"type": "string", "description": "github:<owner>/<repo>#<n>"},
-					"types":   typesSchema,
+					"prUrl":    map[string]any{"type": "string", "description": "https://github.com/<owner>/<repo>/pull/<n>"},
+					"subject":  map[string]any{"type": "string", "description": "github:<owner>/<repo>#<n>"},
+					"types":    typesSchema,
+					"provider": providerSchema,
 				},
 				"oneOf":                []any{map[string]any{"required": []string{"prUrl"}}, map[string]any{"required": []string{"subject"}}},
 				"additionalProperties": false,
@@ -86,8 +87,9 @@ func Catalogue(webhook bool) []EventType {
 			InputSchema: map[string]any{
 				"type": "object",
 				"properties": map[string]any{
-					"subject": map[string]any{"type": "string", "description": "a subject such as github:acme/widgets#7, github:acme/widgets, or a prefix ending in '*'"},
-					"types":   typesSchema,
+					"subject":  map[string]any{"type": "string", "description": "a subject such as github:acme/widgets#7, github:acme/widgets, or a prefix ending in '*'"},
+					"types":    typesSchema,
+					"provider": providerSchema,
 				},
 				"required":             []string{"subject"},
 				"additionalProperties": false,
@@ -99,24 +101,42 @@ func Catalogue(webhook bool) []EventType {
 
 // args are the decoded arguments of both event types.
 type args struct {
-	PRURL   *string  `json:"prUrl"`
-	Subject *string  `json:"subject"`
-	Types   []string `json:"types"`
+	PRURL    *string  `json:"prUrl"`
+	Subject  *string  `json:"subject"`
+	Types    []string `json:"types"`
+	Provider *string  `json:"provider"`
+}
+
+// providerSchema is the schema of the optional provider argument.
+var providerSchema = map[string]any{"type": "string", "maxLength": sentinel.MaxProviderLen,
+	"description": "a provider slug (list_sentinel_adapters); omitted, the provider is auto-selected as for sentinel_watch"}
+
+// Resolved is what a subscription's arguments make of its sentinel.
+type Resolved struct {
+	// Canonical is the arguments' canonical JSON (sorted keys).
+	Canonical []byte
+	Match     []sentinel.Clause
+	Until     sentinel.Until
+	Provider  string
 }
 
 // Resolve validates the arguments of an event type against its
-// inputSchema and returns their canonical JSON (sorted keys) and the spec
-// clauses and stop condition of the sentinel behind it. Errors are
-// event_not_found or invalid_arguments (or the spec's invalid_* codes).
-func Resolve(name string, raw json.RawMessage) (canonical []byte, match []sentinel.Clause, until sentinel.Until, err error) {
+// inputSchema and returns what they make of the sentinel behind it.
+// Errors are event_not_found or invalid_arguments.
+func Resolve(name string, raw json.RawMessage) (Resolved, error) {
+	canonical, match, until, provider, err := resolve(name, raw)
+	return Resolved{Canonical: canonical, Match: match, Until: until, Provider: provider}, err
+}
+
+func resolve(name string, raw json.RawMessage) (canonical []byte, match []sentinel.Clause, until sentinel.Until, provider string, err error) {
 	var props []string
 	switch name {
 	case EventPRActivity:
-		props = []string{"prUrl", "subject", "types"}
+		props = []string{"prUrl", "provider", "subject", "types"}
 	case EventSentinelEvent:
-		props = []string{"subject", "types"}
+		props = []string{"provider", "subject", "types"}
 	default:
-		return nil, nil, until, sentinel.Errorf(sentinel.CodeEventNotFound, "no event type %q (see events/list)", name)
+		return nil, nil, until, "", sentinel.Errorf(sentinel.CodeEventNotFound, "no event type %q (see events/list)", name)
 	}
 	raw = bytes.TrimSpace(raw)
 	if len(raw) == 0 || bytes.Equal(raw, []byte("null")) {
@@ -124,7 +144,7 @@ func Resolve(name string, raw json.RawMessage) (canonical []byte, match []sentin
 	}
 	var obj map[string]json.RawMessage
 	if json.Unmarshal(raw, &obj) != nil {
-		return nil, nil, until, sentinel.Errorf(sentinel.CodeInvalidArguments, "arguments must be a JSON object")
+		return nil, nil, until, "", sentinel.Errorf(sentinel.CodeInvalidArguments, "arguments must be a JSON object")
 	}
 	keys := make([]string, 0, len(obj))
 	for k := range obj {
@@ -133,7 +153,7 @@ func Resolve(name string, raw json.RawMessage) (canonical []byte, match []sentin
 	sort.Strings(keys)
 	for _, k := range keys {
 		if !contains(props, k) {
-			return nil, nil, until, sentinel.Errorf(sentinel.CodeInvalidArguments, "argument %q is not in the inputSchema of %s (allowed: %v)", k, name, props)
+			return nil, nil, until, "", sentinel.Errorf(sentinel.CodeInvalidArguments, "argument %q is not in the inputSchema of %s (allowed: %v)", k, name, props)
 		}
 	}
 	var a args
@@ -146,21 +166,23 @@ func Resolve(name string, raw json.RawMessage) (canonical []byte, match []sentin
 			err = json.Unmarshal(obj[k], &a.Subject)
 		case "types":
 			err = json.Unmarshal(obj[k], &a.Types)
+		case "provider":
+			err = json.Unmarshal(obj[k], &a.Provider)
 		}
 		if err != nil || bytes.Equal(bytes.TrimSpace(obj[k]), []byte("null")) {
 			want := "a string"
 			if k == "types" {
 				want = "an array of strings"
 			}
-			return nil, nil, until, sentinel.Errorf(sentinel.CodeInvalidArguments, "argument %q must be %s", k, want)
+			return nil, nil, until, "", sentinel.Errorf(sentinel.CodeInvalidArguments, "argument %q must be %s", k, want)
 		}
 	}
 	if len(a.Types) > sentinel.MaxTypes {
-		return nil, nil, until, sentinel.Errorf(sentinel.CodeInvalidArguments, "argument \"types\" has more than %d entries", sentinel.MaxTypes)
+		return nil, nil, until, "", sentinel.Errorf(sentinel.CodeInvalidArguments, "argument \"types\" has more than %d entries", sentinel.MaxTypes)
 	}
 	for _, t := range a.Types {
 		if err := sentinel.ValidateTypeGlob(t); err != nil {
-			return nil, nil, until, sentinel.Errorf(sentinel.CodeInvalidArguments, "argument \"types\": %s", err.Error())
+			return nil, nil, until, "", sentinel.Errorf(sentinel.CodeInvalidArguments, "argument \"types\": %s", err.Error())
 		}
 	}
 	switch name {
@@ -168,21 +190,21 @@ func Resolve(name string, raw json.RawMessage) (canonical []byte, match []sentin
 		var subject string
 		switch {
 		case a.PRURL != nil && a.Subject != nil:
-			return nil, nil, until, sentinel.Errorf(sentinel.CodeInvalidArguments, "give either prUrl or subject, not both")
+			return nil, nil, until, "", sentinel.Errorf(sentinel.CodeInvalidArguments, "give either prUrl or subject, not both")
 		case a.PRURL != nil:
 			ref, err := sentinel.ParsePRURL(*a.PRURL)
 			if err != nil {
-				return nil, nil, until, sentinel.Errorf(sentinel.CodeInvalidArguments, "argument \"prUrl\": %s", err.Error())
+				return nil, nil, until, "", sentinel.Errorf(sentinel.CodeInvalidArguments, "argument \"prUrl\": %s", err.Error())
 			}
 			subject = ref.Subject()
 		case a.Subject != nil:
 			ref, err := sentinel.ParseGitHubSubject(*a.Subject)
 			if err != nil || ref.Repo == "" || ref.Number == 0 {
-				return nil, nil, until, sentinel.Errorf(sentinel.CodeInvalidArguments, "argument \"subject\" must be a pull request subject github:<owner>/<repo>#<n>")
+				return nil, nil, until, "", sentinel.Errorf(sentinel.CodeInvalidArguments, "argument \"subject\" must be a pull request subject github:<owner>/<repo>#<n>")
 			}
 			subject = *a.Subject
 		default:
-			return nil, nil, until, sentinel.Errorf(sentinel.CodeInvalidArguments, "give prUrl or subject")
+			return nil, nil, until, "", sentinel.Errorf(sentinel.CodeInvalidArguments, "give prUrl or subject")
 		}
 		types := a.Types
 		if len(types) == 0 {
@@ -192,19 +214,25 @@ func Resolve(name string, raw json.RawMessage) (canonical []byte, match []sentin
 		until = sentinel.Until{Kind: sentinel.UntilSubjectTerminal}
 	case EventSentinelEvent:
 		if a.Subject == nil {
-			return nil, nil, until, sentinel.Errorf(sentinel.CodeInvalidArguments, "argument \"subject\" is required")
+			return nil, nil, until, "", sentinel.Errorf(sentinel.CodeInvalidArguments, "argument \"subject\" is required")
 		}
 		if _, err := sentinel.ParseSubject(*a.Subject, true); err != nil {
-			return nil, nil, until, sentinel.Errorf(sentinel.CodeInvalidArguments, "argument \"subject\": %s", err.Error())
+			return nil, nil, until, "", sentinel.Errorf(sentinel.CodeInvalidArguments, "argument \"subject\": %s", err.Error())
 		}
 		match = []sentinel.Clause{{Subject: *a.Subject, Types: a.Types}}
 		until = sentinel.Until{Kind: sentinel.UntilNever}
 	}
+	if a.Provider != nil {
+		if *a.Provider == "" || len(*a.Provider) > sentinel.MaxProviderLen {
+			return nil, nil, until, "", sentinel.Errorf(sentinel.CodeInvalidArguments, "argument \"provider\" must be a provider slug")
+		}
+		provider = *a.Provider
+	}
 	canonical, err = canonicalJSON(raw)
 	if err != nil {
-		return nil, nil, until, sentinel.Errorf(sentinel.CodeInvalidArguments, "arguments: %s", err.Error())
+		return nil, nil, until, "", sentinel.Errorf(sentinel.CodeInvalidArguments, "arguments: %s", err.Error())
 	}
-	return canonical, match, until, nil
+	return canonical, match, until, provider, nil
 }
 
 // canonicalJSON re-encodes a JSON value with sorted object keys (Go's

@@ -82,9 +82,7 @@ type subParams struct {
 // resolved is a validated subscription request.
 type resolved struct {
 	subParams
-	canonical []byte
-	match     []sentinel.Clause
-	until     sentinel.Until
+	Resolved
 	bind      Bind
 	after     uint64
 	hasCursor bool
@@ -112,13 +110,13 @@ func (s *Service) resolve(ctx context.Context, principal string, raw json.RawMes
 		return nil, sentinel.Errorf(sentinel.CodeInvalidInput, "params.name is required (see events/list)")
 	}
 	var err error
-	if r.canonical, r.match, r.until, err = Resolve(r.Name, r.Arguments); err != nil {
+	if r.Resolved, err = Resolve(r.Name, r.Arguments); err != nil {
 		return nil, err
 	}
 	if r.MaxAgeMs != nil && *r.MaxAgeMs < 0 {
 		return nil, sentinel.Errorf(sentinel.CodeInvalidInput, "maxAgeMs must not be negative")
 	}
-	r.bind = BindOf(principal, r.Name, r.canonical)
+	r.bind = BindOf(principal, r.Name, r.Canonical)
 	if r.Cursor != nil && *r.Cursor != "" {
 		if r.after, err = s.Cursors.Verify(ctx, *r.Cursor, r.bind); err != nil {
 			return nil, err
@@ -142,8 +140,8 @@ func (s *Service) Poll(ctx context.Context, principal string, raw json.RawMessag
 		}
 		max = *r.MaxEvents
 	}
-	id := SubscriptionID(sentinel.ModePoll, principal, "", r.Name, r.canonical)
-	rec, created, err := s.ensure(ctx, &Record{ID: id, Mode: sentinel.ModePoll, Name: r.Name, Arguments: r.canonical, Principal: principal}, r, nil)
+	id := SubscriptionID(sentinel.ModePoll, principal, "", r.Name, r.Canonical)
+	rec, created, err := s.ensure(ctx, &Record{ID: id, Mode: sentinel.ModePoll, Name: r.Name, Arguments: r.Canonical, Principal: principal}, r, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -309,10 +307,11 @@ func isNotFound(err error) bool {
 
 func (s *Service) createSentinel(ctx context.Context, rec *Record, r *resolved) (*sentinel.Sentinel, error) {
 	spec := sentinel.Spec{
-		Match:  r.match,
-		Until:  r.until,
-		Target: sentinel.Target{Kind: sentinel.TargetMCPEvents, Mode: rec.Mode, SubscriptionID: rec.ID},
-		Label:  "mcp-events " + rec.Name,
+		Match:    r.Match,
+		Until:    r.Until,
+		Target:   sentinel.Target{Kind: sentinel.TargetMCPEvents, Mode: rec.Mode, SubscriptionID: rec.ID},
+		Provider: r.Provider,
+		Label:    "mcp-events " + rec.Name,
 	}
 	sen, err := s.Sentinels.CreateSpec(ctx, spec)
 	if err != nil {

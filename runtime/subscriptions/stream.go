@@ -49,8 +49,8 @@ func (s *Service) Stream(ctx context.Context, principal string, raw json.RawMess
 	}
 	streamID := newStreamID()
 	lease := func() int64 { return s.Now().Add(3 * s.Cfg.Heartbeat).UnixMilli() }
-	id := SubscriptionID(sentinel.ModePush, principal, "", r.Name, r.canonical)
-	rec, created, err := s.ensure(ctx, &Record{ID: id, Mode: sentinel.ModePush, Name: r.Name, Arguments: r.canonical, Principal: principal}, r,
+	id := SubscriptionID(sentinel.ModePush, principal, "", r.Name, r.Canonical)
+	rec, created, err := s.ensure(ctx, &Record{ID: id, Mode: sentinel.ModePush, Name: r.Name, Arguments: r.Canonical, Principal: principal}, r,
 		func(rec *Record) {
 			if rec.Streams == nil {
 				rec.Streams = map[string]int64{}
