@@ -19,11 +19,19 @@ const (
 	mcpFeedPrefix   = "sentinel.mcpevents."
 )
 
-// MCPFeedSubject is the subject of one event in a subscription's feed.
-func MCPFeedSubject(subID, digest string) string { return mcpFeedPrefix + subID + "." + digest }
+// MCPFeedSubject is the subject of one event in the feed of a
+// subscription of a delivery mode (poll, push, webhook).
+func MCPFeedSubject(mode, subID, digest string) string {
+	return mcpFeedPrefix + mode + "." + subID + "." + digest
+}
 
 // MCPFeedFilter matches every event of one subscription's feed.
-func MCPFeedFilter(subID string) string { return mcpFeedPrefix + subID + ".*" }
+func MCPFeedFilter(mode, subID string) string { return mcpFeedPrefix + mode + "." + subID + ".*" }
+
+// MCPWebhookConsumer is the durable consumer delivering one webhook
+// subscription's feed (one event in flight: in order, acked by the
+// endpoint's 2xx).
+func MCPWebhookConsumer(subID string) string { return "mcp-webhook-" + subID }
 
 // MCPEvents is the provisioned MCP Events surface.
 type MCPEvents struct {
@@ -43,7 +51,7 @@ func (b *Bus) OpenMCPEvents(ctx context.Context, retention time.Duration) (*MCPE
 	s, err := ensureStream(ctx, b.JS, jetstream.StreamConfig{
 		Name:        StreamMCPEvents,
 		Description: "MCP Events subscription feeds, one subject per event",
-		Subjects:    []string{mcpFeedPrefix + "*.*"},
+		Subjects:    []string{mcpFeedPrefix + "*.*.*"},
 		Storage:     jetstream.FileStorage,
 		Retention:   jetstream.LimitsPolicy,
 		Duplicates:  dups,
@@ -65,8 +73,8 @@ func (b *Bus) OpenMCPEvents(ctx context.Context, retention time.Duration) (*MCPE
 
 // AppendFeed stores one event in a subscription's feed. The subject names
 // the event, so a second append of it returns the stored sequence and dup.
-func (b *Bus) AppendFeed(ctx context.Context, m *MCPEvents, subID, digest string, data []byte) (seq uint64, dup bool, err error) {
-	subj := MCPFeedSubject(subID, digest)
+func (b *Bus) AppendFeed(ctx context.Context, m *MCPEvents, mode, subID, digest string, data []byte) (seq uint64, dup bool, err error) {
+	subj := MCPFeedSubject(mode, subID, digest)
 	ack, err := b.JS.Publish(ctx, subj, data, jetstream.WithMsgID(subID+":"+digest), jetstream.WithExpectLastSequencePerSubject(0))
 	if err == nil {
 		return ack.Sequence, ack.Duplicate, nil

@@ -33,7 +33,7 @@ func (a *App) openEvents(ctx context.Context) error {
 		Log:        a.Log.With("component", "mcp-events"),
 		Now:        a.now,
 	}
-	if a.Events.Cfg.Webhooks() {
+	if a.Events.Cfg.Webhook {
 		if a.Events.Webhooks, err = subscriptions.NewWebhooks(a.Events); err != nil {
 			return fmt.Errorf("mcp events webhooks: %w", err)
 		}

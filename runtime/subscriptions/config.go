@@ -26,7 +26,8 @@ type Config struct {
 	// 1000; ResourceExhausted past it).
 	MaxSubscriptions int `mapstructure:"max_subscriptions"`
 
-	// Webhook delivery (events/subscribe).
+	// Webhook offers webhook delivery (events/subscribe; default true).
+	Webhook bool `mapstructure:"webhook"`
 	// AllowPrivateCallbacks lets callbacks resolve to private and loopback
 	// addresses and use plain http (tests, local receivers).
 	AllowPrivateCallbacks bool `mapstructure:"allow_private_callbacks"`
@@ -55,6 +56,7 @@ func DefaultConfig() Config {
 		Heartbeat:        15 * time.Second,
 		Sweep:            5 * time.Second,
 		MaxSubscriptions: 1000,
+		Webhook:          true,
 
 		CallbackAllowlist: []string{},
 		TTLMin:            time.Minute, TTLMax: 24 * time.Hour, TTLDefault: time.Hour,

@@ -28,12 +28,12 @@ type stored struct {
 }
 
 // Append stores ev in a subscription's feed (idempotent per event id).
-func (f *Feed) Append(ctx context.Context, subID string, ev *sentinel.Event) (dup bool, err error) {
+func (f *Feed) Append(ctx context.Context, mode, subID string, ev *sentinel.Event) (dup bool, err error) {
 	raw, err := json.Marshal(ev)
 	if err != nil {
 		return false, fmt.Errorf("encode event %s: %w", ev.ID, err)
 	}
-	_, dup, err = f.Bus.AppendFeed(ctx, f.M, subID, sentinel.SeenDigest(ev.ID), raw)
+	_, dup, err = f.Bus.AppendFeed(ctx, f.M, mode, subID, sentinel.SeenDigest(ev.ID), raw)
 	return dup, err
 }
 
@@ -50,8 +50,8 @@ func (f *Feed) Head(ctx context.Context) (first, last uint64, err error) {
 // Read returns up to max events of a subscription's feed after position
 // after, skipping (and reporting) those stored before floor; more reports
 // that another event follows the last returned.
-func (f *Feed) Read(ctx context.Context, subID string, after uint64, max int, floor time.Time) (out []stored, skipped, more bool, err error) {
-	filter := bus.MCPFeedFilter(subID)
+func (f *Feed) Read(ctx context.Context, mode, subID string, after uint64, max int, floor time.Time) (out []stored, skipped, more bool, err error) {
+	filter := bus.MCPFeedFilter(mode, subID)
 	next := after
 	for len(out) <= max {
 		m, err := f.M.Feeds.GetMsg(ctx, next+1, jetstream.WithGetMsgSubject(filter))

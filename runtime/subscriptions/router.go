@@ -21,7 +21,7 @@ func (r Router) Route(ctx context.Context, rec *sentinel.Sentinel, ev *sentinel.
 	if t.Kind != sentinel.TargetMCPEvents {
 		return r.Next.Route(ctx, rec, ev)
 	}
-	dup, err := r.Feed.Append(ctx, t.SubscriptionID, ev)
+	dup, err := r.Feed.Append(ctx, t.Mode, t.SubscriptionID, ev)
 	if err != nil {
 		return deliver.Outcome{}, err
 	}

@@ -158,7 +158,7 @@ func (s *Service) Poll(ctx context.Context, principal string, raw json.RawMessag
 		return s.finishPoll(ctx, res, pos, r.bind)
 	}
 	start, truncated := startOf(r.after, rec.CreatedSeq, first, last)
-	evs, skipped, more, err := s.Feed.Read(ctx, rec.ID, start, max, s.floor(r.MaxAgeMs))
+	evs, skipped, more, err := s.Feed.Read(ctx, rec.Mode, rec.ID, start, max, s.floor(r.MaxAgeMs))
 	if err != nil {
 		return nil, err
 	}

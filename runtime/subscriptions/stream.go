@@ -63,7 +63,7 @@ func (s *Service) Stream(ctx context.Context, principal string, raw json.RawMess
 	defer s.release(ctx, rec.ID, streamID)
 
 	wake := make(chan struct{}, 1)
-	sub, err := s.Feed.Bus.NC.Subscribe(bus.MCPFeedFilter(rec.ID), func(*nats.Msg) {
+	sub, err := s.Feed.Bus.NC.Subscribe(bus.MCPFeedFilter(rec.Mode, rec.ID), func(*nats.Msg) {
 		select {
 		case wake <- struct{}{}:
 		default:
@@ -93,7 +93,7 @@ func (s *Service) Stream(ctx context.Context, principal string, raw json.RawMess
 		floor = time.Time{}
 	}
 	// The first read decides truncated before the confirmation goes out.
-	evs, skipped, more, err := s.Feed.Read(ctx, rec.ID, pos, streamBatch, floor)
+	evs, skipped, more, err := s.Feed.Read(ctx, rec.Mode, rec.ID, pos, streamBatch, floor)
 	if err != nil {
 		return err
 	}
@@ -120,7 +120,7 @@ func (s *Service) Stream(ctx context.Context, principal string, raw json.RawMess
 			pos = e.Seq
 		}
 		if more {
-			if evs, _, more, err = s.Feed.Read(ctx, rec.ID, pos, streamBatch, time.Time{}); err != nil {
+			if evs, _, more, err = s.Feed.Read(ctx, rec.Mode, rec.ID, pos, streamBatch, time.Time{}); err != nil {
 				return err
 			}
 			continue
@@ -139,7 +139,7 @@ func (s *Service) Stream(ctx context.Context, principal string, raw json.RawMess
 				return err
 			}
 		}
-		if evs, _, more, err = s.Feed.Read(ctx, rec.ID, pos, streamBatch, time.Time{}); err != nil {
+		if evs, _, more, err = s.Feed.Read(ctx, rec.Mode, rec.ID, pos, streamBatch, time.Time{}); err != nil {
 			return err
 		}
 		if heartbeat && len(evs) == 0 {

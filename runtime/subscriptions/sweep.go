@@ -61,6 +61,9 @@ func (s *Service) endIfUnchanged(ctx context.Context, id string, still func(*Rec
 		return false
 	}
 	s.dropSentinel(ctx, rec.SentinelID)
+	if rec.Mode == sentinel.ModeWebhook && s.Webhooks != nil {
+		s.Webhooks.dropConsumer(ctx, id)
+	}
 	s.Log.Info("mcp events subscription ended", "subscription", id, "mode", rec.Mode, "why", why)
 	return true
 }
