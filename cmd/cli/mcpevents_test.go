@@ -166,9 +166,9 @@ func mcpEventsSentinel(t *testing.T, baseURL, token, mode, subject string) strin
 	defer resp.Body.Close()
 	var out struct {
 		Sentinels []struct {
-			ID     string                       `json:"id"`
+			ID     string                      `json:"id"`
 			Target struct{ Kind, Mode string } `json:"target"`
-			Match  []struct{ Subject string }   `json:"match"`
+			Match  []struct{ Subject string }  `json:"match"`
 		} `json:"sentinels"`
 	}
 	require.NoError(t, json.NewDecoder(resp.Body).Decode(&out))

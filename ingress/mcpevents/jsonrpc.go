@@ -59,7 +59,9 @@ func (r *Request) Revision() string {
 
 // Modern reports whether a revision is 2026-07-28 or later (revisions are
 // dates, so they compare as strings).
-func Modern(revision string) bool { return len(revision) == len(MinRevision) && revision >= MinRevision }
+func Modern(revision string) bool {
+	return len(revision) == len(MinRevision) && revision >= MinRevision
+}
 
 // IsEvents reports whether a method is one of this extension's.
 func IsEvents(method string) bool { return strings.HasPrefix(method, "events/") }

@@ -93,7 +93,7 @@ type Config struct {
 	Sentinel SentinelConfig        `mapstructure:"sentinel"`
 	// MCPEvents tunes MCP Events (SEP-3415) subscriptions.
 	MCPEvents subscriptions.Config `mapstructure:"mcp_events"`
-	Testing  TestingConfig         `mapstructure:"testing"`
+	Testing   TestingConfig        `mapstructure:"testing"`
 }
 
 // NodeConfig names this node.

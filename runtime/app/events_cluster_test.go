@@ -33,3 +33,38 @@ func TestClusterEventsCursorWorksOnEveryNode(t *testing.T) {
 	require.Equal(t, "c1", got[0].EventID)
 	require.Len(t, sentinelsOf(t, b.URL(), b.Token), 1, "one subscription, one sentinel, whatever node polls")
 }
+
+// One webhook subscription in a cluster is delivered once, not once per
+// node: its durable consumer hands each event to one node.
+func TestClusterEventsWebhookDeliveredOnce(t *testing.T) {
+	cfgs := clusterConfigs(t, 3)
+	for i := range cfgs {
+		cfgs[i].MCPEvents.AllowPrivateCallbacks = true
+		cfgs[i].MCPEvents.RetryBackoff = 50 * time.Millisecond
+	}
+	apps := startCluster(t, cfgs)
+	c := newSEPClient(t, apps[0].URL(), apps[0].Token)
+	rx := newReceiver(t, true)
+	args := fakeArgs("fake:cluster-hook/1")
+	_, e := c.subscribe("sentinel.event", args, rx.srv.URL, rx.secret, 600000)
+	require.Nil(t, e, "%+v", e)
+	var sen listedSentinel
+	bustest.Eventually(t, 30*time.Second, func() bool {
+		sen = subscriptionSentinel(t, apps[1].URL(), apps[1].Token, "webhook", "fake:cluster-hook/1")
+		return sen.ID != ""
+	}, "the subscription is visible on every node")
+	for i, id := range []string{"h1", "h2", "h3"} {
+		pushFake(t, apps[i].URL(), sen.ID, fakeEvent(id, "fake:cluster-hook/1", "fake.one"))
+	}
+	bustest.Eventually(t, 60*time.Second, func() bool { evs, _, _, _ := rx.snapshot(); return len(evs) >= 3 }, "every event is delivered")
+	// A last event: once it is in, any duplicate of the first three
+	// would have come too.
+	pushFake(t, apps[2].URL(), sen.ID, fakeEvent("h4", "fake:cluster-hook/1", "fake.one"))
+	bustest.Eventually(t, 60*time.Second, func() bool { evs, _, _, _ := rx.snapshot(); return len(evs) >= 4 }, "the last event is delivered")
+	evs, _, attempts, bad := rx.snapshot()
+	require.Len(t, evs, 4)
+	for _, id := range []string{"h1", "h2", "h3", "h4"} {
+		require.Equal(t, 1, attempts[id], "event %s POSTed once", id)
+	}
+	require.Zero(t, bad)
+}

@@ -413,7 +413,9 @@ func (w *Webhooks) deliver(ctx context.Context, id string, msg jetstream.Msg) {
 	switch {
 	case res.Category == "":
 		_ = msg.Ack()
-		w.status(ctx, id, func(st *DeliveryStatus) { st.Active, st.LastDeliveryAt, st.LastError, st.FailedSince = true, &now, nil, nil })
+		w.status(ctx, id, func(st *DeliveryStatus) {
+			st.Active, st.LastDeliveryAt, st.LastError, st.FailedSince = true, &now, nil, nil
+		})
 		return
 	case res.Status == 410 || res.Status == 413 || int(meta.NumDelivered) >= s.Cfg.RetryAttempts:
 		_ = msg.Term() // final: abandoned (the watermark moves past it)
