@@ -102,6 +102,23 @@ const (
 	CodeInsecureURL = "insecure_url"
 )
 
+// MCP Events error codes (ingress/mcpevents maps them to the SEP-3415
+// JSON-RPC errors named in the comments).
+const (
+	CodeEventNotFound        = "event_not_found"        // NotFound {kind: event}
+	CodeSubscriptionNotFound = "subscription_not_found" // NotFound {kind: subscription}
+	CodeInvalidArguments     = "invalid_arguments"      // InvalidParams
+	CodeInvalidCursor        = "invalid_cursor"         // InvalidParams
+	CodeInvalidCallback      = "invalid_callback"       // InvalidParams
+	CodeForbidden            = "forbidden"              // Forbidden
+	CodeUnsupportedDelivery  = "unsupported_delivery"   // Unsupported {feature: deliveryMode}
+	CodeTooManySubscriptions = "too_many_subscriptions" // ResourceExhausted {limit: subscriptions}
+	// CodeCallbackPrefix + a lastError category (connection_refused,
+	// timeout, tls_error, http_4xx, http_5xx, challenge_failed) is a
+	// CallbackEndpointError.
+	CodeCallbackPrefix = "callback_"
+)
+
 // Storage sentinels shared by every layer: a missing key and a lost
 // compare-and-set race. Stores wrap them; callers test with errors.Is.
 var (

@@ -96,6 +96,12 @@ func TestImportRules(t *testing.T) {
 			if under(me, "ingress") && under(dep, "runtime") {
 				fail("ingress/** never imports runtime/**")
 			}
+			if me == "ingress/mcpevents" && dep != "" {
+				fail("ingress/mcpevents (the MCP Events JSON-RPC layer) imports only the domain package of the module")
+			}
+			if me == "runtime/subscriptions" && dep != "" && dep != "bus" && dep != "runtime/sentinels" && dep != "runtime/deliver" {
+				fail("runtime/subscriptions imports only bus, runtime/sentinels, runtime/deliver (the Router contract) and the domain")
+			}
 			if under(me, "bus") && !under(dep, "bus") && dep != "" {
 				fail("bus holds no domain logic and imports no other layer")
 			}

@@ -86,8 +86,11 @@ type View struct {
 // View projects the record.
 func (s *Sentinel) View() View {
 	t := s.Spec.Target
-	if t.Kind == TargetWebhook {
+	switch t.Kind {
+	case TargetWebhook:
 		t = Target{Kind: TargetWebhook}
+	case TargetMCPEvents:
+		t = Target{Kind: TargetMCPEvents, Mode: t.Mode, SubscriptionID: t.SubscriptionID}
 	}
 	return View{
 		ID:          s.ID,

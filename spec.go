@@ -44,6 +44,18 @@ const (
 	TargetSession = "session"
 	TargetRoutine = "routine"
 	TargetWebhook = "webhook"
+	// TargetMCPEvents delivers to an MCP Events subscriber (SEP-3415):
+	// the sentinel behind an events/poll, events/stream or events/subscribe
+	// subscription. Its events go to the subscription's feed, never into a
+	// session inbox.
+	TargetMCPEvents = "mcp-events"
+)
+
+// MCP Events delivery modes (Target.Mode of an mcp-events target).
+const (
+	ModePoll    = "poll"
+	ModePush    = "push"
+	ModeWebhook = "webhook"
 )
 
 // Urgency is an AIP-46 message urgency.
@@ -75,6 +87,11 @@ type Target struct {
 	Urgency   Urgency `json:"urgency,omitempty"`
 	RoutineID string  `json:"routineId,omitempty"`
 	URL       string  `json:"url,omitempty"`
+	// Mode is the delivery mode of an mcp-events target (poll, push,
+	// webhook); SubscriptionID names its subscription (a routing handle,
+	// not a capability).
+	Mode           string `json:"mode,omitempty"`
+	SubscriptionID string `json:"subscriptionId,omitempty"`
 }
 
 // Limits on a spec.
@@ -166,6 +183,16 @@ func (t Target) Validate() error {
 		}
 		if t.Urgency != "" && !t.Urgency.Valid() {
 			return Errorf(CodeInvalidUrgency, "urgency %q is not one of fyi, next-turn, steer, interrupt", t.Urgency)
+		}
+		return nil
+	case TargetMCPEvents:
+		switch t.Mode {
+		case ModePoll, ModePush, ModeWebhook:
+		default:
+			return Errorf(CodeInvalidTarget, "target.mode %q is not one of poll, push, webhook", t.Mode)
+		}
+		if t.SubscriptionID == "" || t.SessionID != "" {
+			return Errorf(CodeInvalidTarget, "an mcp-events target names its subscription and no session")
 		}
 		return nil
 	case TargetRoutine, TargetWebhook:

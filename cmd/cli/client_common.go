@@ -250,6 +250,9 @@ func targetText(t sentinel.Target) string {
 	if t.Kind == sentinel.TargetSession {
 		return t.SessionID + " (" + string(t.Urgency) + ")"
 	}
+	if t.Kind == sentinel.TargetMCPEvents {
+		return t.Kind + " (" + t.Mode + ")"
+	}
 	return t.Kind
 }
 

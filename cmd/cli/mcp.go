@@ -3,6 +3,8 @@ package cli
 import (
 	"context"
 	"fmt"
+	stdio "io"
+	"net/http"
 	"os"
 	"path/filepath"
 
@@ -11,6 +13,7 @@ import (
 	"github.com/agentproto/sentinel/ingress/api"
 	"github.com/agentproto/sentinel/ingress/apiclient"
 	"github.com/agentproto/sentinel/ingress/mcp"
+	"github.com/agentproto/sentinel/ingress/mcpevents"
 )
 
 // MCPOptions are the options of `sentinel mcp`.
@@ -63,7 +66,16 @@ finds the session its hooks registered).`,
 				Follows:   apiclient.Follows{C: c},
 				Inbox:     apiclient.Inboxes{C: c},
 			}, mopts)
-			if err := mcp.ServeStdio(cmd.Context(), srv, caller, io.In, io.Out); err != nil {
+			// MCP Events (events/*) are relayed to the node's /mcp, where
+			// they are served; a stream has no request timeout.
+			fwd := &mcpevents.Forwarder{Token: c.Token, Client: &http.Client{Transport: c.HTTP.Transport}}
+			for _, u := range c.URLs {
+				fwd.URLs = append(fwd.URLs, u+"/mcp")
+			}
+			serve := func(ctx context.Context, in stdio.Reader, out stdio.Writer) error {
+				return mcp.ServeStdio(ctx, srv, caller, in, out)
+			}
+			if err := mcpevents.ServeStdio(cmd.Context(), fwd, serve, io.In, io.Out); err != nil {
 				return &ExitError{Code: 1, Err: fmt.Errorf("mcp stdio: %w", err)}
 			}
 			return nil

@@ -43,8 +43,9 @@ func CallerOf(r *http.Request) string {
 // loopback Host. POST bodies are capped at maxBody bytes (DefaultMaxBody
 // when <= 0) before mcp-go sees them (it reads the whole body): over the
 // cap the answer is the API's 400 body_too_large, and nothing is
-// processed.
-func HTTPHandler(s *server.MCPServer, log *slog.Logger, maxBody int64) http.Handler {
+// processed. Each of wrap, in order, wraps mcp-go's handler inside the
+// cap (the MCP Events layer, ingress/mcpevents).
+func HTTPHandler(s *server.MCPServer, log *slog.Logger, maxBody int64, wrap ...func(http.Handler) http.Handler) http.Handler {
 	if log == nil {
 		log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
@@ -57,7 +58,11 @@ func HTTPHandler(s *server.MCPServer, log *slog.Logger, maxBody int64) http.Hand
 		}),
 		server.WithStreamableHTTPLogger(log),
 	)
-	return capBody(h, maxBody)
+	var out http.Handler = h
+	for _, w := range wrap {
+		out = w(out)
+	}
+	return capBody(out, maxBody)
 }
 
 // capBody reads a POST body within n bytes before next runs, refusing a

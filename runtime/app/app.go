@@ -30,6 +30,7 @@ import (
 	"github.com/agentproto/sentinel/runtime/park"
 	"github.com/agentproto/sentinel/runtime/poll"
 	"github.com/agentproto/sentinel/runtime/sentinels"
+	"github.com/agentproto/sentinel/runtime/subscriptions"
 )
 
 // App is one node.
@@ -48,6 +49,8 @@ type App struct {
 	Metrics   *metrics.Metrics
 	// Cluster is this node's view of the cluster (nil for a single node).
 	Cluster *cluster.Node
+	// Events serves MCP Events subscriptions (events.go).
+	Events *subscriptions.Service
 
 	now       func() time.Time
 	startedAt time.Time
@@ -201,7 +204,10 @@ func (a *App) wire(ctx context.Context) error {
 		Poller: poller, Publisher: publisher, Log: log.With("component", "sentinels"), Now: now,
 		ActiveIntervalMs: int(a.Cfg.Poll.ActiveInterval / time.Millisecond),
 	}
-	a.subsystems = []subsystem{a.wireSessions(), a.wireMCP()}
+	if err := a.openEvents(ctx); err != nil {
+		return err
+	}
+	a.subsystems = []subsystem{a.wireSessions(), a.wireMCP(), a.wireEvents()}
 	var router deliver.Router = deliver.DirectRouter{Inbox: a.Inbox, Now: func() string { return sentinel.FormatTime(now()) }}
 	routes := ingress.Routes{
 		Public: []ingress.Mounter{},
@@ -220,6 +226,7 @@ func (a *App) wire(ctx context.Context) error {
 		routes.API = append(routes.API, s.API...)
 		routes.Raw = append(routes.Raw, s.Raw...)
 	}
+	router = subscriptions.Router{Next: router, Feed: a.Events.Feed}
 	pipeline := &deliver.Pipeline{Store: store, Seen: seen, Registry: a.Registry, Router: router, Park: a.Park,
 		Metrics: a.Metrics, Log: log.With("component", "deliver"), Now: now, Expirer: expirer}
 	a.Workers = &deliver.Workers{Bus: b, Pipeline: pipeline, Park: a.Park, Metrics: a.Metrics, Log: log.With("component", "deliver"), Cfg: a.Cfg.Delivery}

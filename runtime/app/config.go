@@ -17,6 +17,7 @@ import (
 	"github.com/agentproto/sentinel/runtime/deliver"
 	"github.com/agentproto/sentinel/runtime/poll"
 	"github.com/agentproto/sentinel/runtime/sentinels"
+	"github.com/agentproto/sentinel/runtime/subscriptions"
 )
 
 // DefaultListen is the default API listen address.
@@ -90,7 +91,9 @@ type Config struct {
 	Poll     poll.Config           `mapstructure:"poll"`
 	Delivery deliver.WorkersConfig `mapstructure:"delivery"`
 	Sentinel SentinelConfig        `mapstructure:"sentinel"`
-	Testing  TestingConfig         `mapstructure:"testing"`
+	// MCPEvents tunes MCP Events (SEP-3415) subscriptions.
+	MCPEvents subscriptions.Config `mapstructure:"mcp_events"`
+	Testing   TestingConfig        `mapstructure:"testing"`
 }
 
 // NodeConfig names this node.
@@ -184,6 +187,7 @@ func DefaultConfig() Config {
 		Poll:              poll.DefaultConfig(),
 		Delivery:          deliver.DefaultWorkersConfig(),
 		Sentinel:          SentinelConfig{AutoWatchPRs: true},
+		MCPEvents:         subscriptions.DefaultConfig(),
 		Cluster:           ClusterConfig{Wait: 2 * time.Minute},
 
 		MaxInboundBytesInFlight: inbound.DefaultMaxInFlight,
@@ -222,6 +226,9 @@ func (c *Config) Validate() error {
 		}
 	}
 	if err := validateToken(c.Token); err != nil {
+		return err
+	}
+	if err := c.MCPEvents.Validate(); err != nil {
 		return err
 	}
 	origin, err := sentinels.NormalizeOrigin(c.PublicURL)

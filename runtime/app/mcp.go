@@ -24,7 +24,7 @@ func (a *App) wireMCP() subsystem {
 	life, cancel := context.WithCancel(context.Background())
 	log := a.Log.With("component", "mcp")
 	srv := mcp.NewServer(a.mcpServices(), mcp.Options{Life: life, Debug: a.Log.With("component", "mcp")})
-	h := mcp.HTTPHandler(srv, log, a.Cfg.MaxBodyBytes)
+	h := mcp.HTTPHandler(srv, log, a.Cfg.MaxBodyBytes, a.eventsWrap(life))
 	return subsystem{
 		Raw: []ingress.Mounter{func(r chi.Router) {
 			for _, m := range []string{http.MethodGet, http.MethodPost, http.MethodDelete, http.MethodHead} {

@@ -86,6 +86,16 @@ func (s *Service) Create(ctx context.Context, req sentinel.WatchRequest, caller 
 			return nil, err
 		}
 	}
+	return s.CreateSpec(ctx, spec)
+}
+
+// CreateSpec creates a sentinel from a spec the caller built and validated
+// (an MCP Events subscription's): provider resolution, the provider's
+// create and the record, as Create does after expanding its request.
+func (s *Service) CreateSpec(ctx context.Context, spec sentinel.Spec) (*sentinel.Sentinel, error) {
+	if err := spec.Validate(); err != nil {
+		return nil, err
+	}
 	prov, err := s.resolveProvider(ctx, &spec)
 	if err != nil {
 		return nil, err

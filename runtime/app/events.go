@@ -1,0 +1,80 @@
+package app
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"sync"
+
+	"github.com/agentproto/sentinel/ingress/mcpevents"
+	"github.com/agentproto/sentinel/runtime/subscriptions"
+)
+
+// EventsPrincipal is the principal of every MCP Events call: the holders
+// of the service's one bearer token are one principal.
+const EventsPrincipal = "api-token"
+
+// openEvents provisions the MCP Events assets and builds the service
+// behind events/* (runtime/subscriptions). Every node serves it: the
+// subscriptions, the feeds and the cursor key are in JetStream.
+func (a *App) openEvents(ctx context.Context) error {
+	m, err := a.Bus.OpenMCPEvents(ctx, a.Cfg.MCPEvents.Retention)
+	if err != nil {
+		return err
+	}
+	interval := a.Cfg.Poll.ActiveInterval
+	a.Events = &subscriptions.Service{
+		Cfg:        a.Cfg.MCPEvents,
+		Store:      &subscriptions.Store{KV: m.KV},
+		Feed:       &subscriptions.Feed{Bus: a.Bus, M: m},
+		Cursors:    &subscriptions.Cursors{KV: m.KV},
+		Sentinels:  a.Sentinels,
+		NextPollMs: func() int64 { return interval.Milliseconds() },
+		Log:        a.Log.With("component", "mcp-events"),
+		Now:        a.now,
+	}
+	if a.Events.Cfg.Webhook {
+		if a.Events.Webhooks, err = subscriptions.NewWebhooks(a.Events); err != nil {
+			return fmt.Errorf("mcp events webhooks: %w", err)
+		}
+	}
+	return nil
+}
+
+// wireEvents runs the subscription sweeper (and the webhook dispatcher)
+// with the node.
+func (a *App) wireEvents() subsystem {
+	var (
+		cancel context.CancelFunc
+		wg     sync.WaitGroup
+	)
+	return subsystem{
+		Start: func(ctx context.Context) error {
+			var rctx context.Context
+			rctx, cancel = context.WithCancel(context.WithoutCancel(ctx))
+			wg.Add(1)
+			go func() { defer wg.Done(); a.Events.RunSweeper(rctx) }()
+			if a.Events.Webhooks != nil {
+				if err := a.Events.Webhooks.Start(rctx, &wg); err != nil {
+					cancel()
+					return err
+				}
+			}
+			return nil
+		},
+		Stop: func(context.Context) error {
+			if cancel != nil {
+				cancel()
+			}
+			wg.Wait()
+			return nil
+		},
+	}
+}
+
+// eventsWrap is the MCP Events layer of /mcp.
+func (a *App) eventsWrap(life context.Context) func(http.Handler) http.Handler {
+	d := &mcpevents.Server{Svc: a.Events, Life: life, Log: a.Log.With("component", "mcp-events")}
+	opts := mcpevents.HTTPOptions{Principal: func(*http.Request) string { return EventsPrincipal }}
+	return func(next http.Handler) http.Handler { return mcpevents.Handler(next, d, opts) }
+}

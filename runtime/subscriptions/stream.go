@@ -1,0 +1,210 @@
+package subscriptions
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"time"
+
+	"github.com/nats-io/nats.go"
+
+	"github.com/agentproto/sentinel"
+	"github.com/agentproto/sentinel/bus"
+)
+
+// Push notification methods.
+const (
+	MethodActive    = "notifications/events/active"
+	MethodEvent     = "notifications/events/event"
+	MethodHeartbeat = "notifications/events/heartbeat"
+	MethodError     = "notifications/events/error"
+)
+
+type activeParams struct {
+	Cursor    string `json:"cursor"`
+	Truncated bool   `json:"truncated"`
+}
+
+type heartbeatParams struct {
+	Cursor string `json:"cursor"`
+}
+
+// streamBatch bounds the events read per feed read of a stream.
+const streamBatch = 100
+
+// Stream serves one events/stream request until ctx ends (notify sends
+// one notification; the JSON-RPC layer adds the stream's id to its _meta): it confirms the
+// subscription (notifications/events/active), replays the feed after the
+// cursor, delivers events as they arrive and sends a heartbeat with the
+// position checked up to every Cfg.Heartbeat. The stream holds a lease on
+// the push subscription, renewed at every heartbeat; when the last stream
+// closes the subscription ends (after Cfg.PushLinger). It returns ctx's
+// error once ctx ends, or the error that ended the stream.
+func (s *Service) Stream(ctx context.Context, principal string, raw json.RawMessage, notify func(method string, params any) error) error {
+	r, err := s.resolve(ctx, principal, raw)
+	if err != nil {
+		return err
+	}
+	streamID := newStreamID()
+	lease := func() int64 { return s.Now().Add(3 * s.Cfg.Heartbeat).UnixMilli() }
+	id := SubscriptionID(sentinel.ModePush, principal, "", r.Name, r.Canonical)
+	rec, created, err := s.ensure(ctx, &Record{ID: id, Mode: sentinel.ModePush, Name: r.Name, Arguments: r.Canonical, Principal: principal}, r,
+		func(rec *Record) {
+			if rec.Streams == nil {
+				rec.Streams = map[string]int64{}
+			}
+			rec.Streams[streamID] = lease()
+		})
+	if err != nil {
+		return err
+	}
+	defer s.release(ctx, rec.ID, streamID)
+
+	wake := make(chan struct{}, 1)
+	sub, err := s.Feed.Bus.NC.Subscribe(bus.MCPFeedFilter(rec.Mode, rec.ID), func(*nats.Msg) {
+		select {
+		case wake <- struct{}{}:
+		default:
+		}
+	})
+	if err != nil {
+		return err
+	}
+	defer func() { _ = sub.Unsubscribe() }()
+	if err := s.Feed.Bus.NC.FlushTimeout(10 * time.Second); err != nil {
+		return err
+	}
+
+	first, last, err := s.Feed.Head(ctx)
+	if err != nil {
+		return err
+	}
+	pos, truncated := last, false
+	switch {
+	case r.hasCursor:
+		pos, truncated = startOf(r.after, rec.CreatedSeq, first, last)
+	case created:
+		pos = rec.CreatedSeq
+	}
+	floor := s.floor(r.MaxAgeMs)
+	if !r.hasCursor {
+		floor = time.Time{}
+	}
+	// The first read decides truncated before the confirmation goes out.
+	evs, skipped, more, err := s.Feed.Read(ctx, rec.Mode, rec.ID, pos, streamBatch, floor)
+	if err != nil {
+		return err
+	}
+	cur, err := s.Cursors.Sign(ctx, pos, r.bind)
+	if err != nil {
+		return err
+	}
+	if err := notify(MethodActive, activeParams{Cursor: cur, Truncated: truncated || skipped}); err != nil {
+		return err
+	}
+	beat := time.NewTicker(s.Cfg.Heartbeat)
+	defer beat.Stop()
+	for {
+		for _, e := range evs {
+			c, err := s.Cursors.Sign(ctx, e.Seq, r.bind)
+			if err != nil {
+				return err
+			}
+			occ := occurrence(r.Name, e)
+			occ.Cursor = &c
+			if err := notify(MethodEvent, occ); err != nil {
+				return err
+			}
+			pos = e.Seq
+		}
+		if more {
+			if evs, _, more, err = s.Feed.Read(ctx, rec.Mode, rec.ID, pos, streamBatch, time.Time{}); err != nil {
+				return err
+			}
+			continue
+		}
+		heartbeat := false
+		select {
+		case <-ctx.Done():
+			return context.Cause(ctx)
+		case <-wake:
+		case <-beat.C:
+			heartbeat = true
+		}
+		var head uint64
+		if heartbeat {
+			if _, head, err = s.Feed.Head(ctx); err != nil {
+				return err
+			}
+		}
+		if evs, _, more, err = s.Feed.Read(ctx, rec.Mode, rec.ID, pos, streamBatch, time.Time{}); err != nil {
+			return err
+		}
+		if heartbeat && len(evs) == 0 {
+			pos = max64(pos, head)
+			c, err := s.Cursors.Sign(ctx, pos, r.bind)
+			if err != nil {
+				return err
+			}
+			if err := notify(MethodHeartbeat, heartbeatParams{Cursor: c}); err != nil {
+				return err
+			}
+			s.renew(ctx, rec.ID, streamID, lease())
+		}
+	}
+}
+
+// renew extends a stream's lease (best effort: a failure shortens it).
+func (s *Service) renew(ctx context.Context, id, streamID string, until int64) {
+	_, err := s.Store.Update(ctx, id, func(rec *Record) error {
+		if rec.Streams == nil {
+			rec.Streams = map[string]int64{}
+		}
+		rec.Streams[streamID] = until
+		rec.LastSeenMs = s.Now().UnixMilli()
+		return nil
+	})
+	if err != nil && !errors.Is(err, sentinel.ErrNotFound) {
+		s.Log.Warn("renewing an mcp events stream lease failed", "subscription", id, "err", err)
+	}
+}
+
+// release drops a closed stream's lease; the subscription ends with its
+// last stream when PushLinger is 0 (else the sweep ends it later).
+func (s *Service) release(ctx context.Context, id, streamID string) {
+	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 15*time.Second)
+	defer cancel()
+	now := s.Now().UnixMilli()
+	rec, err := s.Store.Update(cctx, id, func(rec *Record) error {
+		delete(rec.Streams, streamID)
+		rec.LastSeenMs = now
+		return nil
+	})
+	if err != nil {
+		if !errors.Is(err, sentinel.ErrNotFound) {
+			s.Log.Warn("releasing an mcp events stream lease failed", "subscription", id, "err", err)
+		}
+		return
+	}
+	if s.Cfg.PushLinger == 0 && liveStreams(rec, now) == 0 {
+		s.endIfUnchanged(cctx, id, func(r *Record) bool { return liveStreams(r, s.Now().UnixMilli()) == 0 }, "its last stream closed")
+	}
+}
+
+func liveStreams(rec *Record, nowMs int64) int {
+	n := 0
+	for _, until := range rec.Streams {
+		if until > nowMs {
+			n++
+		}
+	}
+	return n
+}
+
+func newStreamID() string {
+	b := make([]byte, 8)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}
