@@ -1,8 +1,8 @@
 # Developer shortcuts; CI runs .ci/run (README's test command).
-.PHONY: help build test lint fmt bench fuzz
+.PHONY: help build test lint fmt bench fuzz image image-nats up down
 
 help: ## list the targets
-	@grep -E '^[a-z]+:.*##' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-8s %s\n", $$1, $$2}'
+	@grep -E '^[a-z-]+:.*##' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-10s %s\n", $$1, $$2}'
 
 build: ## build ./sentinel
 	go build -o sentinel ./cmd/sentinel
@@ -28,3 +28,27 @@ fuzz: ## each fuzz target for 20 s
 	go test -run '^$$' -fuzz '^FuzzParseInbound$$' -fuzztime 20s ./providers/webhook/
 	go test -run '^$$' -fuzz '^FuzzParseInbound$$' -fuzztime 20s ./providers/agentpush/
 	go test -run '^$$' -fuzz '^FuzzRenderMessages$$' -fuzztime 20s ./cmd/cli/
+
+# Images are FROM scratch over binaries built here: no registry is needed.
+IMAGE      ?= sentinel:dev
+NATS_IMAGE ?= sentinel-nats:dev
+GOBUILD     = CGO_ENABLED=0 go build -trimpath -ldflags='-s -w'
+
+image: ## build the sentinel:dev image (static binary FROM scratch; see Dockerfile)
+	rm -rf bin/image && mkdir -p bin/image/home/data && chmod 0700 bin/image/home/data
+	$(GOBUILD) -o bin/image/sentinel ./cmd/sentinel
+	docker build -q -t $(IMAGE) -f Dockerfile bin/image
+
+image-nats: ## build sentinel-nats:dev, the nats-server image of deploy/compose.external.yml
+	rm -rf bin/image-nats && mkdir -p bin/image-nats/home/data && chmod 0700 bin/image-nats/home/data
+	$(GOBUILD) -o bin/image-nats/nats-server github.com/nats-io/nats-server/v2
+	$(GOBUILD) -o bin/image-nats/sentinel ./cmd/sentinel
+	cp deploy/natsserver/nats.conf bin/image-nats/
+	docker build -q -t $(NATS_IMAGE) -f deploy/natsserver/Dockerfile bin/image-nats
+
+up: ## run docker-compose.yml (three nodes), building the image when missing; waits for health
+	@docker image inspect $(IMAGE) >/dev/null 2>&1 || $(MAKE) image
+	deploy/compose.sh up
+
+down: ## stop docker-compose.yml and remove its volumes
+	deploy/compose.sh down

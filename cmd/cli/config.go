@@ -22,7 +22,9 @@ var envAliases = map[string]string{
 
 // LoadConfig builds the node config: defaults, then <home>/config.yaml,
 // then AGENTPROTO_* environment variables (AGENTPROTO_PUBLIC_URL,
-// AGENTPROTO_NATS_SYNC_ALWAYS, ...), then the flags that were set.
+// AGENTPROTO_NATS_SYNC_ALWAYS, ...; a secret key may come from the file
+// named by AGENTPROTO_<KEY>_FILE instead: applySecretFiles), then the
+// flags that were set.
 // flagKeys maps flag names to config keys.
 func LoadConfig(cmd *cobra.Command, flagKeys map[string]string) (app.Config, error) {
 	def := app.DefaultConfig()
@@ -35,6 +37,9 @@ func LoadConfig(cmd *cobra.Command, flagKeys map[string]string) (app.Config, err
 		if val, ok := os.LookupEnv(env); ok && os.Getenv("AGENTPROTO_"+strings.ToUpper(strings.ReplaceAll(key, ".", "_"))) == "" {
 			v.Set(key, val)
 		}
+	}
+	if err := applySecretFiles(v); err != nil {
+		return app.Config{}, err
 	}
 	home := resolveHome(cmd)
 	v.SetDefault("home", home)

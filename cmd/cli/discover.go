@@ -28,7 +28,7 @@ const urlFlagUsage = "node URL, or a comma list of the nodes of one service trie
 // NewClient finds the nodes and the token: the URLs from --url, then
 // AGENTPROTO_URL (each a comma list of node URLs, tried in order), then
 // the one URL in <home>/daemon.json; the token from AGENTPROTO_TOKEN, then
-// <home>/daemon-token. Failures name the fix.
+// the file AGENTPROTO_TOKEN_FILE names, then <home>/daemon-token. Failures name the fix.
 func NewClient(cmd *cobra.Command) (*apiclient.Client, error) {
 	home := resolveHome(cmd)
 	var urls []string
@@ -55,7 +55,10 @@ func NewClient(cmd *cobra.Command) (*apiclient.Client, error) {
 		}
 		urls = []string{info.URL}
 	}
-	token := os.Getenv("AGENTPROTO_TOKEN")
+	token, err := envToken()
+	if err != nil {
+		return nil, &ExitError{Code: api.ExitAuth, Err: err}
+	}
 	if token == "" {
 		raw, err := os.ReadFile(filepath.Join(home, app.TokenFile))
 		if err != nil && !errors.Is(err, os.ErrNotExist) {

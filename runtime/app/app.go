@@ -284,8 +284,19 @@ func (a *App) Writable() error {
 // Handler returns the node's HTTP handler (for in-process tests).
 func (a *App) Handler() http.Handler { return a.handler }
 
-// URL returns the API base URL.
-func (a *App) URL() string { return "http://" + a.ln.Addr().String() }
+// URL returns the API base URL. A listener on every address (0.0.0.0,
+// [::]: in a container) is named by its loopback address, which clients
+// on the machine (daemon.json, `docker exec ... sentinel list`) can reach
+// and the Host check accepts.
+func (a *App) URL() string {
+	addr := a.ln.Addr().String()
+	if host, port, err := net.SplitHostPort(addr); err == nil {
+		if ip := net.ParseIP(host); ip != nil && ip.IsUnspecified() {
+			addr = net.JoinHostPort("127.0.0.1", port)
+		}
+	}
+	return "http://" + addr
+}
 
 // Start re-attaches every active/orphaned sentinel, runs the until.at
 // sweep, starts the delivery workers and the poll loop, serves HTTP and
