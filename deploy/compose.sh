@@ -25,7 +25,12 @@ args=("$@")
 
 case "$verb" in
   down)
-    "${compose[@]}" "${args[@]}" down -v --remove-orphans
+    # down reads the file, so the required variables must be set; their
+    # values do not matter to it.
+    SENTINEL_TOKEN="${SENTINEL_TOKEN:-unused-by-down}" \
+    SENTINEL_CLUSTER_TOKEN="${SENTINEL_CLUSTER_TOKEN:-unused-by-down}" \
+    SENTINEL_NATS_PASSWORD="${SENTINEL_NATS_PASSWORD:-unused-by-down}" \
+      "${compose[@]}" "${args[@]}" down -v --remove-orphans
     ;;
   up)
     "${compose[@]}" "${args[@]}" down --remove-orphans >/dev/null 2>&1 || true

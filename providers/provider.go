@@ -34,6 +34,10 @@ type Info struct {
 type Readiness struct {
 	Ready  bool   `json:"ready"`
 	Reason string `json:"reason,omitempty"`
+	// CredentialSource names where the provider's credential comes from
+	// (GitHub providers: gh, GH_TOKEN or GITHUB_TOKEN); never the
+	// credential itself.
+	CredentialSource string `json:"credentialSource,omitempty"`
 }
 
 // Delivery modes.

@@ -66,10 +66,17 @@ func adaptersRun(cmd *cobra.Command, opts *IDOptions) error {
 	return w.Flush()
 }
 
-// readinessNote extracts info.readiness.reason.
+// readinessNote extracts info.readiness.reason, prefixed with the
+// credential's source (info.credentialSource) when the provider names one.
 func readinessNote(info map[string]any) string {
 	r, _ := info["readiness"].(map[string]any)
 	s, _ := r["reason"].(string)
+	if src, _ := info["credentialSource"].(string); src != "" {
+		if s == "" {
+			return "credentials: " + src
+		}
+		return "credentials: " + src + "; " + s
+	}
 	return s
 }
 

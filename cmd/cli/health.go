@@ -21,7 +21,7 @@ import (
 
 // HealthOptions are the options of `sentinel health`.
 type HealthOptions struct {
-	IO      IO
+	IO  IO
 	URL string
 	// Path is what to GET (default /readyz; a NATS server's monitor
 	// answers /healthz).

@@ -279,13 +279,19 @@ func (c *Client) settle(path, url string, resp *Response, cached cacheEntry, has
 		}
 		return resp, nil
 	}
+	return resp, c.failure("GET "+path, resp, now)
+}
+
+// failure classifies an answer >= 400 and starts a rate-limit wait when it
+// is one (mu must be held). label ("GET path") starts the message.
+func (c *Client) failure(label string, resp *Response, now time.Time) *providers.Error {
 	e := providers.ClassifyHTTP(resp.Status, resp.Header, now)
 	msg := apiMessage(resp.Body)
 	if resp.Status == http.StatusForbidden && e.Reason == providers.ReasonForbidden &&
 		strings.Contains(strings.ToLower(msg), "rate limit") {
 		e.Reason, e.Retryable, e.RetryAfter = providers.ReasonRateLimited, true, SecondaryLimitWait
 	}
-	e.Message = fmt.Sprintf("GET %s: HTTP %d", path, resp.Status)
+	e.Message = fmt.Sprintf("%s: HTTP %d", label, resp.Status)
 	if msg != "" {
 		e.Message += ": " + RedactToken(msg, "")
 	}
@@ -296,9 +302,9 @@ func (c *Client) settle(path, url string, resp *Response, cached cacheEntry, has
 			c.stats.BlockedUntil = until
 		}
 	case providers.ReasonAuth:
-		e.Message += ": GitHub rejected the token from gh: " + LoginHint
+		e.Message += ": GitHub rejected the token from " + sourceOf(c.token) + ": " + tokenHint(sourceOf(c.token))
 	}
-	return resp, e
+	return e
 }
 
 // refuse returns a rate-limit error without a request while a wait is in

@@ -27,9 +27,12 @@ type Config struct {
 	// Runner runs gh for readiness and credentials (default: gh on PATH with
 	// the process environment).
 	Runner *github.Runner
-	// Client is the in-process REST client. When nil one is built with the
-	// token from `gh auth token` through Runner, the host from GH_HOST, and
-	// HTTP.
+	// Credentials say where the token comes from (gh, GH_TOKEN or
+	// GITHUB_TOKEN: github.ResolveCredentials) and the REST root; nil means
+	// gh through Runner (github.GHCredentials).
+	Credentials *github.Credentials
+	// Client is the in-process REST client. When nil one is built over
+	// Credentials and HTTP.
 	Client *github.Client
 	// HTTP is the http.Client used when Client is nil (default: one with a
 	// 30 s timeout over the default transport).
@@ -51,9 +54,12 @@ func (c Config) withDefaults() (Config, error) {
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)
 	}
+	if c.Credentials == nil {
+		c.Credentials = github.GHCredentials(c.Runner)
+	}
 	if c.Client == nil {
 		cl, err := github.NewClient(github.ClientConfig{
-			Token: github.NewAuth(c.Runner, ""), HTTP: c.HTTP, Now: c.Now,
+			BaseURL: c.Credentials.APIBase, Token: c.Credentials.Token, HTTP: c.HTTP, Now: c.Now,
 		})
 		if err != nil {
 			return c, err

@@ -33,7 +33,7 @@ func (p *Provider) Client() *github.Client { return p.cfg.Client }
 func (p *Provider) Info() providers.Info {
 	return providers.Info{
 		Slug: Slug, Name: "Local gh", Version: "1.0.0",
-		Description: "Polls GitHub pull requests and repositories with the host's gh credentials; no setup, no public URL.",
+		Description: "Polls GitHub pull requests and repositories with the host's gh credentials (or GH_TOKEN / GITHUB_TOKEN); no setup, no public URL.",
 	}
 }
 
@@ -54,10 +54,11 @@ func (p *Provider) DefaultTypes(subject string) []string {
 	return []string{}
 }
 
-// Readiness implements providers.ReadinessChecker: gh installed and
-// authenticated (github.Readiness).
+// Readiness implements providers.ReadinessChecker: a token from the
+// environment, or gh installed and authenticated; CredentialSource says
+// which (github.Credentials.Readiness).
 func (p *Provider) Readiness(ctx context.Context) providers.Readiness {
-	return github.Readiness(ctx, p.cfg.Runner, "")
+	return p.cfg.Credentials.Readiness(ctx)
 }
 
 // Create implements providers.Provider. It accepts exactly one clause whose

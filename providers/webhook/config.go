@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/agentproto/sentinel/providers"
+	"github.com/agentproto/sentinel/providers/github"
 )
 
 // Runner makes one GitHub REST call through gh (github.Runner.API): path is
@@ -22,8 +23,13 @@ type Runner interface {
 
 // Config configures the provider.
 type Config struct {
-	// Runner runs gh (required).
+	// Runner makes the REST calls (required): the gh runner, or, with a
+	// token from the environment, the in-process github.Client (its API
+	// method), so no gh is needed.
 	Runner Runner
+	// Credentials say where the token comes from, for readiness
+	// (CredentialSource) and for the fixes errors name; nil means gh.
+	Credentials *github.Credentials
 	// Store keeps the hook records (required); it holds the HMAC secrets.
 	Store providers.KV
 	// Locker serializes changes per repository across nodes (required).
@@ -69,6 +75,22 @@ func (c *Config) Validate() error {
 		errs = append(errs, errors.New("webhook: PublicURL is required"))
 	}
 	return errors.Join(errs...)
+}
+
+// source is where the token comes from (github.SourceGH by default).
+func (c *Config) source() string {
+	if c.Credentials == nil {
+		return github.SourceGH
+	}
+	return c.Credentials.Source
+}
+
+// scopeFix names how to give the token the hook scope.
+func (c *Config) scopeFix() string {
+	if c.source() == github.SourceGH {
+		return ScopeFix
+	}
+	return "give the token in " + c.source() + " the admin:repo_hook scope (or, fine-grained, Webhooks: write)"
 }
 
 func (c *Config) setDefaults() {

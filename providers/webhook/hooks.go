@@ -78,7 +78,7 @@ func (p *Provider) createHook(ctx context.Context, repo, origin, key, secret str
 		}
 	}
 	if err != nil {
-		return 0, cannotManage(repo, err)
+		return 0, p.cannotManage(repo, err)
 	}
 	var h hookState
 	if json.Unmarshal(resp, &h) != nil || h.ID <= 0 {
@@ -154,10 +154,14 @@ func isNotFound(err error) bool { return providers.ReasonOf(err) == providers.Re
 // cannotManage turns a gh failure into a setup error naming the fix when
 // GitHub refused (401, 403, 404: the token lacks the scope or admin rights,
 // or cannot see the repository). err's text never carries the secret.
-func cannotManage(repo string, err error) error {
+func (p *Provider) cannotManage(repo string, err error) error {
+	who, fix := "gh", "run "+ScopeFix
+	if src := p.cfg.source(); src != github.SourceGH {
+		who, fix = "the token in "+src, p.cfg.scopeFix()
+	}
 	switch providers.ReasonOf(err) {
 	case providers.ReasonAuth, providers.ReasonForbidden, providers.ReasonNotFound:
-		e := providers.SetupError("gh cannot manage the hooks of %s (%v): the token needs the admin:repo_hook scope and admin rights on the repository: run %s", repo, err, ScopeFix)
+		e := providers.SetupError("%s cannot manage the hooks of %s (%v): the token needs the admin:repo_hook scope and admin rights on the repository: %s", who, repo, err, fix)
 		e.Err = err
 		return e
 	}

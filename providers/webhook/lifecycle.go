@@ -201,7 +201,7 @@ func (p *Provider) verify(ctx context.Context, rec *hookRecord, origin string, s
 		p.cfg.Log.Warn("webhook hook is gone on GitHub; re-creating it", "repo", rec.Repo, "hookId", rec.HookID)
 		return p.recreate(ctx, rec, origin)
 	case err != nil && strict:
-		return cannotManage(rec.Repo, err)
+		return p.cannotManage(rec.Repo, err)
 	case err != nil:
 		p.cfg.Log.Warn("webhook hook check failed; keeping the record", "repo", rec.Repo, "hookId", rec.HookID, "err", err)
 		return nil
@@ -212,7 +212,7 @@ func (p *Provider) verify(ctx context.Context, rec *hookRecord, origin string, s
 		case isNotFound(err):
 			return p.recreate(ctx, rec, origin)
 		case err != nil && strict:
-			return cannotManage(rec.Repo, err)
+			return p.cannotManage(rec.Repo, err)
 		case err != nil:
 			p.cfg.Log.Warn("webhook hook re-point failed", "repo", rec.Repo, "hookId", rec.HookID, "err", err)
 			return nil

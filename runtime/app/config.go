@@ -14,6 +14,7 @@ import (
 	"github.com/agentproto/sentinel/ingress"
 	"github.com/agentproto/sentinel/ingress/httpapi"
 	"github.com/agentproto/sentinel/ingress/inbound"
+	"github.com/agentproto/sentinel/providers/github"
 	"github.com/agentproto/sentinel/runtime/deliver"
 	"github.com/agentproto/sentinel/runtime/poll"
 	"github.com/agentproto/sentinel/runtime/sentinels"
@@ -93,7 +94,18 @@ type Config struct {
 	Sentinel SentinelConfig        `mapstructure:"sentinel"`
 	// MCPEvents tunes MCP Events (SEP-3415) subscriptions.
 	MCPEvents subscriptions.Config `mapstructure:"mcp_events"`
+	GitHub    GitHubConfig         `mapstructure:"github"`
 	Testing   TestingConfig        `mapstructure:"testing"`
+}
+
+// GitHubConfig is how the GitHub providers reach GitHub. The token comes
+// from GH_TOKEN, else GITHUB_TOKEN (every call then in-process, no gh
+// needed: containers), else the host's gh.
+type GitHubConfig struct {
+	// APIURL is the REST root (default https://api.github.com); point it
+	// at GitHub Enterprise (https://<host>/api/v3). Left at the default,
+	// GH_HOST names an Enterprise host, as for gh.
+	APIURL string `mapstructure:"api_url"`
 }
 
 // NodeConfig names this node.
@@ -188,6 +200,7 @@ func DefaultConfig() Config {
 		Delivery:          deliver.DefaultWorkersConfig(),
 		Sentinel:          SentinelConfig{AutoWatchPRs: true},
 		MCPEvents:         subscriptions.DefaultConfig(),
+		GitHub:            GitHubConfig{APIURL: github.DefaultAPIURL},
 		Cluster:           ClusterConfig{Wait: 2 * time.Minute},
 
 		MaxInboundBytesInFlight: inbound.DefaultMaxInFlight,

@@ -31,15 +31,30 @@ func buildProviders(cfg Config, deps providerDeps) ([]providers.Provider, error)
 	var out []providers.Provider
 	var errs []error
 	runner := github.NewRunner(github.Config{})
+	creds, err := github.ResolveCredentials(runner, cfg.GitHub.APIURL)
+	if err != nil {
+		return nil, err
+	}
+	client, err := github.NewClient(github.ClientConfig{BaseURL: creds.APIBase, Token: creds.Token, Now: deps.now})
+	if err != nil {
+		return nil, err
+	}
+	// With a token from the environment every GitHub call is in-process,
+	// hook management included: gh is never run.
+	var hookAPI webhook.Runner = runner
+	if creds.InProcess() {
+		hookAPI = client
+	}
+	deps.log.Info("GitHub credentials", "source", creds.Source, "api", creds.APIBase)
 
-	lg, err := localgh.New(localgh.Config{Runner: runner, Now: deps.now, Logger: deps.log.With("provider", localgh.Slug)})
+	lg, err := localgh.New(localgh.Config{Runner: runner, Credentials: creds, Client: client, Now: deps.now, Logger: deps.log.With("provider", localgh.Slug)})
 	if err != nil {
 		errs = append(errs, err)
 	} else {
 		out = append(out, lg)
 	}
 
-	wh, err := webhook.New(webhook.Config{Runner: runner, Store: deps.hooks, Locker: deps.locker, PublicURL: deps.publicURL,
+	wh, err := webhook.New(webhook.Config{Runner: hookAPI, Credentials: creds, Store: deps.hooks, Locker: deps.locker, PublicURL: deps.publicURL,
 		AllowHTTP: cfg.PublicURLAllowHTTP, Now: deps.now, Log: deps.log.With("provider", "webhook")})
 	if err != nil {
 		errs = append(errs, err)

@@ -33,7 +33,8 @@ type Adapter struct {
 }
 
 // Adapters lists every provider with its readiness: ready, or available
-// with the reason in info.readiness (never a false ready).
+// with the reason in info.readiness (never a false ready); a provider that
+// names its credential's source has it in info.credentialSource too.
 func (s *Service) Adapters(ctx context.Context) []Adapter {
 	var out []Adapter
 	for _, p := range s.Registry.All() {
@@ -45,6 +46,9 @@ func (s *Service) Adapters(ctx context.Context) []Adapter {
 		if _, ok := p.(providers.ReadinessChecker); ok {
 			r := readiness(ctx, p)
 			a.Info = map[string]any{"readiness": r}
+			if r.CredentialSource != "" {
+				a.Info["credentialSource"] = r.CredentialSource
+			}
 			if !r.Ready {
 				a.Status = AdapterAvailable
 			}
