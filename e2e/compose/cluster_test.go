@@ -93,16 +93,37 @@ func TestComposeThreeNodes(t *testing.T) {
 			require.True(t, time.Now().Before(deadline), "node2 still says ready a minute after the cut (exit %d): %s", code, out)
 			time.Sleep(time.Second) // poll the probe
 		}
-		// The majority keeps serving writes.
-		id := createFakeSentinel(t, p.url("node1"), tok, "github:acme/widgets#3", "split")
-		pushUntilStored(t, []string{p.url("node3")}, id, envelope(t, "evt_split_1", "github:acme/widgets#3"), 30*time.Second)
-		waitInbox(t, p.url("node1"), tok, "split", []string{"evt_split_1"}, time.Minute)
+		// The majority keeps serving writes (once the streams node2 led
+		// have elected new leaders: a write in between may answer 500, so
+		// each attempt uses a session of its own and a repeat cannot
+		// double a delivery).
+		id, session := "", ""
+		deadline = time.Now().Add(time.Minute)
+		for attempt := 0; id == ""; attempt++ {
+			session = fmt.Sprintf("split%d", attempt)
+			var out struct {
+				Sentinel struct {
+					ID string `json:"id"`
+				} `json:"sentinel"`
+			}
+			status := call(t, http.MethodPost, p.url("node1")+"/sentinels", tok,
+				map[string]any{"subject": "github:acme/widgets#3", "sessionId": session, "provider": "fake", "until": "never"}, &out)
+			if status == http.StatusCreated {
+				id = out.Sentinel.ID
+				break
+			}
+			require.True(t, time.Now().Before(deadline), "the majority refused a create for a minute (last %d)", status)
+			t.Logf("create on node1 during the cut answered %d; retrying", status)
+			time.Sleep(time.Second) // let the elections settle
+		}
+		pushUntilStored(t, []string{p.url("node3")}, id, envelope(t, "evt_split_1", "github:acme/widgets#3"), time.Minute)
+		waitInbox(t, p.url("node1"), tok, session, []string{"evt_split_1"}, time.Minute)
 
 		p.docker("network", "connect", "--alias", "node2", p.network(), c2)
 		p.waitHealthy(2*time.Minute, nodes...)
 		// The port mapping comes back with the network; node2 caught up.
 		require.Eventually(t, func() bool { return call(t, http.MethodGet, p.url("node2")+"/readyz", "", nil, nil) == http.StatusOK },
 			time.Minute, time.Second, "node2's host port answers again")
-		exactlyOnce(t, waitInbox(t, p.url("node2"), tok, "split", []string{"evt_split_1"}, time.Minute), []string{"evt_split_1"})
+		exactlyOnce(t, waitInbox(t, p.url("node2"), tok, session, []string{"evt_split_1"}, time.Minute), []string{"evt_split_1"})
 	})
 }
