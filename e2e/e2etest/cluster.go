@@ -5,6 +5,8 @@ import (
 	"encoding/hex"
 	"fmt"
 	"net"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -56,6 +58,14 @@ type nodeSpec struct {
 	wrap, env          []string
 }
 
+// LogDirEnv names a folder: when set, every cluster test writes all its
+// nodes' logs to <folder>/<test name>.log at cleanup.
+const LogDirEnv = "SENTINEL_E2E_LOGS"
+
+// FailureLogBytes is how much of the nodes' logs (the end) a failed test
+// prints.
+const FailureLogBytes = 400 << 10
+
 // StartCluster starts opts.Nodes `sentinel serve` processes of one service
 // on free ports, concurrently (an embedded cluster needs a majority up
 // before any node is ready), and waits until every node answers /readyz.
@@ -84,7 +94,11 @@ func StartCluster(t testing.TB, bin string, opts ClusterOptions) *Cluster {
 	routeToken := randomHex(t, 32)
 	for i := 0; i < opts.Nodes; i++ {
 		name := fmt.Sprintf("n%d", i+1)
-		env := []string{"AGENTPROTO_TOKEN=" + c.Token, "AGENTPROTO_NODE_NAME=" + name}
+		// No fsync per write: every acked write is on a majority of the
+		// nodes, a SIGKILL leaves written pages to the OS, and an fsync per
+		// replicated write makes a loaded test machine crawl (Env may set
+		// AGENTPROTO_NATS_SYNC_ALWAYS=true again: the last value wins).
+		env := []string{"AGENTPROTO_TOKEN=" + c.Token, "AGENTPROTO_NODE_NAME=" + name, "AGENTPROTO_NATS_SYNC_ALWAYS=false"}
 		if opts.NATSURL != "" {
 			env = append(env, "AGENTPROTO_NATS_URL="+opts.NATSURL, "AGENTPROTO_NATS_CLIENT_TOKEN="+opts.NATSToken)
 		} else {
@@ -108,10 +122,27 @@ func StartCluster(t testing.TB, bin string, opts ClusterOptions) *Cluster {
 			wrap: wrap, env: env})
 	}
 	c.past = make([][]*Node, len(c.specs))
+	t.Cleanup(func() {
+		if dir := os.Getenv(LogDirEnv); dir != "" {
+			name := filepath.Join(dir, strings.NewReplacer("/", "_", " ", "_").Replace(t.Name())+".log")
+			if err := os.WriteFile(name, []byte(c.Logs()), 0o600); err != nil {
+				t.Logf("write the cluster logs: %v", err)
+			}
+		}
+		if t.Failed() {
+			logs := c.Logs()
+			if len(logs) > FailureLogBytes {
+				logs = "...\n" + logs[len(logs)-FailureLogBytes:]
+			}
+			t.Logf("cluster logs:\n%s", logs)
+		}
+	})
+	began := time.Now()
 	for i := range c.specs {
 		c.Nodes = append(c.Nodes, c.launch(t, i))
 	}
 	c.waitAll(t)
+	t.Logf("%d nodes ready in %s", len(c.Nodes), time.Since(began).Round(100*time.Millisecond))
 	return c
 }
 
@@ -153,9 +184,11 @@ func (c *Cluster) Restart(t testing.TB, i int) *Node {
 	c.past[i] = append(c.past[i], c.Nodes[i])
 	c.Nodes[i] = n
 	c.mu.Unlock()
+	began := time.Now()
 	if e := n.waitReady(c.ready); e != "" {
 		t.Fatalf("node %s restart: %s\n%s", c.specs[i].name, e, c.Logs())
 	}
+	t.Logf("%s ready again in %s", n.Name, time.Since(began).Round(100*time.Millisecond))
 	return n
 }
 
