@@ -87,12 +87,7 @@ func TestExternalNATSNodeKilledOtherCarriesOn(t *testing.T) {
 	delivered := func(n api) {
 		t.Helper()
 		for k := range sentinels {
-			var got []string
-			eventually(t, c, 60*time.Second, func() bool {
-				got = eventIDs(readInbox(t, n, session(k)))
-				return len(got) >= len(want[k])
-			}, "%s holds %d messages", session(k), len(want[k]))
-			require.Equal(t, want[k], got, "%s: every event once, in order", session(k))
+			inboxHolds(t, c, n, session(k), want[k], 60*time.Second)
 		}
 	}
 	round(1)

@@ -41,11 +41,19 @@ func fakeEnvelope(t *testing.T, id, subject string) []byte {
 // fakePush posts body to the fake provider's ingress route of sentinel id
 // on base, signed with the fake's secret.
 func fakePush(base, id string, body []byte) (answer, error) {
+	return call(base, "", "POST", fakeRoute(id), body, fakeHeaders(body))
+}
+
+// fakeRoute is the fake provider's ingress path of sentinel id.
+func fakeRoute(id string) string { return "/inbound/sentinel-fk-" + strings.ToLower(id) }
+
+// fakeHeaders sign body for the fake provider's ingress.
+func fakeHeaders(body []byte) http.Header {
 	m := hmac.New(sha256.New, []byte(fakeSecret))
 	m.Write(body)
 	h := http.Header{}
 	h.Set("X-Fake-Signature", "sha256="+hex.EncodeToString(m.Sum(nil)))
-	return call(base, "", "POST", "/inbound/sentinel-fk-"+strings.ToLower(id), body, h)
+	return h
 }
 
 // sseMessages opens GET /sessions/{session}/inbox/stream on a and sends

@@ -145,6 +145,18 @@ func eventually(t *testing.T, c *e2etest.Cluster, d time.Duration, cond func() b
 	}
 }
 
+// within polls cond every 20 ms for up to d and reports whether it held.
+func within(d time.Duration, cond func() bool) bool {
+	deadline := time.Now().Add(d)
+	for !cond() {
+		if time.Now().After(deadline) {
+			return false
+		}
+		<-time.After(20 * time.Millisecond)
+	}
+	return true
+}
+
 func tail(s string, n int) string {
 	if len(s) <= n {
 		return s
@@ -168,22 +180,59 @@ type inboxMessage struct {
 // order.
 func readInbox(t *testing.T, a api, session string) []inboxMessage {
 	t.Helper()
+	msgs, err := tryReadInbox(a, session)
+	require.NoError(t, err)
+	return msgs
+}
+
+// tryReadInbox is readInbox that returns a failed request or answer as an
+// error instead of failing the test.
+func tryReadInbox(a api, session string) ([]inboxMessage, error) {
 	var out []inboxMessage
 	after := uint64(0)
 	for {
-		ans := a.do("GET", fmt.Sprintf("/sessions/%s/inbox?after=%d&limit=500", session, after), nil)
-		require.Equal(t, http.StatusOK, ans.status, ans.raw)
+		ans, err := call(a.url, a.token, "GET", fmt.Sprintf("/sessions/%s/inbox?after=%d&limit=500", session, after), nil, nil)
+		if err != nil {
+			return nil, err
+		}
+		if ans.status != http.StatusOK {
+			return nil, fmt.Errorf("GET %s inbox of %s: %d %s", a.url, session, ans.status, ans.raw)
+		}
 		var page struct {
 			Messages []inboxMessage `json:"messages"`
 			Next     uint64         `json:"next"`
 		}
-		require.NoError(t, json.Unmarshal([]byte(ans.raw), &page), ans.raw)
+		if err := json.Unmarshal([]byte(ans.raw), &page); err != nil {
+			return nil, fmt.Errorf("inbox page %s: %w", ans.raw, err)
+		}
 		out = append(out, page.Messages...)
 		if len(page.Messages) == 0 || page.Next <= after {
-			return out
+			return out, nil
 		}
 		after = page.Next
 	}
+}
+
+// inboxHolds waits until session's inbox on a holds want's count of
+// messages, riding out failed reads (a stream leader being elected), and
+// requires exactly want, in order. Failed reads are logged once each.
+func inboxHolds(t *testing.T, c *e2etest.Cluster, a api, session string, want []string, d time.Duration) {
+	t.Helper()
+	var got []string
+	logged := map[string]bool{}
+	eventually(t, c, d, func() bool {
+		msgs, err := tryReadInbox(a, session)
+		if err != nil {
+			if !logged[err.Error()] {
+				logged[err.Error()] = true
+				t.Logf("inbox read failed (retried): %v", err)
+			}
+			return false
+		}
+		got = eventIDs(msgs)
+		return len(got) >= len(want)
+	}, "%s's inbox holds %d messages on %s", session, len(want), a.url)
+	require.Equal(t, want, got, "%s on %s: every event once, in order", session, a.url)
 }
 
 // eventIDs are the event ids of inbox messages, in order.

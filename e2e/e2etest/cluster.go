@@ -26,9 +26,10 @@ type ClusterOptions struct {
 	// NATS deployment (AGENTPROTO_NATS_URL, AGENTPROTO_NATS_CLIENT_TOKEN)
 	// and embed no server, so no cluster.* key is set.
 	NATSURL, NATSToken string
-	// Host, when set, is the address node i listens on (API and routes);
-	// default 127.0.0.1. A non-loopback host sets AGENTPROTO_ALLOW_REMOTE.
-	Host func(i int) string
+	// Host, when set, is the address node i's API listens on; RouteHost
+	// the address of its route listener (default: Host). Both default to
+	// 127.0.0.1; a non-loopback one sets AGENTPROTO_ALLOW_REMOTE.
+	Host, RouteHost func(i int) string
 	// Wrap, when set, is the argv prefix node i's command runs under (for
 	// example `ip netns exec <ns>`).
 	Wrap func(i int) []string
@@ -85,11 +86,17 @@ func StartCluster(t testing.TB, bin string, opts ClusterOptions) *Cluster {
 		}
 		return "127.0.0.1"
 	}
+	routeHost := func(i int) string {
+		if opts.RouteHost != nil {
+			return opts.RouteHost(i)
+		}
+		return host(i)
+	}
 	ports := FreePorts(t, 2*opts.Nodes)
 	c := &Cluster{Token: randomHex(t, 32), bin: bin, ready: opts.Ready}
 	var routes []string
 	for i := 0; i < opts.Nodes; i++ {
-		routes = append(routes, fmt.Sprintf("nats://%s", net.JoinHostPort(host(i), fmt.Sprint(ports[2*i+1]))))
+		routes = append(routes, fmt.Sprintf("nats://%s", net.JoinHostPort(routeHost(i), fmt.Sprint(ports[2*i+1]))))
 	}
 	routeToken := randomHex(t, 32)
 	for i := 0; i < opts.Nodes; i++ {
@@ -103,11 +110,11 @@ func StartCluster(t testing.TB, bin string, opts ClusterOptions) *Cluster {
 			env = append(env, "AGENTPROTO_NATS_URL="+opts.NATSURL, "AGENTPROTO_NATS_CLIENT_TOKEN="+opts.NATSToken)
 		} else {
 			env = append(env, "AGENTPROTO_CLUSTER_NAME=e2e",
-				"AGENTPROTO_CLUSTER_LISTEN="+net.JoinHostPort(host(i), fmt.Sprint(ports[2*i+1])),
+				"AGENTPROTO_CLUSTER_LISTEN="+net.JoinHostPort(routeHost(i), fmt.Sprint(ports[2*i+1])),
 				"AGENTPROTO_CLUSTER_ROUTES="+strings.Join(routes, ","),
 				"AGENTPROTO_CLUSTER_TOKEN="+routeToken)
 		}
-		if ip := net.ParseIP(host(i)); ip == nil || !ip.IsLoopback() {
+		if !isLoopback(host(i)) || !isLoopback(routeHost(i)) {
 			env = append(env, "AGENTPROTO_ALLOW_REMOTE=true")
 		}
 		env = append(env, opts.Env...)
@@ -245,6 +252,11 @@ func FreePorts(t testing.TB, n int) []int {
 		_ = ln.Close()
 	}
 	return out
+}
+
+func isLoopback(host string) bool {
+	ip := net.ParseIP(host)
+	return host == "localhost" || (ip != nil && ip.IsLoopback())
 }
 
 func randomHex(t testing.TB, n int) string {
