@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/nats-io/nats-server/v2/server"
 )
@@ -52,6 +53,17 @@ func RoutePassword(token string) string {
 // streams into a cluster.
 var ErrSingleNodeStore = errors.New("embedded: this store was written by a single node and cannot join a cluster")
 
+// RoutePingInterval and RouteMaxPingsOut bound how long a route to a peer
+// that went silent (a partition that drops packets rather than refusing
+// them) stays up: about RoutePingInterval x RouteMaxPingsOut. nats-server's
+// own route pings (every 30 s, two outstanding) keep such a route, and the
+// requests it swallows (direct gets, API calls answered by the lost peer),
+// for a minute or more; the nodes' member TTL is 6 s by default.
+const (
+	RoutePingInterval = 2 * time.Second
+	RouteMaxPingsOut  = 3
+)
+
 // applyCluster configures routes on opts.
 func applyCluster(opts *server.Options, c Cluster, storeDir string) error {
 	if !c.Enabled() {
@@ -77,7 +89,8 @@ func applyCluster(opts *server.Options, c Cluster, storeDir string) error {
 	if err := refuseSingleNodeStore(storeDir); err != nil {
 		return err
 	}
-	opts.Cluster = server.ClusterOpts{Name: c.Name, Host: host, Port: p, Advertise: c.Advertise, ConnectRetries: -1}
+	opts.Cluster = server.ClusterOpts{Name: c.Name, Host: host, Port: p, Advertise: c.Advertise, ConnectRetries: -1,
+		PingInterval: RoutePingInterval, MaxPingsOut: RouteMaxPingsOut}
 	pass := ""
 	if c.Token != "" {
 		pass = RoutePassword(c.Token)

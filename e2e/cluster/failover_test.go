@@ -35,9 +35,14 @@ type sent struct {
 // 503 to the node after it, with the same body and headers, until a node
 // answers something else or the deadline passes.
 type failoverSender struct {
-	urls    []string
-	next    atomic.Uint64
-	retries atomic.Int64
+	urls []string
+	// redeliverFailed also sends again after a 500 persist_failed (the
+	// events were not stored), as GitHub's redelivery of a failed
+	// delivery, which the webhook provider's reconciliation asks for,
+	// would.
+	redeliverFailed bool
+	next            atomic.Uint64
+	retries         atomic.Int64
 }
 
 func (s *failoverSender) send(path string, h http.Header, body []byte, within time.Duration) sent {
@@ -47,7 +52,8 @@ func (s *failoverSender) send(path string, h http.Header, body []byte, within ti
 	for attempt := 0; time.Now().Before(deadline); attempt++ {
 		out.attempts++
 		ans, err := call(s.urls[(start+attempt)%len(s.urls)], "", "POST", path, body, h)
-		if err == nil && ans.status != http.StatusServiceUnavailable {
+		failed := err == nil && s.redeliverFailed && ans.status == http.StatusInternalServerError && strings.Contains(ans.raw, `"persist_failed"`)
+		if err == nil && ans.status != http.StatusServiceUnavailable && !failed {
 			out.status, out.last = ans.status, ans.raw
 			return out
 		}

@@ -147,6 +147,8 @@ func TestPartitionedNodeRefusesAndStopsPollingOthersCarryOn(t *testing.T) {
 		},
 	})
 	a, cutOff := nodeAPI(t, c, 0), nodeAPI(t, c, cut)
+	began := time.Now()
+	phase := func(what string) { t.Logf("%6.1fs %s", time.Since(began).Seconds(), what) }
 
 	// Twelve sentinels on twelve repositories: the cut node almost
 	// surely polls some of them.
@@ -176,6 +178,7 @@ func TestPartitionedNodeRefusesAndStopsPollingOthersCarryOn(t *testing.T) {
 	}
 	round(1)
 	delivered(a)
+	phase("round 1 delivered")
 	const series = `sentinel_poll_duration_seconds_count{provider="fake"}`
 	polls := func() float64 { v, _ := metric(t, cutOff, series); return v }
 	p0 := polls()
@@ -184,6 +187,7 @@ func TestPartitionedNodeRefusesAndStopsPollingOthersCarryOn(t *testing.T) {
 	}
 
 	// Cut.
+	phase("cut")
 	p.set(t, "down")
 	cutAt := time.Now()
 	eventually(t, c, 30*time.Second, func() bool {
@@ -205,22 +209,27 @@ func TestPartitionedNodeRefusesAndStopsPollingOthersCarryOn(t *testing.T) {
 	since = time.Now()
 	// Meanwhile the others take pushes, take over its polls and deliver.
 	// The majority's own streams may be electing a leader the cut node
-	// held (several seconds): the sender moves between the two on 503s.
-	majority := &failoverSender{urls: c.URLs()[:cut]}
+	// held, and its requests that reach the cut node time out until its
+	// routes to it close (tens of seconds): the sender moves between the
+	// two on 503s and sends again after a 500 persist_failed.
+	majority := &failoverSender{urls: c.URLs()[:cut], redeliverFailed: true}
 	push := fakeEnvelope(t, "evt_part_push", subject(0))
 	r := majority.send(fakeRoute(ids[0]), fakeHeaders(push), push, 60*time.Second)
 	require.Equal(t, http.StatusOK, r.status, "%d attempts: %s", r.attempts, r.last)
 	t.Logf("the majority took the push after %d attempts", r.attempts)
 	want[0] = append(want[0], "evt_part_push")
 	delivered(a)
+	phase("the push delivered by the majority")
 	round(2)
 	delivered(a)
+	phase("round 2 delivered by the majority")
 	eventually(t, c, 20*time.Second, func() bool { return time.Since(since) > 3*time.Second }, "three ticks pass")
 	require.Equal(t, stopped, polls(), "the cut node polls nothing")
 	ans = a.do("POST", "/sentinels", map[string]any{"subject": subject(99), "sessionId": session(99), "provider": "fake"})
 	require.Equal(t, http.StatusCreated, ans.status, "the majority takes writes: %s", ans.raw)
 
 	// Heal: ready again, polling again, nothing lost.
+	phase("heal")
 	p.set(t, "up")
 	healAt := time.Now()
 	eventually(t, c, 60*time.Second, func() bool {
@@ -232,6 +241,7 @@ func TestPartitionedNodeRefusesAndStopsPollingOthersCarryOn(t *testing.T) {
 	for i := range 3 {
 		delivered(nodeAPI(t, c, i))
 	}
+	phase("round 3 delivered, read on every node")
 	if polls() > p0 {
 		eventually(t, c, 30*time.Second, func() bool { return polls() > stopped }, "the healed node polls its share again")
 	}
