@@ -97,14 +97,12 @@ func sseMessages(ctx context.Context, t *testing.T, a api, session string) <-cha
 	return out
 }
 
-// TestCreateListRemoveDeliverReadAcrossNodes: a sentinel created on A is
-// listed on B; a push delivered to C lands in the session's inbox and A's
-// plain read, `?wait=` long-poll and SSE stream (both opened before the
-// delivery) see it promptly; removed on B, it is gone on A and C and C's
-// ingress route for it answers 404.
-func TestCreateListRemoveDeliverReadAcrossNodes(t *testing.T) {
-	t.Parallel()
-	c := e2etest.StartCluster(t, binary, e2etest.ClusterOptions{})
+// createListRemoveDeliverRead: a sentinel created on A is listed on B; a
+// push delivered to C lands in the session's inbox and A's plain read,
+// `?wait=` long-poll and SSE stream (both opened before the delivery) see
+// it promptly; removed on B, it is gone on A and C and C's ingress route
+// for it answers 404.
+func createListRemoveDeliverRead(t *testing.T, c *e2etest.Cluster) {
 	a, b, cc := nodeAPI(t, c, 0), nodeAPI(t, c, 1), nodeAPI(t, c, 2)
 	const subject, session = "github:acme/widgets#7", "flow-s1"
 
