@@ -53,6 +53,17 @@ func RoutePassword(token string) string {
 // streams into a cluster.
 var ErrSingleNodeStore = errors.New("embedded: this store was written by a single node and cannot join a cluster")
 
+// RoutePingInterval and RouteMaxPingsOut bound how long a route to a peer
+// that went silent (a partition that drops packets rather than refusing
+// them) stays up: about RoutePingInterval x RouteMaxPingsOut. nats-server's
+// own route pings (every 30 s, two outstanding) keep such a route, and the
+// requests it swallows (direct gets, API calls answered by the lost peer),
+// for a minute or more; the nodes' member TTL is 6 s by default.
+const (
+	RoutePingInterval = 2 * time.Second
+	RouteMaxPingsOut  = 3
+)
+
 // applyCluster configures routes on opts.
 func applyCluster(opts *server.Options, c Cluster, storeDir string) error {
 	if !c.Enabled() {
@@ -78,10 +89,10 @@ func applyCluster(opts *server.Options, c Cluster, storeDir string) error {
 	if err := refuseSingleNodeStore(storeDir); err != nil {
 		return err
 	}
-	// Routes ping every 2 s (3 missed: gone), not every 2 minutes: a node cut
-	// off must find out in seconds that it is (runtime/cluster's quorum).
+	// Routes ping every RoutePingInterval (RouteMaxPingsOut missed: gone), not
+	// every 2 minutes: a node cut off must find out in seconds (runtime/cluster).
 	opts.Cluster = server.ClusterOpts{Name: c.Name, Host: host, Port: p, Advertise: c.Advertise, ConnectRetries: -1,
-		PingInterval: 2 * time.Second, MaxPingsOut: 3}
+		PingInterval: RoutePingInterval, MaxPingsOut: RouteMaxPingsOut}
 	pass := ""
 	if c.Token != "" {
 		pass = RoutePassword(c.Token)

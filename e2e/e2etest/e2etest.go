@@ -66,6 +66,8 @@ func (s *SyncBuffer) String() string {
 
 // Node is a running `sentinel serve`.
 type Node struct {
+	// Name is the node's name in a cluster ("" alone).
+	Name  string
 	Home  string
 	URL   string
 	Token string
@@ -83,9 +85,30 @@ type Node struct {
 // that SIGKILLs it if it still runs.
 func Start(t testing.TB, bin, home string, env ...string) *Node {
 	t.Helper()
+	n := Launch(t, bin, home, "127.0.0.1:0", env...)
+	n.WaitReady(t, 30*time.Second)
+	return n
+}
+
+// Launch runs `bin serve --listen listen` on home with the test-only fake
+// provider and env and returns at once (a clustered node is ready only
+// once a majority of its peers runs: start them all, then WaitReady). It
+// registers a cleanup that SIGKILLs the process if it still runs.
+func Launch(t testing.TB, bin, home, listen string, env ...string) *Node {
+	t.Helper()
+	return LaunchWrapped(t, nil, bin, home, listen, env...)
+}
+
+// LaunchWrapped is Launch with the command run under the argv prefix wrap
+// (for example `ip netns exec <ns>`); a nil wrap runs bin itself. SIGKILL
+// reaches the wrapper's process, so the wrapper must exec bin (as `ip
+// netns exec` does).
+func LaunchWrapped(t testing.TB, wrap []string, bin, home, listen string, env ...string) *Node {
+	t.Helper()
 	_ = os.Remove(filepath.Join(home, "daemon.json"))
 	n := &Node{Home: home, Logs: &SyncBuffer{}, Done: make(chan struct{})}
-	n.Cmd = exec.Command(bin, "serve", "--listen", "127.0.0.1:0", "--log-level", "debug")
+	argv := append(append(append([]string(nil), wrap...), bin), "serve", "--listen", listen, "--log-level", "debug")
+	n.Cmd = exec.Command(argv[0], argv[1:]...)
 	n.Cmd.Env = append(append(CleanEnv(), "AGENTPROTO_HOME="+home, "AGENTPROTO_TESTING_FAKE_PROVIDER=true"), env...)
 	n.Cmd.Stdout, n.Cmd.Stderr = n.Logs, n.Logs
 	if err := n.Cmd.Start(); err != nil {
@@ -93,15 +116,31 @@ func Start(t testing.TB, bin, home string, env ...string) *Node {
 	}
 	go func() { n.exitErr = n.Cmd.Wait(); close(n.Done) }()
 	t.Cleanup(n.Kill)
-	deadline := time.Now().Add(30 * time.Second)
+	return n
+}
+
+// WaitReady waits, up to within, until daemon.json names the node and
+// /readyz answers 200, then reads the node's token from its home. It fails
+// the test (with the node's logs) when the process exits first or the
+// deadline passes.
+func (n *Node) WaitReady(t testing.TB, within time.Duration) {
+	t.Helper()
+	if msg := n.waitReady(within); msg != "" {
+		t.Fatalf("%s\n%s", msg, n.Logs.String())
+	}
+}
+
+// waitReady is WaitReady without the test: "" when ready, else why not.
+func (n *Node) waitReady(within time.Duration) string {
+	deadline := time.Now().Add(within)
 	for {
 		select {
 		case <-n.Done:
-			t.Fatalf("serve exited early: %v\n%s", n.exitErr, n.Logs.String())
+			return fmt.Sprintf("serve exited early: %v", n.exitErr)
 		default:
 		}
 		if n.URL == "" {
-			if raw, err := os.ReadFile(filepath.Join(home, "daemon.json")); err == nil {
+			if raw, err := os.ReadFile(filepath.Join(n.Home, "daemon.json")); err == nil {
 				var info struct{ URL string }
 				if json.Unmarshal(raw, &info) == nil {
 					n.URL = info.URL
@@ -112,20 +151,23 @@ func Start(t testing.TB, bin, home string, env ...string) *Node {
 			break
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("node not ready in time\n%s", n.Logs.String())
+			return fmt.Sprintf("node not ready within %s", within)
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	tok, err := os.ReadFile(filepath.Join(home, "daemon-token"))
+	tok, err := os.ReadFile(filepath.Join(n.Home, "daemon-token"))
 	if err != nil {
-		t.Fatalf("read token: %v", err)
+		return fmt.Sprintf("read token: %v", err)
 	}
 	n.Token = strings.TrimSpace(string(tok))
-	return n
+	return ""
 }
 
+// probe is the client of readiness probes: a node that hangs is not ready.
+var probe = &http.Client{Timeout: 2 * time.Second}
+
 func ready(url string) bool {
-	resp, err := http.Get(url + "/readyz")
+	resp, err := probe.Get(url + "/readyz")
 	if err != nil {
 		return false
 	}
