@@ -35,6 +35,12 @@ type Event struct {
 	Terminal        bool            `json:"terminal"`
 	ConsumerRef     string          `json:"consumerref,omitempty"`
 	Seq             *int64          `json:"seq,omitempty"`
+	// SelfCaused marks an event caused by the GitHub identity the provider
+	// acts as (its own push, comment, review or merge): the loop shield
+	// (a sentinel's muteSelf) journals it instead of delivering it. The
+	// attribute is spelled selfcaused: CloudEvents attribute names are
+	// lower-case letters and digits only.
+	SelfCaused bool `json:"selfcaused,omitempty"`
 }
 
 // NewEvent builds an event with the fixed attributes filled in. data is

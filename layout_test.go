@@ -96,6 +96,9 @@ func TestImportRules(t *testing.T) {
 			if under(me, "ingress") && under(dep, "runtime") {
 				fail("ingress/** never imports runtime/**")
 			}
+			if me == "runtime/journal" && !under(dep, "bus") && dep != "" {
+				fail("runtime/journal imports bus and the domain only (docs/layout.md)")
+			}
 			if under(me, "bus") && !under(dep, "bus") && dep != "" {
 				fail("bus holds no domain logic and imports no other layer")
 			}

@@ -75,6 +75,12 @@ var catalogue = map[string]int{
 	CodeTooManyStreams:               http.StatusTooManyRequests,
 	CodeBodyTimeout:                  http.StatusRequestTimeout,
 
+	// The decision journal, explain, dry runs and replays.
+	sentinel.CodeEventNotFound:  http.StatusNotFound,
+	sentinel.CodeParkedNotFound: http.StatusNotFound,
+	sentinel.CodeNotReplayable:  http.StatusBadRequest,
+	sentinel.CodePostMortem:     http.StatusConflict,
+
 	// Setup refusals.
 	sentinel.CodeSetupCredentialsRequired: http.StatusBadRequest,
 	sentinel.CodeSetupEndpointRequired:    http.StatusBadRequest,

@@ -26,6 +26,7 @@ import (
 	"github.com/agentproto/sentinel/runtime/cluster"
 	"github.com/agentproto/sentinel/runtime/deliver"
 	"github.com/agentproto/sentinel/runtime/inbox"
+	"github.com/agentproto/sentinel/runtime/journal"
 	"github.com/agentproto/sentinel/runtime/metrics"
 	"github.com/agentproto/sentinel/runtime/park"
 	"github.com/agentproto/sentinel/runtime/poll"
@@ -48,6 +49,8 @@ type App struct {
 	Metrics   *metrics.Metrics
 	// Cluster is this node's view of the cluster (nil for a single node).
 	Cluster *cluster.Node
+	// Journal is the decision journal (journal.go).
+	Journal *journal.Journal
 
 	now       func() time.Time
 	nats      *embedded.Server
@@ -219,9 +222,13 @@ func (a *App) wire(ctx context.Context) error {
 		routes.API = append(routes.API, s.API...)
 		routes.Raw = append(routes.Raw, s.Raw...)
 	}
+	if err := a.openJournal(ctx); err != nil {
+		return err
+	}
 	pipeline := &deliver.Pipeline{Store: store, Seen: seen, Registry: a.Registry, Router: router, Park: a.Park,
-		Metrics: a.Metrics, Log: log.With("component", "deliver"), Now: now, Expirer: expirer}
+		Metrics: a.Metrics, Log: log.With("component", "deliver"), Now: now, Expirer: expirer, Journal: a.Journal}
 	a.Workers = &deliver.Workers{Bus: b, Pipeline: pipeline, Park: a.Park, Metrics: a.Metrics, Log: log.With("component", "deliver"), Cfg: a.Cfg.Delivery}
+	routes.API = append(routes.API, func(r chi.Router) { httpapi.JournalRoutes(r, a.journalAPI()) })
 
 	sapi := sentinelAPI{svc: a.Sentinels, park: a.Park}
 	in := &inbound.Handler{Svc: inboundAPI{svc: a.Sentinels}, MaxBody: a.Cfg.MaxInboundBytes, MaxInFlight: a.Cfg.MaxInboundBytesInFlight,

@@ -15,6 +15,7 @@ import (
 	"github.com/agentproto/sentinel/ingress/httpapi"
 	"github.com/agentproto/sentinel/ingress/inbound"
 	"github.com/agentproto/sentinel/runtime/deliver"
+	"github.com/agentproto/sentinel/runtime/journal"
 	"github.com/agentproto/sentinel/runtime/poll"
 	"github.com/agentproto/sentinel/runtime/sentinels"
 )
@@ -90,6 +91,7 @@ type Config struct {
 	Poll     poll.Config           `mapstructure:"poll"`
 	Delivery deliver.WorkersConfig `mapstructure:"delivery"`
 	Sentinel SentinelConfig        `mapstructure:"sentinel"`
+	Journal  journal.Config        `mapstructure:"journal"`
 	Testing  TestingConfig         `mapstructure:"testing"`
 }
 
@@ -184,6 +186,7 @@ func DefaultConfig() Config {
 		Poll:              poll.DefaultConfig(),
 		Delivery:          deliver.DefaultWorkersConfig(),
 		Sentinel:          SentinelConfig{AutoWatchPRs: true},
+		Journal:           journal.DefaultConfig(),
 		Cluster:           ClusterConfig{Wait: 2 * time.Minute},
 
 		MaxInboundBytesInFlight: inbound.DefaultMaxInFlight,
@@ -242,6 +245,9 @@ func (c *Config) Validate() error {
 		return err
 	}
 	if err := c.Poll.Validate(); err != nil {
+		return err
+	}
+	if err := c.Journal.Validate(); err != nil {
 		return err
 	}
 	if c.ShutdownTimeout <= 0 {
