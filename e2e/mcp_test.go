@@ -27,7 +27,7 @@ const (
 )
 
 var allTools = []string{
-	"inbox_read", "inbox_wait", "list_sentinel_adapters", "sentinel_list", "sentinel_poll_now",
+	"inbox_read", "inbox_wait", "list_sentinel_adapters", "sentinel_explain", "sentinel_list", "sentinel_poll_now",
 	"sentinel_unwatch", "sentinel_watch", "session_follow", "session_follows", "session_unfollow",
 	"setup_sentinel_provider",
 }

@@ -62,6 +62,7 @@ finds the session its hooks registered).`,
 				Sentinels: apiclient.Sentinels{C: c},
 				Follows:   apiclient.Follows{C: c},
 				Inbox:     apiclient.Inboxes{C: c},
+				Journal:   apiclient.Journal{C: c},
 			}, mopts)
 			if err := mcp.ServeStdio(cmd.Context(), srv, caller, io.In, io.Out); err != nil {
 				return &ExitError{Code: 1, Err: fmt.Errorf("mcp stdio: %w", err)}

@@ -44,5 +44,6 @@ func (a *App) mcpServices() mcp.Services {
 		Sentinels: sentinelAPI{svc: a.Sentinels, park: a.Park},
 		Follows:   follows,
 		Inbox:     inboxes,
+		Journal:   a.journalAPI(),
 	}
 }

@@ -1,0 +1,94 @@
+package e2e
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/agentproto/sentinel/bus/bustest"
+)
+
+// TestExplainOverCLIAndMCP: a delivered and a filtered event, explained
+// by `sentinel explain` (table and --json) and the sentinel_explain tool
+// over stdio and HTTP.
+func TestExplainOverCLIAndMCP(t *testing.T) {
+	n := startSurfaceNode(t)
+	const subject = "github:acme/widgets#301"
+	code, out := n.api("POST", "/sentinels", map[string]any{"subject": subject, "sessionId": "explainer", "provider": "fake",
+		"types": []string{"github.check_suite.*"}})
+	require.Equal(t, 201, code, "%v", out)
+	id := dig(out, "sentinel", "id").(string)
+	delivered := n.emit(subject, "github.check_suite.completed")
+	filtered := n.emit(subject, "github.issue_comment.created")
+	bustest.Eventually(t, 30*time.Second, func() bool {
+		n.api("POST", "/sentinels/poll", nil)
+		_, page := n.api("GET", "/sentinels/"+id+"/decisions", nil)
+		ds, _ := page["decisions"].([]any)
+		return len(ds) >= 2
+	}, "two decisions journaled")
+
+	res := n.runCLI("", "explain", id)
+	require.Equal(t, 0, res.Code, res.Stderr)
+	require.Contains(t, res.Stdout, "DECISION")
+	lines := strings.Split(res.Stdout, "\n")
+	require.True(t, containsLine(lines, delivered, "delivered", "explainer"), res.Stdout)
+	require.True(t, containsLine(lines, filtered, "filtered", "clause 0"), res.Stdout)
+
+	res = n.runCLI("", "explain", id, filtered, "--json")
+	require.Equal(t, 0, res.Code, res.Stderr)
+	story := res.JSON(t)
+	require.Equal(t, filtered, dig(story, "event", "eventId"))
+	require.Equal(t, "filtered", dig(story, "event", "decisions", 0, "decision"))
+	require.Equal(t, "type", dig(story, "event", "decisions", 0, "clauses", 0, "failed"))
+
+	res = n.runCLI("", "explain", id, delivered)
+	require.Equal(t, 0, res.Code, res.Stderr)
+	require.Contains(t, res.Stdout, "received:")
+	require.Contains(t, res.Stdout, "delivered")
+
+	res = n.runCLI("", "explain", id, "evt_never_seen")
+	require.Equal(t, 4, res.Code, "an unknown event is not found")
+	require.Contains(t, res.Stderr, "journal")
+
+	for _, transport := range []string{"stdio", "http"} {
+		t.Run(transport, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), 40*time.Second)
+			defer cancel()
+			cs := connectMCP(ctx, t, n, transport, protoCurrent, "explain-"+transport, false)
+			got, isErr := call(ctx, t, cs, "sentinel_explain", map[string]any{"id": id})
+			require.False(t, isErr, "%v", got)
+			ds := got["decisions"].([]any)
+			require.Len(t, ds, 2)
+			require.Equal(t, "delivered", dig(ds, 0, "decision"))
+			require.Equal(t, "filtered", dig(ds, 1, "decision"))
+
+			got, isErr = call(ctx, t, cs, "sentinel_explain", map[string]any{"id": id, "eventId": delivered})
+			require.False(t, isErr, "%v", got)
+			require.Equal(t, "explainer", dig(got, "event", "decisions", 0, "session"))
+
+			got, isErr = call(ctx, t, cs, "sentinel_explain", map[string]any{})
+			require.True(t, isErr)
+			require.Equal(t, "invalid_input", got["error"])
+			got, isErr = call(ctx, t, cs, "sentinel_explain", map[string]any{"id": "sen_nobody"})
+			require.True(t, isErr)
+			require.Equal(t, "not_found", got["error"])
+		})
+	}
+}
+
+// containsLine reports whether one line holds every part.
+func containsLine(lines []string, parts ...string) bool {
+	for _, l := range lines {
+		all := true
+		for _, p := range parts {
+			all = all && strings.Contains(l, p)
+		}
+		if all {
+			return true
+		}
+	}
+	return false
+}
