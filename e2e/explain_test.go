@@ -92,3 +92,47 @@ func containsLine(lines []string, parts ...string) bool {
 	}
 	return false
 }
+
+// TestDryRunOverCLIAndMCP: `sentinel watch --dry-run` and sentinel_watch
+// with dryRun count the journaled history and create nothing.
+func TestDryRunOverCLIAndMCP(t *testing.T) {
+	n := startSurfaceNode(t)
+	const subject = "github:acme/widgets#302"
+	code, out := n.api("POST", "/sentinels", map[string]any{"subject": subject, "sessionId": "history", "provider": "fake", "types": []string{"*"}})
+	require.Equal(t, 201, code, "%v", out)
+	id := dig(out, "sentinel", "id").(string)
+	ci := n.emit(subject, "github.check_suite.completed")
+	n.emit(subject, "github.issue_comment.created")
+	bustest.Eventually(t, 30*time.Second, func() bool {
+		n.api("POST", "/sentinels/poll", nil)
+		_, page := n.api("GET", "/sentinels/"+id+"/decisions", nil)
+		ds, _ := page["decisions"].([]any)
+		return len(ds) >= 2
+	}, "the history journaled")
+	count := func() int {
+		_, list := n.api("GET", "/sentinels", nil)
+		return len(list["sentinels"].([]any))
+	}
+	before := count()
+
+	res := n.runCLI("", "watch", subject, "--session", "planner", "--provider", "fake", "--types", "github.check_suite.*", "--dry-run")
+	require.Equal(t, 0, res.Code, res.Stderr)
+	require.Contains(t, res.Stdout, "Dry run (nothing created)")
+	require.Contains(t, res.Stdout, "would have matched 1 of 2 journaled events")
+	require.Contains(t, res.Stdout, ci)
+
+	res = n.runCLI("", "watch", subject, "--session", "planner", "--provider", "fake", "--dry-run", "--json")
+	require.Equal(t, 0, res.Code, res.Stderr)
+	got := res.JSON(t)
+	require.Equal(t, true, got["dryRun"])
+	require.Equal(t, float64(2), got["matched"], "the provider's default types (fake: *) apply")
+
+	ctx, cancel := context.WithTimeout(context.Background(), 40*time.Second)
+	defer cancel()
+	cs := connectMCP(ctx, t, n, "http", protoCurrent, "planner", false)
+	mres, isErr := call(ctx, t, cs, "sentinel_watch", map[string]any{"subject": subject, "provider": "fake", "types": []string{"github.issue_comment.*"}, "dryRun": true})
+	require.False(t, isErr, "%v", mres)
+	require.Equal(t, true, mres["dryRun"])
+	require.Equal(t, float64(1), mres["matched"])
+	require.Equal(t, before, count(), "dry runs create nothing")
+}

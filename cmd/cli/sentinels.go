@@ -37,6 +37,7 @@ type WatchOptions struct {
 	Types    []string
 	Group    string
 	Label    string
+	DryRun   bool
 }
 
 // NewCmdWatch builds `sentinel watch pr <url>` / `sentinel watch <subject>`.
@@ -90,6 +91,7 @@ The events land in the inbox of --session (default $AGENTPROTO_SESSION).`,
 	f.StringSliceVar(&opts.Types, "types", nil, "event-type globs, comma-separated (default: the provider's defaults)")
 	f.StringVar(&opts.Group, "group", "", "descriptive group")
 	f.StringVar(&opts.Label, "label", "", "descriptive label")
+	f.BoolVar(&opts.DryRun, "dry-run", false, "create nothing: count the journaled events this watch would have matched, with examples")
 	addClientFlags(cmd)
 	return cmd
 }
@@ -117,6 +119,9 @@ func watchRun(cmd *cobra.Command, opts *WatchOptions) error {
 			return usageError("--until must be closed or never (got %q)", opts.Until)
 		}
 		req.Until = &sentinel.UntilArg{Until: sentinel.Until{Kind: kind}}
+	}
+	if opts.DryRun {
+		return watchDryRun(cmd, opts, req) // dryrun.go
 	}
 	var out struct {
 		Sentinel sentinel.View `json:"sentinel"`

@@ -33,6 +33,7 @@ type WatchArgs struct {
 	Provider  string   `json:"provider,omitempty" jsonschema_description:"Provider slug (local-gh, webhook, agentpush). Default: the best ready provider."`
 	Group     string   `json:"group,omitempty" jsonschema_description:"Descriptive group."`
 	Label     string   `json:"label,omitempty" jsonschema_description:"Descriptive label."`
+	DryRun    bool     `json:"dryRun,omitempty" jsonschema_description:"Validate fully, resolve the provider and count the journaled events (of the last journal.max_age) this watch would have matched, with examples; nothing is created."`
 }
 
 // IDArgs carry one sentinel id.
@@ -120,6 +121,9 @@ func watchHandler(svc api.Sentinels) server.ToolHandlerFunc {
 		wr, err := a.request()
 		if err != nil {
 			return fail(ToolWatch, err, nil)
+		}
+		if a.DryRun {
+			return dryRun(ctx, svc, wr) // dryrun.go
 		}
 		v, err := svc.Watch(ctx, wr, CallerFrom(ctx))
 		if err != nil {

@@ -230,7 +230,7 @@ func (a *App) wire(ctx context.Context) error {
 	a.Workers = &deliver.Workers{Bus: b, Pipeline: pipeline, Park: a.Park, Metrics: a.Metrics, Log: log.With("component", "deliver"), Cfg: a.Cfg.Delivery}
 	routes.API = append(routes.API, func(r chi.Router) { httpapi.JournalRoutes(r, a.journalAPI()) })
 
-	sapi := sentinelAPI{svc: a.Sentinels, park: a.Park}
+	sapi := a.sentinelsAPI() // dryrun.go
 	in := &inbound.Handler{Svc: inboundAPI{svc: a.Sentinels}, MaxBody: a.Cfg.MaxInboundBytes, MaxInFlight: a.Cfg.MaxInboundBytesInFlight,
 		Observe:  func(status int) { a.Metrics.InboundRequests.WithLabelValues(fmt.Sprint(status)).Inc() },
 		Writable: a.Writable}
