@@ -136,3 +136,48 @@ func TestDryRunOverCLIAndMCP(t *testing.T) {
 	require.Equal(t, float64(1), mres["matched"])
 	require.Equal(t, before, count(), "dry runs create nothing")
 }
+
+// TestParkedReplayOverCLI: `sentinel parked` lists the stable id;
+// `sentinel parked replay` refuses post-mortem noise without --force,
+// delivers it with --force, and a second replay delivers nothing more.
+func TestParkedReplayOverCLI(t *testing.T) {
+	n := startSurfaceNode(t)
+	const subject = "github:acme/widgets#303"
+	code, out := n.api("POST", "/sentinels", map[string]any{"subject": subject, "sessionId": "replayer", "provider": "fake", "types": []string{"*"}})
+	require.Equal(t, 201, code, "%v", out)
+	id := dig(out, "sentinel", "id").(string)
+	n.emitTerminal(subject, "github.pull_request.closed")
+	late := n.emit(subject, "github.check_suite.completed")
+	var pid string
+	bustest.Eventually(t, 30*time.Second, func() bool {
+		n.api("POST", "/sentinels/poll", nil)
+		_, p := n.api("GET", "/parked?sentinel="+id, nil)
+		pid, _ = dig(p, "parked", 0, "id").(string)
+		return pid != ""
+	}, "the late event parked")
+
+	res := n.runCLI("", "parked", "--sentinel", id)
+	require.Equal(t, 0, res.Code, res.Stderr)
+	require.True(t, containsLine(strings.Split(res.Stdout, "\n"), pid, id, "already closed"), res.Stdout)
+
+	res = n.runCLI("", "parked", "replay", pid)
+	require.Equal(t, 3, res.Code, res.Stdout)
+	require.Contains(t, res.Stderr, "--force")
+
+	res = n.runCLI("", "parked", "replay", pid, "--force")
+	require.Equal(t, 0, res.Code, res.Stderr)
+	require.True(t, containsLine(strings.Split(res.Stdout, "\n"), pid, late, "delivered", "replayer"), res.Stdout)
+
+	res = n.runCLI("", "parked", "replay", "--sentinel", id, "--force", "--json")
+	require.Equal(t, 0, res.Code, res.Stderr)
+	require.Equal(t, "duplicate", dig(res.JSON(t), "replays", 0, "decision"), "replaying twice delivers once")
+
+	_, inbox := n.api("GET", "/sessions/replayer/inbox?limit=100", nil)
+	var lates int
+	for _, m := range inbox["messages"].([]any) {
+		if dig(m, "data", "id") == late {
+			lates++
+		}
+	}
+	require.Equal(t, 1, lates)
+}

@@ -318,6 +318,7 @@ func NewCmdParked(io IO, runF func(*ParkedOptions) error) *cobra.Command {
 	cmd.Flags().StringVar(&opts.Sentinel, "sentinel", "", "only this sentinel's records")
 	cmd.Flags().IntVar(&opts.Limit, "limit", 100, "at most this many records (1..1000)")
 	addClientFlags(cmd)
+	cmd.AddCommand(NewCmdParkedReplay(io, nil)) // replay.go
 	return cmd
 }
 
@@ -340,7 +341,7 @@ func parkedRun(cmd *cobra.Command, opts *ParkedOptions) error {
 		return nil
 	}
 	w := opts.table()
-	row(w, "TIME", "SENTINEL/FOLLOW", "REASON", "TYPE", "SUBJECT", "SUMMARY")
+	row(w, "ID", "TIME", "SENTINEL/FOLLOW", "REASON", "TYPE", "SUBJECT", "SUMMARY")
 	for _, p := range out.Parked {
 		owner := p.SentinelID
 		if owner == "" {
@@ -350,7 +351,7 @@ func parkedRun(cmd *cobra.Command, opts *ParkedOptions) error {
 		if p.Event != nil {
 			typ, subj, summary = p.Event.Type, p.Event.Subject, clip(p.Event.Summary, 60)
 		}
-		row(w, isoTime(p.Ts), owner, p.Reason, typ, subj, summary)
+		row(w, p.ID, isoTime(p.Ts), owner, p.Reason, typ, subj, summary)
 	}
 	return w.Flush()
 }

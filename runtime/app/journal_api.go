@@ -2,7 +2,6 @@ package app
 
 import (
 	"context"
-	"errors"
 
 	"github.com/agentproto/sentinel"
 	"github.com/agentproto/sentinel/ingress/api"
@@ -52,6 +51,19 @@ func (a journalAPI) Event(ctx context.Context, eventID string) (api.EventStory, 
 	return story, nil
 }
 
+// Replay re-runs a parked sentinel event (deliver.Pipeline.Replay).
 func (a journalAPI) Replay(ctx context.Context, parkID string, force bool) (api.Replay, error) {
-	return api.Replay{}, errors.ErrUnsupported
+	rec, err := a.a.Park.Get(ctx, parkID)
+	if err != nil {
+		return api.Replay{}, err
+	}
+	if rec.Event == nil || rec.SentinelID == "" {
+		return api.Replay{}, sentinel.Errorf(sentinel.CodeNotReplayable, "parked record %s holds no sentinel event (a follow digest or a malformed provider item): nothing to replay", parkID)
+	}
+	res, err := a.a.Workers.Pipeline.Replay(ctx, rec.SentinelID, rec.Event, rec.ID, force)
+	if err != nil {
+		return api.Replay{}, err
+	}
+	return api.Replay{ParkID: rec.ID, SentinelID: rec.SentinelID, EventID: rec.Event.ID, Decision: res.Decision,
+		Reason: res.Reason, Session: res.Session, MessageID: res.MessageID}, nil
 }
