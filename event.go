@@ -135,7 +135,7 @@ func isJSONObject(raw json.RawMessage) bool {
 // ParseEnvelope decodes a structured-mode CloudEvent and validates it
 // strictly: specversion "1.0"; id, type and subject non-empty strings;
 // source, time and summary strings; data an object; subjects an array of
-// strings; terminal a boolean. datacontenttype is forced to
+// strings; terminal a boolean; selfcaused, when present, a boolean. datacontenttype is forced to
 // application/json; seq falls back to itemSeq when the envelope has none.
 func ParseEnvelope(raw []byte, itemSeq *int64) (Event, error) {
 	var m map[string]json.RawMessage
@@ -179,6 +179,9 @@ func ParseEnvelope(raw []byte, itemSeq *int64) (Event, error) {
 		if json.Unmarshal(v, &s) == nil {
 			ev.ConsumerRef = s
 		}
+	}
+	if v, ok := m["selfcaused"]; ok && json.Unmarshal(v, &ev.SelfCaused) != nil {
+		bad = append(bad, "selfcaused")
 	}
 	if v, ok := m["seq"]; ok {
 		var n int64

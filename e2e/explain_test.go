@@ -181,3 +181,48 @@ func TestParkedReplayOverCLI(t *testing.T) {
 	}
 	require.Equal(t, 1, lates)
 }
+
+// TestLoopShieldThroughTheNode: a sentinel created with --mute-self is not
+// woken by self-caused events (journaled as self) but still hears the
+// merge; one without it hears everything.
+func TestLoopShieldThroughTheNode(t *testing.T) {
+	n := startSurfaceNode(t)
+	const subject = "github:acme/widgets#304"
+	res := n.runCLI("", "watch", subject, "--session", "shielded", "--provider", "fake", "--types", "*", "--mute-self", "--json")
+	require.Equal(t, 0, res.Code, res.Stderr)
+	muted := res.JSON(t)
+	require.Equal(t, true, dig(muted, "sentinel", "muteSelf"))
+	id := dig(muted, "sentinel", "id").(string)
+	res = n.runCLI("", "watch", subject, "--session", "open", "--provider", "fake", "--types", "*", "--json")
+	require.Equal(t, 0, res.Code, res.Stderr)
+	require.Equal(t, false, dig(res.JSON(t), "sentinel", "muteSelf"))
+
+	push := n.emitSelf(subject, "github.pull_request.synchronize", false)
+	review := n.emit(subject, "github.pull_request_review.submitted")
+	merge := n.emitSelf(subject, "github.pull_request.closed", true)
+	inbox := func(session string) []string {
+		_, out := n.api("GET", "/sessions/"+session+"/inbox?limit=100", nil)
+		var ids []string
+		for _, m := range out["messages"].([]any) {
+			ids = append(ids, dig(m, "data", "id").(string))
+		}
+		return ids
+	}
+	bustest.Eventually(t, 30*time.Second, func() bool {
+		n.api("POST", "/sentinels/poll", nil)
+		return len(inbox("open")) == 3 && len(inbox("shielded")) == 2
+	}, "deliveries to both sessions")
+	require.Equal(t, []string{review, merge}, inbox("shielded"), "the session's own push is muted, its merge is not")
+
+	res = n.runCLI("", "explain", id, push, "--json")
+	require.Equal(t, 0, res.Code, res.Stderr)
+	story := res.JSON(t)
+	require.Equal(t, true, dig(story, "event", "selfCaused"))
+	var mine string
+	for _, d := range dig(story, "event", "decisions").([]any) {
+		if dig(d, "sentinelId") == id {
+			mine = dig(d, "decision").(string)
+		}
+	}
+	require.Equal(t, "self", mine)
+}

@@ -38,6 +38,7 @@ type WatchOptions struct {
 	Group    string
 	Label    string
 	DryRun   bool
+	MuteSelf *bool
 }
 
 // NewCmdWatch builds `sentinel watch pr <url>` / `sentinel watch <subject>`.
@@ -72,6 +73,10 @@ The events land in the inbox of --session (default $AGENTPROTO_SESSION).`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.ClientOptions = newClientOptions(io, cmd)
 			opts.JSON = jsonFlag(cmd)
+			if cmd.Flags().Changed("mute-self") {
+				v, _ := cmd.Flags().GetBool("mute-self")
+				opts.MuteSelf = &v
+			}
 			if len(args) == 2 {
 				opts.PRURL = args[1]
 			} else {
@@ -91,6 +96,7 @@ The events land in the inbox of --session (default $AGENTPROTO_SESSION).`,
 	f.StringSliceVar(&opts.Types, "types", nil, "event-type globs, comma-separated (default: the provider's defaults)")
 	f.StringVar(&opts.Group, "group", "", "descriptive group")
 	f.StringVar(&opts.Label, "label", "", "descriptive label")
+	f.Bool("mute-self", false, "loop shield: do not wake the session for events the provider's own GitHub identity caused (terminal events always deliver)")
 	f.BoolVar(&opts.DryRun, "dry-run", false, "create nothing: count the journaled events this watch would have matched, with examples")
 	addClientFlags(cmd)
 	return cmd
@@ -105,6 +111,7 @@ func watchRun(cmd *cobra.Command, opts *WatchOptions) error {
 		Provider:  opts.Provider,
 		Group:     opts.Group,
 		Label:     opts.Label,
+		MuteSelf:  opts.MuteSelf,
 	}
 	if opts.Urgency != "" {
 		u := sentinel.Urgency(opts.Urgency)
@@ -155,6 +162,7 @@ func printView(o *ClientOptions, v sentinel.View) {
 		"events", strconv.Itoa(v.EventCount),
 		"last event", msTime(v.LastEventTs),
 		"last error", v.LastError,
+		"mute self", strconv.FormatBool(v.MuteSelf),
 	)
 }
 

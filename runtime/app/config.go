@@ -92,6 +92,7 @@ type Config struct {
 	Delivery deliver.WorkersConfig `mapstructure:"delivery"`
 	Sentinel SentinelConfig        `mapstructure:"sentinel"`
 	Journal  journal.Config        `mapstructure:"journal"`
+	GitHub   GitHubConfig          `mapstructure:"github"`
 	Testing  TestingConfig         `mapstructure:"testing"`
 }
 
@@ -153,6 +154,14 @@ func (c NATSConfig) External() bool { return len(c.URL) > 0 }
 type SentinelConfig struct {
 	// AutoWatchPRs creates a sentinel for every PR a session records.
 	AutoWatchPRs bool `mapstructure:"auto_watch_prs"`
+}
+
+// GitHubConfig holds settings of the GitHub providers.
+type GitHubConfig struct {
+	// SelfLogin is the GitHub login the providers act as when GET /user is
+	// refused for their credential (an App installation token): the loop
+	// shield marks the events it caused selfcaused. Empty: GET /user only.
+	SelfLogin string `mapstructure:"self_login"`
 }
 
 // TestingConfig holds test-only settings; never set them in production.

@@ -32,7 +32,7 @@ func buildProviders(cfg Config, deps providerDeps) ([]providers.Provider, error)
 	var errs []error
 	runner := github.NewRunner(github.Config{})
 
-	lg, err := localgh.New(localgh.Config{Runner: runner, Now: deps.now, Logger: deps.log.With("provider", localgh.Slug)})
+	lg, err := localgh.New(localgh.Config{Runner: runner, Now: deps.now, Logger: deps.log.With("provider", localgh.Slug), SelfLogin: cfg.GitHub.SelfLogin})
 	if err != nil {
 		errs = append(errs, err)
 	} else {
@@ -40,7 +40,7 @@ func buildProviders(cfg Config, deps providerDeps) ([]providers.Provider, error)
 	}
 
 	wh, err := webhook.New(webhook.Config{Runner: runner, Store: deps.hooks, Locker: deps.locker, PublicURL: deps.publicURL,
-		AllowHTTP: cfg.PublicURLAllowHTTP, Now: deps.now, Log: deps.log.With("provider", "webhook")})
+		AllowHTTP: cfg.PublicURLAllowHTTP, Now: deps.now, Log: deps.log.With("provider", "webhook"), SelfLogin: cfg.GitHub.SelfLogin})
 	if err != nil {
 		errs = append(errs, err)
 	} else {

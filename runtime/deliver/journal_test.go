@@ -158,3 +158,34 @@ func TestJournalRecordsRetriesAndUndeliverable(t *testing.T) {
 	require.Equal(t, journal.Undeliverable, got[3].Decision)
 	require.Contains(t, got[3].Reason, "bad message")
 }
+
+// TestLoopShieldMutesSelfCausedEventsButNeverTerminalOnes: with muteSelf
+// a self-caused event is journaled as self and not delivered (and marked
+// seen); a self-caused terminal event (the session's own merge) still
+// delivers; without muteSelf self-caused events deliver.
+func TestLoopShieldMutesSelfCausedEventsButNeverTerminalOnes(t *testing.T) {
+	e := runtimetest.Start(t, runtimetest.Options{NoWorkers: true})
+	yes, no := true, false
+	muted := e.Watch(sentinel.WatchRequest{SessionID: "s1", Provider: "fake", Subject: pr, Types: []string{"*"}, MuteSelf: &yes})
+	open := e.Watch(sentinel.WatchRequest{SessionID: "s2", Provider: "fake", Subject: pr, Types: []string{"*"}, MuteSelf: &no})
+	require.True(t, muted.View().MuteSelf)
+	require.False(t, open.View().MuteSelf)
+	self := func(id, typ string, terminal bool) sentinel.Event {
+		ev := runtimetest.Event(id, typ, pr, terminal)
+		ev.SelfCaused = true
+		return ev
+	}
+	require.Equal(t, deliver.ResultMuted, handle(t, e, muted.ID, self("evt_push", "github.pull_request.synchronize", false)))
+	require.Equal(t, deliver.ResultDuplicate, handle(t, e, muted.ID, self("evt_push", "github.pull_request.synchronize", false)), "a muted event is marked seen")
+	require.Equal(t, deliver.ResultDelivered, handle(t, e, muted.ID, runtimetest.Event("evt_review", "github.pull_request_review.submitted", pr, false)))
+	require.Equal(t, deliver.ResultDelivered, handle(t, e, muted.ID, self("evt_merge", "github.pull_request.closed", true)))
+	require.Equal(t, deliver.ResultDelivered, handle(t, e, open.ID, self("evt_push", "github.pull_request.synchronize", false)))
+
+	got := e.Decisions(muted.ID, 4)
+	require.Equal(t, []string{journal.Self, journal.Duplicate, journal.Delivered, journal.Delivered}, decisionsOf(got))
+	require.True(t, got[0].SelfCaused)
+	require.Contains(t, got[0].Reason, "muteSelf")
+	require.Len(t, e.InboxOf("s1"), 2, "the review and the merge")
+	require.Len(t, e.InboxOf("s2"), 1)
+	require.Equal(t, 2, e.Get(muted.ID).EventCount)
+}

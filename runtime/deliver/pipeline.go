@@ -26,6 +26,8 @@ const (
 	ResultParked    Result = "parked"
 	ResultStopped   Result = "stopped"
 	ResultExpired   Result = "expired"
+	// ResultMuted: the loop shield (muteSelf) kept a self-caused event.
+	ResultMuted Result = "muted"
 )
 
 // Pipeline is the per-event pipeline shared by polled and pushed events.
@@ -110,6 +112,15 @@ func (p *Pipeline) Handle(ctx context.Context, sentinelID string, ev *sentinel.E
 		p.Metrics.Inc(func(m *metrics.Metrics) prometheusCounter { return m.Filtered })
 		p.noteFiltered(rec, ev, defaults)
 		return ResultFiltered, nil
+	}
+	// 5b. The loop shield: the provider's own doing does not wake the
+	// session (never a terminal event); it is marked seen and journaled.
+	if rec.Spec.MuteSelf && ev.SelfCaused && !ev.Terminal {
+		if err := p.markSeen(ctx, rec, rev, ev.ID, func(r *sentinel.Sentinel) { applyClosure(r, closure, ev.Subject) }); err != nil {
+			return "", err
+		}
+		p.note(sentinelID, rec, ev, journal.Self, "caused by the provider's own GitHub identity: muted (muteSelf)", nil)
+		return ResultMuted, nil
 	}
 	// 6. Deliver.
 	out, err := p.Router.Route(ctx, rec, ev)
