@@ -28,3 +28,11 @@ func watchDryRun(cmd *cobra.Command, opts *WatchOptions, req sentinel.WatchReque
 	}
 	return w.Flush()
 }
+
+// onIf renders a switch that is shown only when on.
+func onIf(on bool) string {
+	if on {
+		return "on"
+	}
+	return ""
+}

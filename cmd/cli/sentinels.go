@@ -162,7 +162,7 @@ func printView(o *ClientOptions, v sentinel.View) {
 		"events", strconv.Itoa(v.EventCount),
 		"last event", msTime(v.LastEventTs),
 		"last error", v.LastError,
-		"mute self", strconv.FormatBool(v.MuteSelf),
+		"mute self", onIf(v.MuteSelf),
 	)
 }
 

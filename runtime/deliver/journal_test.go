@@ -189,3 +189,21 @@ func TestLoopShieldMutesSelfCausedEventsButNeverTerminalOnes(t *testing.T) {
 	require.Len(t, e.InboxOf("s2"), 1)
 	require.Equal(t, 2, e.Get(muted.ID).EventCount)
 }
+
+// TestReplayOfAnEventThatCanNeverBeDelivered: a permanent failure is named
+// not_replayable, not an internal error.
+func TestReplayOfAnEventThatCanNeverBeDelivered(t *testing.T) {
+	router := outcomeRouter{out: func(*sentinel.Sentinel, *sentinel.Event) (deliver.Outcome, error) {
+		return deliver.Outcome{}, fmt.Errorf("too big: %w", deliver.ErrPermanent)
+	}}
+	e := runtimetest.Start(t, runtimetest.Options{NoWorkers: true, Router: router})
+	rec := watchPR(e, "s1", nil, pr)
+	ev := runtimetest.Event("evt_big", "a.b.c", pr, false)
+	_, err := e.Pipeline.Replay(context.Background(), rec.ID, &ev, "prk_1", false)
+	var de *sentinel.Error
+	require.ErrorAs(t, err, &de)
+	require.Equal(t, sentinel.CodeNotReplayable, de.Code)
+	_, err = e.Pipeline.Replay(context.Background(), "sen_gone", &ev, "prk_1", false)
+	require.ErrorAs(t, err, &de)
+	require.Equal(t, sentinel.CodeSentinelNotFound, de.Code)
+}

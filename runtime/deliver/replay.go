@@ -50,6 +50,9 @@ func (p *Pipeline) Replay(ctx context.Context, sentinelID string, ev *sentinel.E
 		res = Replayed{Decision: journal.Filtered, Reason: journal.FilteredReason(misses, ev.Type)}
 	} else {
 		out, err := p.Router.Route(ctx, rec, ev)
+		if Permanent(err) {
+			return Replayed{}, sentinel.Errorf(sentinel.CodeNotReplayable, "event %s can never be delivered (%v): replaying it cannot help", ev.ID, err)
+		}
 		if err != nil {
 			return Replayed{}, fmt.Errorf("replay %s to %s: %w", ev.ID, sentinelID, err)
 		}

@@ -168,3 +168,22 @@ func TestJournalIsSharedByTheNodesOfACluster(t *testing.T) {
 		return err == nil && len(story) == 1
 	}, "node 3 to read node 1's decision")
 }
+
+// TestSentinelReadRefusesWildcards: a sentinel id is one subject token; a
+// wildcard never widens the read to other sentinels' decisions.
+func TestSentinelReadRefusesWildcards(t *testing.T) {
+	env := bustest.Start(t)
+	ctx := context.Background()
+	j, err := journal.Open(ctx, env.Bus, journal.DefaultConfig(), journal.WriterConfig{})
+	require.NoError(t, err)
+	j.Record(entry("sen_a", "evt_1", journal.Delivered))
+	require.NoError(t, j.Stop(ctx))
+	for _, id := range []string{"*", ">", "sen_a.x", "sen a", ""} {
+		page, err := j.Sentinel(ctx, id, 10, 0)
+		require.NoError(t, err)
+		require.Empty(t, page.Decisions, id)
+	}
+	page, err := j.Sentinel(ctx, "sen_a", 10, 0)
+	require.NoError(t, err)
+	require.Len(t, page.Decisions, 1)
+}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
@@ -45,8 +46,11 @@ func (r *Reader) Sentinel(ctx context.Context, sentinelID string, limit int, aft
 	if limit <= 0 || limit > MaxLimit {
 		limit = DefaultLimit
 	}
-	filter := bus.JournalSentinelFilter(sentinelID)
 	out := Page{Decisions: []Entry{}, Next: after}
+	if !oneToken(sentinelID) {
+		return out, nil // no sentinel id holds a dot, a wildcard or a space
+	}
+	filter := bus.JournalSentinelFilter(sentinelID)
 	err := r.scanFrom(ctx, filter, after+1, func(e Entry) bool {
 		out.Decisions = append(out.Decisions, e)
 		if after > 0 {
@@ -64,6 +68,11 @@ func (r *Reader) Sentinel(ctx context.Context, sentinelID string, limit int, aft
 		out.Next = out.Decisions[n-1].Seq
 	}
 	return out, nil
+}
+
+// oneToken reports whether s is one NATS subject token.
+func oneToken(s string) bool {
+	return s != "" && !strings.ContainsAny(s, ".*> \t\r\n")
 }
 
 // Event returns every decision about one event, whatever sentinel made
