@@ -35,6 +35,12 @@ type Event struct {
 	Terminal        bool            `json:"terminal"`
 	ConsumerRef     string          `json:"consumerref,omitempty"`
 	Seq             *int64          `json:"seq,omitempty"`
+	// SelfCaused marks an event caused by the GitHub identity the provider
+	// acts as (its own push, comment, review or merge): the loop shield
+	// (a sentinel's muteSelf) journals it instead of delivering it. The
+	// attribute is spelled selfcaused: CloudEvents attribute names are
+	// lower-case letters and digits only.
+	SelfCaused bool `json:"selfcaused,omitempty"`
 }
 
 // NewEvent builds an event with the fixed attributes filled in. data is
@@ -129,7 +135,7 @@ func isJSONObject(raw json.RawMessage) bool {
 // ParseEnvelope decodes a structured-mode CloudEvent and validates it
 // strictly: specversion "1.0"; id, type and subject non-empty strings;
 // source, time and summary strings; data an object; subjects an array of
-// strings; terminal a boolean. datacontenttype is forced to
+// strings; terminal a boolean; selfcaused, when present, a boolean. datacontenttype is forced to
 // application/json; seq falls back to itemSeq when the envelope has none.
 func ParseEnvelope(raw []byte, itemSeq *int64) (Event, error) {
 	var m map[string]json.RawMessage
@@ -173,6 +179,9 @@ func ParseEnvelope(raw []byte, itemSeq *int64) (Event, error) {
 		if json.Unmarshal(v, &s) == nil {
 			ev.ConsumerRef = s
 		}
+	}
+	if v, ok := m["selfcaused"]; ok && json.Unmarshal(v, &ev.SelfCaused) != nil {
+		bad = append(bad, "selfcaused")
 	}
 	if v, ok := m["seq"]; ok {
 		var n int64

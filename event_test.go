@@ -48,3 +48,20 @@ func TestParseEnvelopeSeqFallbackAndPassThrough(t *testing.T) {
 	require.JSONEq(t, `{"merged":true}`, string(ev.Data))
 	require.True(t, strings.HasPrefix(ev.Source, "agentpush://"))
 }
+
+// TestParseEnvelopeSelfCaused: selfcaused passes through an envelope when
+// it is a boolean and is named when it is not.
+func TestParseEnvelopeSelfCaused(t *testing.T) {
+	base := `{"specversion":"1.0","id":"e1","source":"//t","time":"2026-01-01T00:00:00Z","summary":"s","type":"github.issue_comment.created","subject":"github:a/b#1","data":{},"subjects":["github:a/b#1"],"terminal":false`
+	ev, err := sentinel.ParseEnvelope([]byte(base+`,"selfcaused":true}`), nil)
+	require.NoError(t, err)
+	require.True(t, ev.SelfCaused)
+	ev, err = sentinel.ParseEnvelope([]byte(base+`}`), nil)
+	require.NoError(t, err)
+	require.False(t, ev.SelfCaused)
+	_, err = sentinel.ParseEnvelope([]byte(base+`,"selfcaused":"yes"}`), nil)
+	require.ErrorContains(t, err, "selfcaused")
+	raw, err := json.Marshal(sentinel.Event{SelfCaused: true})
+	require.NoError(t, err)
+	require.Contains(t, string(raw), `"selfcaused":true`)
+}

@@ -102,6 +102,9 @@ func TestImportRules(t *testing.T) {
 			if me == "runtime/subscriptions" && dep != "" && dep != "bus" && dep != "runtime/sentinels" && dep != "runtime/deliver" {
 				fail("runtime/subscriptions imports only bus, runtime/sentinels, runtime/deliver (the Router contract) and the domain")
 			}
+			if me == "runtime/journal" && !under(dep, "bus") && dep != "" {
+				fail("runtime/journal imports bus and the domain only (docs/layout.md)")
+			}
 			if under(me, "bus") && !under(dep, "bus") && dep != "" {
 				fail("bus holds no domain logic and imports no other layer")
 			}

@@ -81,6 +81,7 @@ type View struct {
 	EventCount  int      `json:"eventCount"`
 	LastEventTs int64    `json:"lastEventTs,omitempty"`
 	LastError   string   `json:"lastError,omitempty"`
+	MuteSelf    bool     `json:"muteSelf"`
 }
 
 // View projects the record.
@@ -105,6 +106,7 @@ func (s *Sentinel) View() View {
 		EventCount:  s.EventCount,
 		LastEventTs: s.LastEventTs,
 		LastError:   s.LastError,
+		MuteSelf:    s.Spec.MuteSelf,
 	}
 }
 

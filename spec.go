@@ -13,6 +13,10 @@ type Spec struct {
 	Provider string   `json:"provider,omitempty"`
 	Group    string   `json:"group,omitempty"`
 	Label    string   `json:"label,omitempty"`
+	// MuteSelf is the loop shield: an event the provider's own GitHub
+	// identity caused (Event.SelfCaused) is journaled as "self" instead of
+	// delivered; terminal events are never muted.
+	MuteSelf bool `json:"muteSelf,omitempty"`
 }
 
 // Clause is one match clause: a subject (exact, or a prefix when it ends in

@@ -19,6 +19,9 @@ type WatchRequest struct {
 	Group     string    `json:"group,omitempty"`
 	Label     string    `json:"label,omitempty"`
 	Match     []Clause  `json:"match,omitempty"`
+	// MuteSelf sets the loop shield (Spec.MuteSelf); unset is false (the
+	// sessions' PR auto-link sets it true).
+	MuteSelf *bool `json:"muteSelf,omitempty"`
 }
 
 // UntilArg accepts either a kind string ("subject_terminal", "never", or
@@ -102,6 +105,9 @@ func (r *WatchRequest) Expand(callerSession string) (Spec, error) {
 	spec.Provider = r.Provider
 	spec.Group = r.Group
 	spec.Label = r.Label
+	if r.MuteSelf != nil {
+		spec.MuteSelf = *r.MuteSelf
+	}
 	if err := spec.Validate(); err != nil {
 		return Spec{}, err
 	}

@@ -198,7 +198,7 @@ func TestCLI(t *testing.T) {
 	require.Len(t, j["parked"], 1, "the delivery to a forgotten session is parked")
 	require.Equal(t, parkedID, dig(j, "parked", 0, "sentinelId"))
 	r = ok(n.runCLI("", "parked", "--sentinel", parkedID))
-	require.Regexp(t, `(?m)^TIME\s+SENTINEL/FOLLOW\s+REASON\s+TYPE\s+SUBJECT\s+SUMMARY$`, r.Stdout)
+	require.Regexp(t, `(?m)^ID\s+TIME\s+SENTINEL/FOLLOW\s+REASON\s+TYPE\s+SUBJECT\s+SUMMARY$`, r.Stdout)
 	require.Contains(t, r.Stdout, parkedID)
 	code(exitUsage, n.runCLI("", "parked", "--limit", "0"))
 	j = ok(n.runCLI("", "session", "end", "cli-s1", "--json")).JSON(t)

@@ -27,7 +27,7 @@ const (
 )
 
 var allTools = []string{
-	"inbox_read", "inbox_wait", "list_sentinel_adapters", "sentinel_list", "sentinel_poll_now",
+	"inbox_read", "inbox_wait", "list_sentinel_adapters", "sentinel_explain", "sentinel_list", "sentinel_poll_now",
 	"sentinel_unwatch", "sentinel_watch", "session_follow", "session_follows", "session_unfollow",
 	"setup_sentinel_provider",
 }
@@ -297,7 +297,7 @@ func assertToolSchemas(t *testing.T, tools []*sdk.Tool) {
 	}
 
 	w := schema("sentinel_watch")
-	require.Equal(t, []string{"group", "label", "prUrl", "provider", "sessionId", "subject", "types", "until", "urgency"}, props(w))
+	require.Equal(t, []string{"dryRun", "group", "label", "muteSelf", "prUrl", "provider", "sessionId", "subject", "types", "until", "urgency"}, props(w))
 	require.Nil(t, w["required"], "sentinel_watch takes subject or prUrl: nothing is required by the schema")
 	require.Equal(t, "array", dig(w, "properties", "types", "type"))
 	require.Equal(t, "string", dig(w, "properties", "types", "items", "type"))

@@ -77,6 +77,24 @@ func (n *surfaceNode) env(extra ...string) []string {
 // emit appends one fake event for subject to the feed and returns its id.
 func (n *surfaceNode) emit(subject, typ string) string {
 	n.t.Helper()
+	return n.emitEvent(subject, typ, false)
+}
+
+// emitTerminal appends one terminal fake event (a close) and returns its id.
+func (n *surfaceNode) emitTerminal(subject, typ string) string {
+	n.t.Helper()
+	return n.emitEvent(subject, typ, true)
+}
+
+// emitSelf appends one fake event caused by the provider's own identity
+// (selfcaused) and returns its id.
+func (n *surfaceNode) emitSelf(subject, typ string, terminal bool) string {
+	n.t.Helper()
+	return n.emitEvent(subject, typ, terminal, "selfcaused", true)
+}
+
+func (n *surfaceNode) emitEvent(subject, typ string, terminal bool, extra ...any) string {
+	n.t.Helper()
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	n.seq++
@@ -89,7 +107,10 @@ func (n *surfaceNode) emit(subject, typ string) string {
 	ev := map[string]any{
 		"specversion": "1.0", "id": id, "source": "//agentproto.local/sentinel/fake", "type": typ,
 		"subject": subject, "time": time.Now().UTC().Format(time.RFC3339), "datacontenttype": "application/json",
-		"data": map[string]any{"n": n.seq}, "summary": "surface test event " + id, "subjects": subjects, "terminal": false,
+		"data": map[string]any{"n": n.seq}, "summary": "surface test event " + id, "subjects": subjects, "terminal": terminal,
+	}
+	for i := 0; i+1 < len(extra); i += 2 {
+		ev[extra[i].(string)] = extra[i+1]
 	}
 	raw, err := json.Marshal(ev)
 	require.NoError(n.t, err)

@@ -65,6 +65,7 @@ finds the session its hooks registered).`,
 				Sentinels: apiclient.Sentinels{C: c},
 				Follows:   apiclient.Follows{C: c},
 				Inbox:     apiclient.Inboxes{C: c},
+				Journal:   apiclient.Journal{C: c},
 			}, mopts)
 			// MCP Events (events/*) are relayed to the node's /mcp, where
 			// they are served; a stream has no request timeout.

@@ -37,6 +37,8 @@ type WatchOptions struct {
 	Types    []string
 	Group    string
 	Label    string
+	DryRun   bool
+	MuteSelf *bool
 }
 
 // NewCmdWatch builds `sentinel watch pr <url>` / `sentinel watch <subject>`.
@@ -71,6 +73,10 @@ The events land in the inbox of --session (default $AGENTPROTO_SESSION).`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.ClientOptions = newClientOptions(io, cmd)
 			opts.JSON = jsonFlag(cmd)
+			if cmd.Flags().Changed("mute-self") {
+				v, _ := cmd.Flags().GetBool("mute-self")
+				opts.MuteSelf = &v
+			}
 			if len(args) == 2 {
 				opts.PRURL = args[1]
 			} else {
@@ -90,6 +96,8 @@ The events land in the inbox of --session (default $AGENTPROTO_SESSION).`,
 	f.StringSliceVar(&opts.Types, "types", nil, "event-type globs, comma-separated (default: the provider's defaults)")
 	f.StringVar(&opts.Group, "group", "", "descriptive group")
 	f.StringVar(&opts.Label, "label", "", "descriptive label")
+	f.Bool("mute-self", false, "loop shield: do not wake the session for events the provider's own GitHub identity caused (terminal events always deliver)")
+	f.BoolVar(&opts.DryRun, "dry-run", false, "create nothing: count the journaled events this watch would have matched, with examples")
 	addClientFlags(cmd)
 	return cmd
 }
@@ -103,6 +111,7 @@ func watchRun(cmd *cobra.Command, opts *WatchOptions) error {
 		Provider:  opts.Provider,
 		Group:     opts.Group,
 		Label:     opts.Label,
+		MuteSelf:  opts.MuteSelf,
 	}
 	if opts.Urgency != "" {
 		u := sentinel.Urgency(opts.Urgency)
@@ -117,6 +126,9 @@ func watchRun(cmd *cobra.Command, opts *WatchOptions) error {
 			return usageError("--until must be closed or never (got %q)", opts.Until)
 		}
 		req.Until = &sentinel.UntilArg{Until: sentinel.Until{Kind: kind}}
+	}
+	if opts.DryRun {
+		return watchDryRun(cmd, opts, req) // dryrun.go
 	}
 	var out struct {
 		Sentinel sentinel.View `json:"sentinel"`
@@ -150,6 +162,7 @@ func printView(o *ClientOptions, v sentinel.View) {
 		"events", strconv.Itoa(v.EventCount),
 		"last event", msTime(v.LastEventTs),
 		"last error", v.LastError,
+		"mute self", onIf(v.MuteSelf),
 	)
 }
 
@@ -313,6 +326,7 @@ func NewCmdParked(io IO, runF func(*ParkedOptions) error) *cobra.Command {
 	cmd.Flags().StringVar(&opts.Sentinel, "sentinel", "", "only this sentinel's records")
 	cmd.Flags().IntVar(&opts.Limit, "limit", 100, "at most this many records (1..1000)")
 	addClientFlags(cmd)
+	cmd.AddCommand(NewCmdParkedReplay(io, nil)) // replay.go
 	return cmd
 }
 
@@ -335,7 +349,7 @@ func parkedRun(cmd *cobra.Command, opts *ParkedOptions) error {
 		return nil
 	}
 	w := opts.table()
-	row(w, "TIME", "SENTINEL/FOLLOW", "REASON", "TYPE", "SUBJECT", "SUMMARY")
+	row(w, "ID", "TIME", "SENTINEL/FOLLOW", "REASON", "TYPE", "SUBJECT", "SUMMARY")
 	for _, p := range out.Parked {
 		owner := p.SentinelID
 		if owner == "" {
@@ -345,7 +359,7 @@ func parkedRun(cmd *cobra.Command, opts *ParkedOptions) error {
 		if p.Event != nil {
 			typ, subj, summary = p.Event.Type, p.Event.Subject, clip(p.Event.Summary, 60)
 		}
-		row(w, isoTime(p.Ts), owner, p.Reason, typ, subj, summary)
+		row(w, p.ID, isoTime(p.Ts), owner, p.Reason, typ, subj, summary)
 	}
 	return w.Flush()
 }

@@ -90,6 +90,12 @@ var catalogue = map[string]int{
 	CodeNodeLive:                     http.StatusConflict,
 	CodePeerRemoveFailed:             http.StatusInternalServerError,
 
+	// The decision journal, explain, dry runs and replays.
+	sentinel.CodeEventNotFound:  http.StatusNotFound,
+	sentinel.CodeParkedNotFound: http.StatusNotFound,
+	sentinel.CodeNotReplayable:  http.StatusBadRequest,
+	sentinel.CodePostMortem:     http.StatusConflict,
+
 	// Setup refusals.
 	sentinel.CodeSetupCredentialsRequired: http.StatusBadRequest,
 	sentinel.CodeSetupEndpointRequired:    http.StatusBadRequest,

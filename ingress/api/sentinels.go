@@ -48,6 +48,8 @@ type SetupResult struct {
 
 // Parked is one parked record.
 type Parked struct {
+	// ID is the record's stable id (prk_<n>): POST /parked/{id}/replay.
+	ID         string          `json:"id,omitempty"`
 	SentinelID string          `json:"sentinelId,omitempty"`
 	FollowID   string          `json:"followId,omitempty"`
 	Follower   string          `json:"follower,omitempty"`

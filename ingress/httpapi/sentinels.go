@@ -36,6 +36,14 @@ func (h sentinelHandlers) create(w http.ResponseWriter, r *http.Request) {
 		WriteError(w, sentinel.Errorf(sentinel.CodeNoCallerIdentity, "an HTTP caller has no session identity: pass sessionId"))
 		return
 	}
+	if dry, err := boolParam(r, "dryRun"); err != nil || dry {
+		if err != nil {
+			WriteError(w, err)
+			return
+		}
+		h.dryRun(w, r, req) // journal.go
+		return
+	}
 	v, err := h.svc.Watch(r.Context(), req, "")
 	if err != nil {
 		WriteError(w, err)

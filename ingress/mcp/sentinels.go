@@ -33,6 +33,8 @@ type WatchArgs struct {
 	Provider  string   `json:"provider,omitempty" jsonschema_description:"Provider slug (local-gh, webhook, agentpush). Default: the best ready provider."`
 	Group     string   `json:"group,omitempty" jsonschema_description:"Descriptive group."`
 	Label     string   `json:"label,omitempty" jsonschema_description:"Descriptive label."`
+	MuteSelf  *bool    `json:"muteSelf,omitempty" jsonschema_description:"Loop shield: do not wake the session for events the provider's own GitHub identity caused (its own pushes, comments, reviews); they are journaled as self. Terminal events (merge, close) always deliver. Default false (true for PR auto-links)."`
+	DryRun    bool     `json:"dryRun,omitempty" jsonschema_description:"Validate fully, resolve the provider and count the journaled events (of the last journal.max_age) this watch would have matched, with examples; nothing is created."`
 }
 
 // IDArgs carry one sentinel id.
@@ -121,6 +123,9 @@ func watchHandler(svc api.Sentinels) server.ToolHandlerFunc {
 		if err != nil {
 			return fail(ToolWatch, err, nil)
 		}
+		if a.DryRun {
+			return dryRun(ctx, svc, wr) // dryrun.go
+		}
 		v, err := svc.Watch(ctx, wr, CallerFrom(ctx))
 		if err != nil {
 			return fail(ToolWatch, err, nil)
@@ -141,6 +146,7 @@ func (a WatchArgs) request() (sentinel.WatchRequest, error) {
 		Provider:  strings.TrimSpace(a.Provider),
 		Group:     a.Group,
 		Label:     a.Label,
+		MuteSelf:  a.MuteSelf,
 	}
 	if a.Urgency != "" {
 		u := sentinel.Urgency(a.Urgency)

@@ -33,6 +33,8 @@ type Services struct {
 	Sentinels api.Sentinels
 	Follows   api.Follows
 	Inbox     api.Inboxes
+	// Journal backs sentinel_explain (explain.go).
+	Journal api.Journal
 }
 
 // Options configure the server.
@@ -127,6 +129,9 @@ func Tools(svc Services) []server.ServerTool {
 	if svc.Sentinels != nil {
 		out = append(out, sentinelTools(svc.Sentinels)...)
 		out = append(out, adapterTools(svc.Sentinels)...)
+	}
+	if svc.Journal != nil {
+		out = append(out, explainTools(svc.Journal)...)
 	}
 	if svc.Follows != nil {
 		out = append(out, followTools(svc.Follows)...)

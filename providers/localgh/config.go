@@ -41,6 +41,13 @@ type Config struct {
 	Now func() time.Time
 	// Logger receives poll failures (default: discard).
 	Logger *slog.Logger
+	// SelfLogin is the GitHub login the credential acts as when GET /user
+	// is refused (config github.self_login); events it caused are marked
+	// SelfCaused.
+	SelfLogin string
+	// Self resolves that identity (default: GET /user through Client,
+	// cached, else SelfLogin).
+	Self *github.Self
 }
 
 // withDefaults fills the defaults and builds the client.
@@ -68,6 +75,9 @@ func (c Config) withDefaults() (Config, error) {
 	}
 	if c.Client == nil {
 		return c, errors.New("local-gh: no GitHub client")
+	}
+	if c.Self == nil {
+		c.Self = &github.Self{Fetch: github.ClientUser(c.Client), Fallback: c.SelfLogin, Now: c.Now}
 	}
 	return c, nil
 }

@@ -24,10 +24,16 @@ func (p *Provider) Poll(ctx context.Context, h sentinel.Handle, _ int) (provider
 	if err != nil {
 		return providers.PollResult{Cursor: h.Cursor}, err
 	}
+	var res providers.PollResult
 	if ref.Number > 0 {
-		return p.pollPR(ctx, ref, h.Cursor)
+		res, err = p.pollPR(ctx, ref, h.Cursor)
+	} else {
+		res, err = p.pollRepo(ctx, ref, h.Cursor)
 	}
-	return p.pollRepo(ctx, ref, h.Cursor)
+	if err == nil {
+		p.cfg.Self.Mark(ctx, res.Events) // the loop shield: events the credential's own identity caused
+	}
+	return res, err
 }
 
 // failure logs a failed poll and returns the message and the wait GitHub

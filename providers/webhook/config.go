@@ -51,6 +51,9 @@ type Config struct {
 	// GitHub would send the deliveries, and this daemon's hook URLs, in
 	// clear, for anyone on the path to capture and replay.
 	AllowHTTP bool
+	// SelfLogin is the GitHub login gh acts as when GET /user is refused
+	// (config github.self_login); events it caused are marked SelfCaused.
+	SelfLogin string
 }
 
 // Defaults.

@@ -63,6 +63,7 @@ func (p *Provider) ParseInbound(ctx context.Context, in providers.Inbound, h sen
 	evs, err := github.NormalizeWebhook(event, header(in.Header, "X-GitHub-Delivery"), in.Body, Source, now)
 	switch reason := github.WebhookReason(err); {
 	case err == nil:
+		p.self.Mark(ctx, evs) // the loop shield: the sender is gh's own identity
 		return evs, nil
 	case errors.Is(err, github.ErrUnsupportedWebhookEvent):
 		return []sentinel.Event{}, nil

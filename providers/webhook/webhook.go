@@ -6,6 +6,7 @@ import (
 
 	"github.com/agentproto/sentinel"
 	"github.com/agentproto/sentinel/providers"
+	"github.com/agentproto/sentinel/providers/github"
 )
 
 // Slug is the provider's slug.
@@ -24,6 +25,8 @@ type Provider struct {
 	// seen pointing at and when, so that sentinels sharing a hook re-attach
 	// with one GET instead of one each. mu guards it.
 	verified map[string]verifiedHook
+	// self is the identity gh acts as, for the loop shield (SelfCaused).
+	self *github.Self
 }
 
 // verifiedHook is a hook this process saw live and pointing at url.
@@ -38,7 +41,8 @@ func New(cfg Config) (*Provider, error) {
 		return nil, err
 	}
 	cfg.setDefaults()
-	return &Provider{cfg: cfg, verified: map[string]verifiedHook{}}, nil
+	self := &github.Self{Fetch: github.RunnerUser(cfg.Runner), Fallback: cfg.SelfLogin, Now: cfg.Now}
+	return &Provider{cfg: cfg, verified: map[string]verifiedHook{}, self: self}, nil
 }
 
 // Info returns the provider's metadata.

@@ -26,6 +26,7 @@ import (
 	"github.com/agentproto/sentinel/runtime/cluster"
 	"github.com/agentproto/sentinel/runtime/deliver"
 	"github.com/agentproto/sentinel/runtime/inbox"
+	"github.com/agentproto/sentinel/runtime/journal"
 	"github.com/agentproto/sentinel/runtime/metrics"
 	"github.com/agentproto/sentinel/runtime/park"
 	"github.com/agentproto/sentinel/runtime/poll"
@@ -51,6 +52,8 @@ type App struct {
 	Cluster *cluster.Node
 	// Events serves MCP Events subscriptions (events.go).
 	Events *subscriptions.Service
+	// Journal is the decision journal (journal.go).
+	Journal *journal.Journal
 
 	now       func() time.Time
 	startedAt time.Time
@@ -227,11 +230,15 @@ func (a *App) wire(ctx context.Context) error {
 		routes.Raw = append(routes.Raw, s.Raw...)
 	}
 	router = subscriptions.Router{Next: router, Feed: a.Events.Feed}
+	if err := a.openJournal(ctx); err != nil {
+		return err
+	}
 	pipeline := &deliver.Pipeline{Store: store, Seen: seen, Registry: a.Registry, Router: router, Park: a.Park,
-		Metrics: a.Metrics, Log: log.With("component", "deliver"), Now: now, Expirer: expirer}
+		Metrics: a.Metrics, Log: log.With("component", "deliver"), Now: now, Expirer: expirer, Journal: a.Journal}
 	a.Workers = &deliver.Workers{Bus: b, Pipeline: pipeline, Park: a.Park, Metrics: a.Metrics, Log: log.With("component", "deliver"), Cfg: a.Cfg.Delivery}
+	routes.API = append(routes.API, func(r chi.Router) { httpapi.JournalRoutes(r, a.journalAPI()) })
 
-	sapi := sentinelAPI{svc: a.Sentinels, park: a.Park}
+	sapi := a.sentinelsAPI() // dryrun.go
 	in := &inbound.Handler{Svc: inboundAPI{svc: a.Sentinels}, MaxBody: a.Cfg.MaxInboundBytes, MaxInFlight: a.Cfg.MaxInboundBytesInFlight,
 		Observe:  func(status int) { a.Metrics.InboundRequests.WithLabelValues(fmt.Sprint(status)).Inc() },
 		Writable: a.Writable}

@@ -16,6 +16,7 @@ import (
 	"github.com/agentproto/sentinel/ingress/inbound"
 	"github.com/agentproto/sentinel/providers/github"
 	"github.com/agentproto/sentinel/runtime/deliver"
+	"github.com/agentproto/sentinel/runtime/journal"
 	"github.com/agentproto/sentinel/runtime/poll"
 	"github.com/agentproto/sentinel/runtime/sentinels"
 	"github.com/agentproto/sentinel/runtime/subscriptions"
@@ -94,6 +95,7 @@ type Config struct {
 	Sentinel SentinelConfig        `mapstructure:"sentinel"`
 	// MCPEvents tunes MCP Events (SEP-3415) subscriptions.
 	MCPEvents subscriptions.Config `mapstructure:"mcp_events"`
+	Journal   journal.Config       `mapstructure:"journal"`
 	GitHub    GitHubConfig         `mapstructure:"github"`
 	Testing   TestingConfig        `mapstructure:"testing"`
 }
@@ -106,6 +108,10 @@ type GitHubConfig struct {
 	// at GitHub Enterprise (https://<host>/api/v3). Left at the default,
 	// GH_HOST names an Enterprise host, as for gh.
 	APIURL string `mapstructure:"api_url"`
+	// SelfLogin is the GitHub login the providers act as when GET /user is
+	// refused for their credential (an App installation token): the loop
+	// shield marks the events it caused selfcaused. Empty: GET /user only.
+	SelfLogin string `mapstructure:"self_login"`
 }
 
 // NodeConfig names this node.
@@ -201,6 +207,7 @@ func DefaultConfig() Config {
 		Sentinel:          SentinelConfig{AutoWatchPRs: true},
 		MCPEvents:         subscriptions.DefaultConfig(),
 		GitHub:            GitHubConfig{APIURL: github.DefaultAPIURL},
+		Journal:           journal.DefaultConfig(),
 		Cluster:           ClusterConfig{Wait: 2 * time.Minute},
 
 		MaxInboundBytesInFlight: inbound.DefaultMaxInFlight,
@@ -262,6 +269,9 @@ func (c *Config) Validate() error {
 		return err
 	}
 	if err := c.Poll.Validate(); err != nil {
+		return err
+	}
+	if err := c.Journal.Validate(); err != nil {
 		return err
 	}
 	if c.ShutdownTimeout <= 0 {

@@ -41,8 +41,9 @@ func (a *App) wireMCP() subsystem {
 func (a *App) mcpServices() mcp.Services {
 	_, inboxes, follows := a.sessionServices()
 	return mcp.Services{
-		Sentinels: sentinelAPI{svc: a.Sentinels, park: a.Park},
+		Sentinels: a.sentinelsAPI(),
 		Follows:   follows,
 		Inbox:     inboxes,
+		Journal:   a.journalAPI(),
 	}
 }

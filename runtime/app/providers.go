@@ -47,7 +47,7 @@ func buildProviders(cfg Config, deps providerDeps) ([]providers.Provider, error)
 	}
 	deps.log.Info("GitHub credentials", "source", creds.Source, "api", creds.APIBase)
 
-	lg, err := localgh.New(localgh.Config{Runner: runner, Credentials: creds, Client: client, Now: deps.now, Logger: deps.log.With("provider", localgh.Slug)})
+	lg, err := localgh.New(localgh.Config{Runner: runner, Credentials: creds, Client: client, Now: deps.now, Logger: deps.log.With("provider", localgh.Slug), SelfLogin: cfg.GitHub.SelfLogin})
 	if err != nil {
 		errs = append(errs, err)
 	} else {
@@ -55,7 +55,7 @@ func buildProviders(cfg Config, deps providerDeps) ([]providers.Provider, error)
 	}
 
 	wh, err := webhook.New(webhook.Config{Runner: hookAPI, Credentials: creds, Store: deps.hooks, Locker: deps.locker, PublicURL: deps.publicURL,
-		AllowHTTP: cfg.PublicURLAllowHTTP, Now: deps.now, Log: deps.log.With("provider", "webhook")})
+		AllowHTTP: cfg.PublicURLAllowHTTP, Now: deps.now, Log: deps.log.With("provider", "webhook"), SelfLogin: cfg.GitHub.SelfLogin})
 	if err != nil {
 		errs = append(errs, err)
 	} else {

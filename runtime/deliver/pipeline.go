@@ -9,6 +9,7 @@ import (
 
 	"github.com/agentproto/sentinel"
 	"github.com/agentproto/sentinel/providers"
+	"github.com/agentproto/sentinel/runtime/journal"
 	"github.com/agentproto/sentinel/runtime/metrics"
 	"github.com/agentproto/sentinel/runtime/park"
 	"github.com/agentproto/sentinel/runtime/sentinels"
@@ -25,6 +26,8 @@ const (
 	ResultParked    Result = "parked"
 	ResultStopped   Result = "stopped"
 	ResultExpired   Result = "expired"
+	// ResultMuted: the loop shield (muteSelf) kept a self-caused event.
+	ResultMuted Result = "muted"
 )
 
 // Pipeline is the per-event pipeline shared by polled and pushed events.
@@ -39,6 +42,8 @@ type Pipeline struct {
 	Now      func() time.Time
 	// Expirer cancels the provider of an expired sentinel, best effort.
 	Expirer *sentinels.Expirer
+	// Journal records every decision (journal.go); nil records nothing.
+	Journal Journal
 }
 
 // Handle runs the pipeline for one event of one sentinel. A nil error means
@@ -47,6 +52,7 @@ type Pipeline struct {
 func (p *Pipeline) Handle(ctx context.Context, sentinelID string, ev *sentinel.Event) (Result, error) {
 	rec, rev, err := p.Store.Fresh(ctx, sentinelID)
 	if errors.Is(err, sentinels.ErrNotFound) {
+		p.note(sentinelID, nil, ev, journal.Stopped, "the sentinel no longer exists", nil)
 		return ResultStopped, nil
 	}
 	if err != nil {
@@ -54,6 +60,7 @@ func (p *Pipeline) Handle(ctx context.Context, sentinelID string, ev *sentinel.E
 	}
 	// 1. Gone or not pollable: stop.
 	if !rec.Status.Pollable() {
+		p.note(sentinelID, rec, ev, journal.Stopped, "the sentinel is "+string(rec.Status), nil)
 		return ResultStopped, nil
 	}
 	now := p.Now()
@@ -62,6 +69,7 @@ func (p *Pipeline) Handle(ctx context.Context, sentinelID string, ev *sentinel.E
 		if err := p.Expirer.Expire(ctx, sentinelID, "until.at passed"); err != nil {
 			return "", err
 		}
+		p.note(sentinelID, rec, ev, journal.Expired, "until.at passed: the sentinel expired", nil)
 		return ResultExpired, nil
 	}
 	// 3. Seen: skip.
@@ -75,6 +83,7 @@ func (p *Pipeline) Handle(ctx context.Context, sentinelID string, ev *sentinel.E
 	}
 	if seen {
 		p.Metrics.Inc(func(m *metrics.Metrics) prometheusCounter { return m.SeenDuplicates })
+		p.note(sentinelID, rec, ev, journal.Duplicate, "already handled (in the seen window)", nil)
 		return ResultDuplicate, nil
 	}
 	// 4. Closure tracking and post-mortem parking.
@@ -88,6 +97,7 @@ func (p *Pipeline) Handle(ctx context.Context, sentinelID string, ev *sentinel.E
 		if err := p.markSeen(ctx, rec, rev, ev.ID, nil); err != nil {
 			return "", err
 		}
+		p.note(sentinelID, rec, ev, journal.PostMortem, reason+": parked", nil)
 		return ResultParked, nil
 	}
 	// 5. No match: filtered, not failed.
@@ -100,7 +110,17 @@ func (p *Pipeline) Handle(ctx context.Context, sentinelID string, ev *sentinel.E
 			return "", err
 		}
 		p.Metrics.Inc(func(m *metrics.Metrics) prometheusCounter { return m.Filtered })
+		p.noteFiltered(rec, ev, defaults)
 		return ResultFiltered, nil
+	}
+	// 5b. The loop shield: the provider's own doing does not wake the
+	// session (never a terminal event); it is marked seen and journaled.
+	if rec.Spec.MuteSelf && ev.SelfCaused && !ev.Terminal {
+		if err := p.markSeen(ctx, rec, rev, ev.ID, func(r *sentinel.Sentinel) { applyClosure(r, closure, ev.Subject) }); err != nil {
+			return "", err
+		}
+		p.note(sentinelID, rec, ev, journal.Self, "caused by the provider's own GitHub identity: muted (muteSelf)", nil)
+		return ResultMuted, nil
 	}
 	// 6. Deliver.
 	out, err := p.Router.Route(ctx, rec, ev)
@@ -167,14 +187,17 @@ func (p *Pipeline) Handle(ctx context.Context, sentinelID string, ev *sentinel.E
 	})
 	if errors.Is(err, sentinels.ErrNotFound) {
 		// Removed while delivering: the message is already stored.
+		p.noteOutcome(rec, ev, out)
 		return ResultDelivered, nil
 	}
 	if err != nil {
 		return "", err
 	}
 	if handledElsewhere {
+		p.note(sentinelID, rec, ev, journal.Duplicate, "handled by another node meanwhile", nil)
 		return ResultDuplicate, nil
 	}
+	p.noteOutcome(rec, ev, out)
 	if expired {
 		p.Metrics.Inc(func(m *metrics.Metrics) prometheusCounter { return m.Expired })
 		p.Expirer.CancelProvider(sctx, updated)
@@ -203,6 +226,7 @@ func (p *Pipeline) GiveUp(ctx context.Context, sentinelID string, ev *sentinel.E
 		return err
 	}
 	p.Metrics.IncVec(func(m *metrics.Metrics) prometheusCounterVec { return m.Parked }, "undeliverable")
+	p.note(sentinelID, nil, ev, journal.Undeliverable, reason+": parked", nil)
 	rec, rev, err := p.Store.Get(sctx, sentinelID)
 	if errors.Is(err, sentinels.ErrNotFound) {
 		return nil

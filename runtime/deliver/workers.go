@@ -186,6 +186,7 @@ func (w *Workers) handle(ctx context.Context, msg jetstream.Msg) {
 		delay := w.backoff(msg)
 		w.Log.Warn("delivery failed; will retry", "sentinel", sid, "event", ev.ID, "retry_in", delay, "err", err)
 		w.Metrics.Inc(func(m *metrics.Metrics) prometheusCounter { return m.DeliveryRetries })
+		w.Pipeline.noteRetry(sid, &ev, err, attemptOf(msg), delay)
 		_ = msg.NakWithDelay(delay)
 		return
 	}

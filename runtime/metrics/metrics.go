@@ -35,6 +35,8 @@ type Metrics struct {
 	InboundRequests *prometheus.CounterVec
 	InboxMessages   prometheus.Counter
 	FollowDigests   prometheus.Counter
+	// JournalDropped counts decision-journal entries dropped (journal.go).
+	JournalDropped  *prometheus.CounterVec
 	githubQuota     *prometheus.GaugeVec
 	consumerPending *prometheus.GaugeVec
 	inboxDepth      prometheus.Gauge
@@ -67,7 +69,8 @@ func New() *Metrics {
 	m.inboxDepth = prometheus.NewGauge(prometheus.GaugeOpts{Name: "sentinel_inbox_depth", Help: "Messages held in the inbox stream."})
 	m.cluster = newClusterGauges()
 	m.cluster.register(f)
-	for _, c := range []prometheus.Collector{m.EventsPublished, m.EventsDuplicate, m.Delivered, m.Filtered, m.SeenDuplicates, m.InboxDuplicates, m.Parked, m.DeliveryRetries, m.Expired, m.PollDuration, m.PollErrors, m.InboundRequests, m.InboxMessages, m.FollowDigests, m.githubQuota, m.consumerPending, m.inboxDepth} {
+	m.initJournal()
+	for _, c := range []prometheus.Collector{m.JournalDropped, m.EventsPublished, m.EventsDuplicate, m.Delivered, m.Filtered, m.SeenDuplicates, m.InboxDuplicates, m.Parked, m.DeliveryRetries, m.Expired, m.PollDuration, m.PollErrors, m.InboundRequests, m.InboxMessages, m.FollowDigests, m.githubQuota, m.consumerPending, m.inboxDepth} {
 		f(c)
 	}
 	for _, o := range Origins {

@@ -20,6 +20,9 @@ import (
 // Record is one parked item: {sentinelId, event, reason, ts} for sentinel
 // events; follow digests carry followId/follower and text instead.
 type Record struct {
+	// ID is the record's stable id (ParkID of its stream sequence), set
+	// when read; the replay routes take it.
+	ID         string          `json:"id,omitempty"`
 	SentinelID string          `json:"sentinelId,omitempty"`
 	FollowID   string          `json:"followId,omitempty"`
 	Follower   string          `json:"follower,omitempty"`
@@ -62,7 +65,7 @@ func (j *Journal) Park(ctx context.Context, id string, rec Record, msgID string)
 	if rec.Ts == "" {
 		rec.Ts = sentinel.FormatTime(j.now())
 	}
-	rec.Seq = 0
+	rec.Seq, rec.ID = 0, ""
 	raw, err := Fit(rec, j.maxRecord())
 	if err != nil {
 		return err
@@ -113,7 +116,7 @@ func (j *Journal) List(ctx context.Context, id string, limit int) ([]Record, err
 		if json.Unmarshal(raw.Data, &r) != nil {
 			continue
 		}
-		r.Seq = raw.Sequence
+		r.Seq, r.ID = raw.Sequence, ParkID(raw.Sequence)
 		out = append(out, r)
 		if len(out) > limit {
 			out = out[1:]

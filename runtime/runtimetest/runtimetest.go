@@ -17,6 +17,7 @@ import (
 	"github.com/agentproto/sentinel/providers/fake"
 	"github.com/agentproto/sentinel/runtime/deliver"
 	"github.com/agentproto/sentinel/runtime/inbox"
+	"github.com/agentproto/sentinel/runtime/journal"
 	"github.com/agentproto/sentinel/runtime/park"
 	"github.com/agentproto/sentinel/runtime/poll"
 	"github.com/agentproto/sentinel/runtime/sentinels"
@@ -50,6 +51,7 @@ type Env struct {
 	Seen      *sentinels.Seen
 	Inbox     *inbox.Inbox
 	Park      *park.Journal
+	Journal   *journal.Journal
 	Pipeline  *deliver.Pipeline
 	Workers   *deliver.Workers
 	Loop      *poll.Loop
@@ -105,7 +107,13 @@ func Start(t testing.TB, o Options) *Env {
 	if router == nil {
 		router = deliver.DirectRouter{Inbox: e.Inbox, Now: func() string { return sentinel.FormatTime(clock.Now()) }}
 	}
-	e.Pipeline = &deliver.Pipeline{Store: e.Store, Seen: e.Seen, Registry: reg, Router: router, Park: e.Park, Log: log, Now: clock.Now, Expirer: e.Expirer}
+	j, err := journal.Open(context.Background(), b, journal.DefaultConfig(), journal.WriterConfig{Node: "test", Log: log})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.Journal = j
+	t.Cleanup(func() { _ = j.Stop(context.Background()) })
+	e.Pipeline = &deliver.Pipeline{Store: e.Store, Seen: e.Seen, Registry: reg, Router: router, Park: e.Park, Log: log, Now: clock.Now, Expirer: e.Expirer, Journal: j}
 	e.Publisher = &poll.Publisher{Bus: b}
 	cfg := poll.DefaultConfig()
 	e.Loop = &poll.Loop{Cfg: cfg, Store: e.Store, Registry: reg, Publisher: e.Publisher, Park: e.Park, Expirer: e.Expirer, Log: log, Now: clock.Now}
@@ -185,6 +193,19 @@ func (e *Env) Drained() {
 		}
 		return true
 	}, "partitions to drain")
+}
+
+// Decisions waits until the journal holds at least n decisions of a
+// sentinel and returns them, oldest first.
+func (e *Env) Decisions(sentinelID string, n int) []journal.Entry {
+	e.T.Helper()
+	var page journal.Page
+	bustest.Eventually(e.T, 10*time.Second, func() bool {
+		var err error
+		page, err = e.Journal.Sentinel(context.Background(), sentinelID, journal.MaxLimit, 0)
+		return err == nil && len(page.Decisions) >= n
+	}, "journal of %s to hold %d decisions (has %d)", sentinelID, n, len(page.Decisions))
+	return page.Decisions
 }
 
 // Event builds a fake event on a GitHub PR subject.

@@ -108,9 +108,11 @@ func (a *AutoLink) Link(ctx context.Context, s Session, prURL string) *sentinel.
 			}
 		}
 	}
+	muteSelf := true
 	req := sentinel.WatchRequest{
 		PRURL: prURL, SessionID: s.ID, Urgency: sentinel.UrgencyNextTurn,
 		Label: AutoLinkLabelPrefix + strconv.Itoa(ref.Number), Group: s.ID,
+		MuteSelf: &muteSelf, // the loop shield: the session's own pushes and comments do not wake it
 	}
 	rec, err := a.Sentinels.Create(ctx, req, "")
 	if err != nil {

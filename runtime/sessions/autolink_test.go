@@ -61,6 +61,7 @@ func TestAutoLinkGating(t *testing.T) {
 	require.Equal(t, sentinel.UntilSubjectTerminal, r.Spec.Until.Kind)
 	require.Equal(t, sentinel.DefaultPRTypes(), r.Spec.Match[0].Types)
 	require.Equal(t, "github:acme/widgets#5", r.Spec.Match[0].Subject)
+	require.True(t, r.Spec.MuteSelf, "PR auto-link sentinels mute the session's own doing (the loop shield)")
 
 	// Already watched for (subject, session): no second sentinel, even when
 	// the PR is recorded again by another path.

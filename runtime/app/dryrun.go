@@ -1,0 +1,68 @@
+package app
+
+import (
+	"context"
+	"time"
+
+	"github.com/agentproto/sentinel"
+	"github.com/agentproto/sentinel/ingress/api"
+	"github.com/agentproto/sentinel/runtime/journal"
+)
+
+// watchAPI is the sentinel service of the surfaces: sentinelAPI plus dry
+// runs against the decision journal (api.DryRunner).
+type watchAPI struct {
+	sentinelAPI
+	a *App
+}
+
+var _ api.DryRunner = watchAPI{}
+
+// sentinelsAPI is the in-process api.Sentinels of the REST routes and MCP.
+func (a *App) sentinelsAPI() watchAPI {
+	return watchAPI{sentinelAPI: sentinelAPI{svc: a.Sentinels, park: a.Park}, a: a}
+}
+
+// maxDryRunExamples bounds the examples of a dry run (the newest kept).
+const maxDryRunExamples = 10
+
+// DryRun validates the request as a create would, resolves the provider
+// and runs the spec against every event the journal holds (whatever
+// sentinel received it, each event once) within journal.max_age: how
+// many it would have matched. It creates nothing and never calls the
+// provider's create.
+func (w watchAPI) DryRun(ctx context.Context, req sentinel.WatchRequest, caller string) (api.DryRun, error) {
+	spec, prov, err := w.a.Sentinels.Plan(ctx, req, caller)
+	if err != nil {
+		return api.DryRun{}, err
+	}
+	j := w.a.Journal
+	window := j.MaxAge
+	since := w.a.now().Add(-window)
+	out := api.DryRun{Provider: prov.Info().Slug, Spec: spec, Examples: []api.DryRunExample{}}
+	seen := map[string]bool{}
+	first, err := j.Since(ctx, since, func(e journal.Entry) bool {
+		if seen[e.EventID] {
+			return true
+		}
+		seen[e.EventID] = true
+		out.Scanned++
+		if !spec.Matches(e.Event(), prov.DefaultTypes) {
+			return true
+		}
+		out.Matched++
+		out.Examples = append(out.Examples, api.DryRunExample{EventID: e.EventID, Type: e.Type, Subject: e.Subject, Time: e.Time, Summary: e.Summary})
+		if len(out.Examples) > maxDryRunExamples {
+			out.Examples = out.Examples[1:]
+		}
+		return true
+	})
+	if err != nil {
+		return api.DryRun{}, err
+	}
+	if first.After(since) {
+		since = first
+	}
+	out.Since = sentinel.FormatTime(since.Truncate(time.Millisecond))
+	return out, nil
+}

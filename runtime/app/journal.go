@@ -1,0 +1,27 @@
+package app
+
+import (
+	"context"
+
+	"github.com/agentproto/sentinel/runtime/journal"
+)
+
+// openJournal provisions the decision journal and starts its writer. Its
+// teardown step is pushed before the delivery workers start, so it runs
+// after they stop: what they recorded is flushed before the bus closes.
+func (a *App) openJournal(ctx context.Context) error {
+	j, err := journal.Open(ctx, a.Bus, a.Cfg.Journal, journal.WriterConfig{
+		Node: a.Cfg.Node.Name, OnDrop: a.Metrics.JournalDrop, Log: a.Log.With("component", "journal"),
+	})
+	if err != nil {
+		return err
+	}
+	a.Journal = j
+	a.push("decision journal", j.Stop)
+	return nil
+}
+
+// journalAPI is the in-process api.Journal of the REST routes and MCP.
+func (a *App) journalAPI() journalAPI {
+	return journalAPI{a: a}
+}

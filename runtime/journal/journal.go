@@ -1,0 +1,62 @@
+package journal
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/agentproto/sentinel/bus"
+)
+
+// Config is the journal's configuration (config keys journal.*).
+type Config struct {
+	// MaxAge bounds how long entries are kept (default 168h).
+	MaxAge time.Duration `mapstructure:"max_age"`
+	// QueueSize bounds the entries waiting to be written (default 4096);
+	// past it entries are dropped and counted
+	// (sentinel_journal_dropped_total{reason="overflow"}).
+	QueueSize int `mapstructure:"queue_size"`
+}
+
+// DefaultConfig returns the defaults.
+func DefaultConfig() Config {
+	return Config{MaxAge: bus.DefaultJournalMaxAge, QueueSize: DefaultQueueSize}
+}
+
+// Validate checks the config.
+func (c Config) Validate() error {
+	if c.MaxAge < 0 || (c.MaxAge > 0 && c.MaxAge < time.Minute) {
+		return fmt.Errorf("journal.max_age must be at least 1m (got %s)", c.MaxAge)
+	}
+	if c.QueueSize < 0 {
+		return fmt.Errorf("journal.queue_size must not be negative (0 takes the default)")
+	}
+	return nil
+}
+
+// Journal is the node's journal: the writer the pipeline records to and
+// the reader of the surfaces.
+type Journal struct {
+	*Writer
+	*Reader
+	MaxAge time.Duration
+}
+
+// Open provisions the journal stream and returns a started writer and a
+// reader. Stop the writer (Journal.Stop) after the delivery workers.
+func Open(ctx context.Context, b *bus.Bus, cfg Config, wcfg WriterConfig) (*Journal, error) {
+	if cfg.MaxAge <= 0 {
+		cfg.MaxAge = bus.DefaultJournalMaxAge
+	}
+	s, err := b.OpenJournal(ctx, cfg.MaxAge)
+	if err != nil {
+		return nil, err
+	}
+	wcfg.QueueSize = cfg.QueueSize
+	w, err := NewWriter(b.NC, wcfg)
+	if err != nil {
+		return nil, fmt.Errorf("journal writer: %w", err)
+	}
+	w.Start()
+	return &Journal{Writer: w, Reader: &Reader{Stream: s}, MaxAge: cfg.MaxAge}, nil
+}
