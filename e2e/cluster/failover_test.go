@@ -81,6 +81,10 @@ func TestThreeNodesOneService(t *testing.T) {
 	c := e2etest.StartCluster(t, binary, e2etest.ClusterOptions{Env: ghNodeEnv(gh,
 		"AGENTPROTO_PUBLIC_URL="+whPublicURL, "AGENTPROTO_BUS_MEMBER_TTL=2s", "AGENTPROTO_BUS_LEASE_TTL=3s")})
 	t.Run("CreateOnAListRemoveOnBDeliverToCReadOnA", func(t *testing.T) { createListRemoveDeliverRead(t, c) })
+	t.Run("TwoNodesCreateOnOneRepositoryOneHook", func(t *testing.T) {
+		needGH(t)
+		twoNodesCreateOnOneRepository(t, c, gh)
+	})
 	t.Run("SIGKILLWhileWebhookDeliveriesFlow", func(t *testing.T) {
 		needGH(t)
 		killWhileWebhookDeliveriesFlow(t, c, gh)
