@@ -15,7 +15,7 @@ func (r *Report) WriteTable(out io.Writer) error {
 	fmt.Fprintf(w, "run\t%s, took %s\n", r.StartedAt.Format("2006-01-02 15:04:05Z"), r.Duration)
 	w.Flush()
 	if len(r.Push) > 0 {
-		fmt.Fprintf(out, "\nPush path: signed POST /inbound/sentinel-<key> -> inbox message, beside raw JetStream (%d events each, %d warm-up, concurrency %d)\n",
+		fmt.Fprintf(out, "\nPush path: signed POST /inbound/sentinel-<key> -> inbox message, beside raw JetStream and an HTTP relay (%d events each, %d warm-up, concurrency %d)\n",
 			r.Options.Events, r.Options.Warmup, r.Options.Concurrency)
 		fmt.Fprintln(w, "fsync\tpath\tevents/s\tp50 ms\tp90 ms\tp99 ms\tmax ms")
 		for _, p := range r.Push {
@@ -24,7 +24,9 @@ func (r *Report) WriteTable(out io.Writer) error {
 			}
 			row("push (node)", p.Push)
 			row("raw JetStream", p.Raw)
-			fmt.Fprintf(w, "%s\tpush/raw\t%.2fx\t+%.3f\t\t+%.3f\t\n", p.Fsync, p.Ratio, p.AddedP50Ms, p.AddedP99Ms)
+			row("HTTP relay", p.Relay)
+			fmt.Fprintf(w, "%s\tpush/raw\t%.2fx\t%+.3f\t\t%+.3f\t\n", p.Fsync, p.Ratio, p.AddedP50Ms, p.AddedP99Ms)
+			fmt.Fprintf(w, "%s\tpush/relay\t%.2fx\t%+.3f\t\t%+.3f\t\n", p.Fsync, p.RelayRatio, p.RelayAddedP50Ms, p.RelayAddedP99Ms)
 		}
 		w.Flush()
 	}
