@@ -96,7 +96,7 @@ func runPush(ctx context.Context, n *node, o Options) (PushResult, error) {
 	}{{"push path", pusher.send, &res.Push}, {"raw JetStream", raw.send, &res.Raw}, {"HTTP relay", relay.send, &res.Relay}}
 	// Warm every path, then measure them in turns.
 	for _, p := range paths {
-		if _, _, err := sample(ctx, o.Warmup, o.Concurrency, "warm", p.send); err != nil {
+		if _, _, err := measure(ctx, o.Warmup, o.Concurrency, "warm", p.send); err != nil {
 			return res, fmt.Errorf("%s warm-up: %w", p.name, err)
 		}
 	}
