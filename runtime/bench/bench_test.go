@@ -40,6 +40,7 @@ func TestRunSmall(t *testing.T) {
 	require.Equal(t, "in-process", s.Mode)
 	require.Equal(t, 60, s.Sentinels)
 	require.Equal(t, 3, s.List.N)
+	require.Equal(t, 3, s.ListPage.N)
 	require.Positive(t, s.ListBytes)
 	require.Positive(t, s.RestartToReadyMs)
 	require.Positive(t, s.RSSAfterCreateMiB)
@@ -54,6 +55,7 @@ func TestRunSmall(t *testing.T) {
 	require.Contains(t, out.String(), "raw JetStream")
 	require.Contains(t, out.String(), "push/relay")
 	require.Contains(t, out.String(), "restart to ready")
+	require.Contains(t, out.String(), "GET /sentinels?limit=100")
 	raw, err := json.Marshal(rep)
 	require.NoError(t, err)
 	var back struct {
