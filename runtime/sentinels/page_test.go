@@ -50,6 +50,31 @@ func TestPageWithoutGapsOrRepeats(t *testing.T) {
 			require.Len(t, all.Records, 120)
 			require.Empty(t, all.Next)
 
+			// Meanwhile another writer (another node) creates and removes
+			// sentinels of its own.
+			other := sentinels.NewStore(env.Bus.Sentinels)
+			stop := make(chan struct{})
+			churned := make(chan error, 1)
+			go func() {
+				for i := 0; ; i++ {
+					select {
+					case <-stop:
+						churned <- nil
+						return
+					default:
+					}
+					r := rec(int64(500+i), sentinel.StatusActive, "fake", "s9", "github:o/r#9")
+					if err := other.Create(ctx, r); err != nil {
+						churned <- err
+						return
+					}
+					if err := other.Delete(ctx, r.ID); err != nil {
+						churned <- err
+						return
+					}
+				}
+			}()
+			defer func() { close(stop); require.NoError(t, <-churned) }()
 			seen := map[string]bool{}
 			removed := map[string]bool{}
 			var last *sentinel.Sentinel
