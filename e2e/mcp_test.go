@@ -305,7 +305,10 @@ func assertToolSchemas(t *testing.T, tools []*sdk.Tool) {
 	require.Equal(t, []any{"subject_terminal", "never"}, dig(w, "properties", "until", "enum"))
 	require.NotEmpty(t, dig(w, "properties", "prUrl", "description"))
 
-	require.Empty(t, props(schema("sentinel_list")))
+	l := schema("sentinel_list")
+	require.Equal(t, []string{"provider", "session", "status", "subject"}, props(l), "optional filters only")
+	require.Nil(t, l["required"])
+	require.Equal(t, []any{"active", "paused", "expired", "orphaned", "error"}, dig(l, "properties", "status", "enum"))
 	require.Empty(t, props(schema("list_sentinel_adapters")))
 	u := schema("sentinel_unwatch")
 	require.Equal(t, []string{"id"}, props(u))

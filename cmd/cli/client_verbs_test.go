@@ -96,7 +96,7 @@ func TestClientVerbs(t *testing.T) {
 		},
 		{
 			name: "list table", args: []string{"list"},
-			status: 200, body: `{"ok":true,"sentinels":[` + view + `]}`, wantMethod: "GET", wantPath: "/sentinels",
+			status: 200, body: `{"ok":true,"sentinels":[` + view + `]}`, wantMethod: "GET", wantPath: "/sentinels?limit=500",
 			wantOut: []string{"ID     PROVIDER  STATUS  SUBJECT       UNTIL             TARGET    EVENTS", "sen_1  fake      active  github:o/r#1  subject_terminal  s1 (fyi)  2"},
 		},
 		{

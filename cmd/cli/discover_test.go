@@ -44,7 +44,7 @@ func TestURLListFailsOver(t *testing.T) {
 	code, out, errOut := runVerb(t, "", "", "list", "--url", closedURL(t)+","+liveURL)
 	require.Equal(t, 0, code, errOut)
 	require.Contains(t, out, "sen_1")
-	require.Equal(t, "GET /sentinels", live.method+" "+live.path)
+	require.Equal(t, "GET /sentinels?limit=500", live.method+" "+live.path)
 
 	// AGENTPROTO_URL takes the same list; blanks and a trailing slash are trimmed.
 	live.method = ""

@@ -166,31 +166,6 @@ func printView(o *ClientOptions, v sentinel.View) {
 	)
 }
 
-// NewCmdList builds `sentinel list`.
-func NewCmdList(io IO, runF func(*IDOptions) error) *cobra.Command {
-	return newIDCmd(io, idVerb{use: "list", aliases: []string{"ls"}, short: "List every sentinel on the node", run: listRun}, runF)
-}
-
-func listRun(cmd *cobra.Command, opts *IDOptions) error {
-	var out struct {
-		Sentinels []sentinel.View `json:"sentinels"`
-	}
-	if printed, err := opts.call(cmd.Context(), "GET", "/sentinels", nil, &out, sentinelHints); err != nil || printed {
-		return err
-	}
-	if len(out.Sentinels) == 0 {
-		fmt.Fprintln(opts.IO.Out, "No sentinels. Create one with `sentinel watch pr <url> --session <id>`.")
-		return nil
-	}
-	w := opts.table()
-	row(w, "ID", "PROVIDER", "STATUS", "SUBJECT", "UNTIL", "TARGET", "EVENTS", "LAST EVENT", "LAST ERROR")
-	for _, v := range out.Sentinels {
-		row(w, v.ID, v.Provider, string(v.Status), subjects(v.Match), untilText(v.Until), targetText(v.Target),
-			strconv.Itoa(v.EventCount), msTime(v.LastEventTs), clip(v.LastError, 60))
-	}
-	return w.Flush()
-}
-
 // NewCmdRm builds `sentinel rm <id>` (aliases delete, unwatch).
 func NewCmdRm(io IO, runF func(*IDOptions) error) *cobra.Command {
 	return newIDCmd(io, idVerb{

@@ -61,11 +61,71 @@ type Parked struct {
 	Seq        uint64          `json:"seq,omitempty"`
 }
 
+// SentinelQuery filters and pages GET /sentinels. Every set filter must
+// match; Limit 0 answers every match in one page (the pinned API's
+// answer), otherwise a page of at most Limit sentinels starting after the
+// After cursor (the Next of the previous page).
+type SentinelQuery struct {
+	Status        sentinel.Status `json:"status,omitempty"`
+	Provider      string          `json:"provider,omitempty"`
+	Session       string          `json:"session,omitempty"`
+	SubjectPrefix string          `json:"subject,omitempty"`
+	Limit         int             `json:"limit,omitempty"`
+	After         string          `json:"after,omitempty"`
+}
+
+// Paging bounds of GET /sentinels.
+const (
+	// DefaultSentinelPage is the page size when after is given without a
+	// limit.
+	DefaultSentinelPage = 100
+	// MaxSentinelPage is the largest limit.
+	MaxSentinelPage = 1000
+)
+
+// Validate checks the query: a known status, a well-formed session id, a
+// limit within 0..MaxSentinelPage. A bad value is invalid_input
+// (invalid_session_id for the session). The cursor is checked by the
+// service.
+func (q SentinelQuery) Validate() error {
+	switch q.Status {
+	case "", sentinel.StatusActive, sentinel.StatusPaused, sentinel.StatusExpired, sentinel.StatusOrphaned, sentinel.StatusError:
+	default:
+		return sentinel.Errorf(sentinel.CodeInvalidInput, "status must be one of active, paused, expired, orphaned, error (got %q)", clipQuery(string(q.Status)))
+	}
+	if q.Session != "" && !sentinel.ValidSessionID(q.Session) {
+		return sentinel.Errorf(sentinel.CodeInvalidSessionID, "session %q is not a session id (1-128 of [A-Za-z0-9_-], not starting with -)", clipQuery(q.Session))
+	}
+	if q.Limit < 0 || q.Limit > MaxSentinelPage {
+		return sentinel.Errorf(sentinel.CodeInvalidInput, "limit must be an integer within 1..%d", MaxSentinelPage)
+	}
+	return nil
+}
+
+// clipQuery bounds a value quoted in an error.
+func clipQuery(s string) string {
+	if len(s) > 64 {
+		return s[:64] + "..."
+	}
+	return s
+}
+
+// SentinelPage is one page of sentinels in list order (oldest first).
+// Next, when set, continues the listing (pass it as after); it is empty on
+// the last page.
+type SentinelPage struct {
+	Sentinels []sentinel.View `json:"sentinels"`
+	Next      string          `json:"next,omitempty"`
+}
+
 // Sentinels is the sentinel service every surface calls. Errors are
 // *sentinel.Error values with catalogue codes.
 type Sentinels interface {
 	Watch(ctx context.Context, req sentinel.WatchRequest, callerSession string) (sentinel.View, error)
 	List(ctx context.Context) ([]sentinel.View, error)
+	// ListPage answers one page of q; a malformed cursor or filter is
+	// invalid_input.
+	ListPage(ctx context.Context, q SentinelQuery) (SentinelPage, error)
 	Get(ctx context.Context, id string) (sentinel.View, error)
 	Remove(ctx context.Context, id string) error
 	Status(ctx context.Context, id string) (SentinelStatus, error)

@@ -48,6 +48,37 @@ func (s Sentinels) List(ctx context.Context) ([]sentinel.View, error) {
 	return out.Sentinels, AsDomain(err)
 }
 
+// ListPage returns one page of sentinels (GET /sentinels with the query's
+// filters, limit and after).
+func (s Sentinels) ListPage(ctx context.Context, q api.SentinelQuery) (api.SentinelPage, error) {
+	var out api.SentinelPage
+	err := s.C.Do(ctx, http.MethodGet, "/sentinels"+SentinelQueryString(q), nil, &out)
+	return out, AsDomain(err)
+}
+
+// SentinelQueryString renders q as the query string of GET /sentinels
+// ("" when q is empty, else starting with "?").
+func SentinelQueryString(q api.SentinelQuery) string {
+	v := url.Values{}
+	set := func(k, val string) {
+		if val != "" {
+			v.Set(k, val)
+		}
+	}
+	set("status", string(q.Status))
+	set("provider", q.Provider)
+	set("session", q.Session)
+	set("subject", q.SubjectPrefix)
+	if q.Limit > 0 {
+		v.Set("limit", strconv.Itoa(q.Limit))
+	}
+	set("after", q.After)
+	if len(v) == 0 {
+		return ""
+	}
+	return "?" + v.Encode()
+}
+
 // Get returns one sentinel (GET /sentinels/{id}).
 func (s Sentinels) Get(ctx context.Context, id string) (sentinel.View, error) {
 	var out struct {

@@ -52,16 +52,27 @@ func (h sentinelHandlers) create(w http.ResponseWriter, r *http.Request) {
 	WriteJSON(w, http.StatusCreated, map[string]any{"ok": true, "sentinel": v})
 }
 
+// list answers GET /sentinels: every sentinel without paging parameters
+// (the pinned API), one page with limit or after; filters apply either way.
 func (h sentinelHandlers) list(w http.ResponseWriter, r *http.Request) {
-	vs, err := h.svc.List(r.Context())
+	q, err := ParseSentinelQuery(r.URL.Query())
 	if err != nil {
 		WriteError(w, err)
 		return
 	}
-	if vs == nil {
-		vs = []sentinel.View{}
+	p, err := h.svc.ListPage(r.Context(), q)
+	if err != nil {
+		WriteError(w, err)
+		return
 	}
-	WriteJSON(w, http.StatusOK, map[string]any{"ok": true, "sentinels": vs})
+	if p.Sentinels == nil {
+		p.Sentinels = []sentinel.View{}
+	}
+	out := map[string]any{"ok": true, "sentinels": p.Sentinels}
+	if p.Next != "" {
+		out["next"] = p.Next
+	}
+	WriteJSON(w, http.StatusOK, out)
 }
 
 func (h sentinelHandlers) get(w http.ResponseWriter, r *http.Request) {

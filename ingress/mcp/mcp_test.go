@@ -33,6 +33,7 @@ type fakeServices struct {
 	removeErr error
 	setupErr  error
 	listErr   error
+	listQuery api.SentinelQuery
 	page      api.InboxPage
 	block     bool
 }
@@ -49,6 +50,12 @@ func (f *fakeServices) Watch(_ context.Context, req sentinel.WatchRequest, calle
 }
 
 func (f *fakeServices) List(context.Context) ([]sentinel.View, error) { return nil, f.listErr }
+func (f *fakeServices) ListPage(_ context.Context, q api.SentinelQuery) (api.SentinelPage, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.listQuery = q
+	return api.SentinelPage{}, f.listErr
+}
 func (f *fakeServices) Get(context.Context, string) (sentinel.View, error) {
 	return sentinel.View{}, nil
 }
@@ -240,6 +247,8 @@ func TestToolErrors(t *testing.T) {
 		{"internal errors do not leak", smcp.ToolList, map[string]any{}, func() {
 			f.listErr = errors.New("nats: connection closed at 10.0.0.1")
 		}, "internal", "sentinel_list: internal error"},
+		{"list bad status", smcp.ToolList, map[string]any{"status": "sleeping"}, nil, "invalid_input", "sentinel_list: status must be one of"},
+		{"list bad session", smcp.ToolList, map[string]any{"session": "a.b"}, nil, "invalid_session_id", "sentinel_list: session"},
 		{"setup without fields", smcp.ToolSetup, map[string]any{"slug": "agentpush"}, nil, "invalid_input", "setup_sentinel_provider: fields is required"},
 		{"follow without selector", smcp.ToolFollow, map[string]any{"selector": map[string]any{}}, nil, "invalid_selector", "session_follow: selector needs"},
 		{"follow bad event", smcp.ToolFollow, map[string]any{"selector": map[string]any{"all": true}, "events": []any{"born"}}, nil, "invalid_input", `session_follow: events: "born" is not a follow event`},
@@ -261,6 +270,23 @@ func TestToolErrors(t *testing.T) {
 			require.Contains(t, out["message"], tc.msg)
 		})
 	}
+}
+
+// sentinel_list keeps the spec's answer (every sentinel, unpaged) and
+// passes its optional filters to the service.
+func TestListFilters(t *testing.T) {
+	f := &fakeServices{}
+	cs := connectHTTP(t, context.Background(), f, "", headers{smcp.HeaderSession: "s1"}, "2026-07-28")
+	out, isErr, _ := callTool(t, cs, smcp.ToolList, map[string]any{"status": "error", "provider": "local-gh", "session": "s2", "subject": "github:acme/"})
+	require.False(t, isErr, out)
+	require.Equal(t, []any{}, out["sentinels"])
+	require.NotContains(t, out, "next", "the tool does not page")
+	require.Equal(t, api.SentinelQuery{Status: sentinel.StatusError, Provider: "local-gh", Session: "s2", SubjectPrefix: "github:acme/"}, f.listQuery)
+
+	f.listQuery = api.SentinelQuery{}
+	out, isErr, _ = callTool(t, cs, smcp.ToolList, map[string]any{})
+	require.False(t, isErr, out)
+	require.Equal(t, api.SentinelQuery{}, f.listQuery, "no filter: the plain list")
 }
 
 func TestSetupNeverEchoesValues(t *testing.T) {

@@ -47,6 +47,16 @@ type PollArgs struct {
 	ID string `json:"id,omitempty" jsonschema_description:"Sentinel id whose post-poll state to return; every pollable sentinel is polled regardless."`
 }
 
+// ListArgs are the sentinel_list arguments: optional filters, all of
+// which must match. The answer keeps the spec's shape: every matching
+// sentinel, unpaged.
+type ListArgs struct {
+	Status   string `json:"status,omitempty" jsonschema:"enum=active,enum=paused,enum=expired,enum=orphaned,enum=error" jsonschema_description:"Only sentinels with this status."`
+	Provider string `json:"provider,omitempty" jsonschema_description:"Only sentinels of this provider slug (local-gh, webhook, agentpush)."`
+	Session  string `json:"session,omitempty" jsonschema_description:"Only sentinels delivering to this session's inbox."`
+	Subject  string `json:"subject,omitempty" jsonschema_description:"Only sentinels with a clause whose subject starts with this prefix (github:owner/repo matches the repository and its PRs)."`
+}
+
 // NoArgs is the argument set of tools without parameters.
 type NoArgs struct{}
 
@@ -62,23 +72,30 @@ func sentinelTools(svc api.Sentinels) []server.ServerTool {
 		},
 		{
 			Tool: mcp.NewTool(ToolList,
-				mcp.WithDescription("List every sentinel on the node: id, provider, status, match, until, target, counters and last error."),
-				inputSchema[NoArgs](),
+				mcp.WithDescription("List every sentinel on the node: id, provider, status, match, until, target, counters and last error. Optional filters (status, provider, session, subject prefix) narrow the list."),
+				inputSchema[ListArgs](),
 				annotations("List sentinels", true, false, true, false),
 			),
-			Handler: func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-				if err := bind(req, &NoArgs{}); err != nil {
-					return fail(ToolList, err, nil), nil
+			Handler: typed(ToolList, func(ctx context.Context, a ListArgs) *mcp.CallToolResult {
+				q := api.SentinelQuery{Status: sentinel.Status(strings.TrimSpace(a.Status)), Provider: strings.TrimSpace(a.Provider),
+					Session: strings.TrimSpace(a.Session), SubjectPrefix: strings.TrimSpace(a.Subject)}
+				var vs []sentinel.View
+				var err error
+				if q == (api.SentinelQuery{}) {
+					vs, err = svc.List(ctx)
+				} else if err = q.Validate(); err == nil {
+					var p api.SentinelPage
+					p, err = svc.ListPage(ctx, q)
+					vs = p.Sentinels
 				}
-				vs, err := svc.List(ctx)
 				if err != nil {
-					return fail(ToolList, err, nil), nil
+					return fail(ToolList, err, nil)
 				}
 				if vs == nil {
 					vs = []sentinel.View{}
 				}
-				return ok(map[string]any{"sentinels": vs}), nil
-			},
+				return ok(map[string]any{"sentinels": vs})
+			}),
 		},
 		{
 			Tool: mcp.NewTool(ToolUnwatch,

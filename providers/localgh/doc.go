@@ -18,6 +18,13 @@
 // list are kept in a compact dormant form so their later closure is still
 // reported (the bounds are documented at maxClosedPRs).
 //
+// Sentinels watching the same PR (or repository) share one fetch per poll
+// tick: the poll loop runs each tick's polls in one providers.Tick, and
+// every GET of the tick (keyed by its path, query included) is made once
+// and its answer handed to each poll, which still diffs against its own
+// cursor (share.go; 100 sentinels on 10 PRs make the requests of 10). A
+// Poll outside a tick fetches for itself.
+//
 // Imports: sentinel, providers, providers/github and the standard library.
 // It never imports the bus, runtime, ingress or another provider.
 package localgh

@@ -43,10 +43,11 @@ func decodePages[T any](ps *github.Pages, path string) ([]T, error) {
 	return out, nil
 }
 
-// list fetches every page of a list (github.Client.GetPages); a list longer
-// than the client's page bound is read up to it, with a warning.
+// list fetches every page of a list (github.Client.GetPages, shared within
+// a poll tick); a list longer than the client's page bound is read up to
+// it, with a warning.
 func (p *Provider) list(ctx context.Context, ref sentinel.GitHubRef, path string) (*github.Pages, error) {
-	ps, err := p.cfg.Client.GetPages(ctx, path)
+	ps, err := p.getPages(ctx, path)
 	if err == nil && ps.Truncated {
 		p.cfg.Logger.Warn("local-gh list truncated at the page bound; later items are not seen",
 			"subject", ref.Subject(), "path", path, "pages", len(ps.Responses))

@@ -73,10 +73,9 @@ func (p *Provider) pollPR(ctx context.Context, ref sentinel.GitHubRef, raw strin
 // check runs and combined status of its head, and its comments since the
 // cursor's position. It returns the head sha it used.
 func (p *Provider) fetchPR(ctx context.Context, ref sentinel.GitHubRef, cur *prCursor) (*prFetch, string, error) {
-	c := p.cfg.Client
 	f := &prFetch{}
 	var err error
-	if f.pr, err = c.Get(ctx, repoPath(ref, "/pulls/%d", ref.Number)); err != nil {
+	if f.pr, err = p.get(ctx, repoPath(ref, "/pulls/%d", ref.Number)); err != nil {
 		return nil, "", err
 	}
 	head := ""

@@ -61,9 +61,8 @@ type repoTick struct {
 }
 
 func (t *repoTick) run(ctx context.Context) error {
-	c := t.p.cfg.Client
 	path := repoPath(t.ref, "/pulls?state=all&sort=updated&direction=desc&per_page=%d", repoListSize)
-	resp, err := c.Get(ctx, path)
+	resp, err := t.p.get(ctx, path)
 	if err != nil {
 		return err
 	}

@@ -37,6 +37,18 @@ func (a sentinelAPI) List(ctx context.Context) ([]sentinel.View, error) {
 	return out, nil
 }
 
+func (a sentinelAPI) ListPage(ctx context.Context, q api.SentinelQuery) (api.SentinelPage, error) {
+	p, err := a.svc.Page(ctx, sentinels.Query(q))
+	if err != nil {
+		return api.SentinelPage{}, err
+	}
+	out := api.SentinelPage{Sentinels: make([]sentinel.View, 0, len(p.Records)), Next: p.Next}
+	for _, r := range p.Records {
+		out.Sentinels = append(out.Sentinels, r.View())
+	}
+	return out, nil
+}
+
 func (a sentinelAPI) Get(ctx context.Context, id string) (sentinel.View, error) {
 	rec, err := a.svc.Get(ctx, id)
 	if err != nil {

@@ -30,6 +30,9 @@ func TestRunSmall(t *testing.T) {
 	require.Positive(t, p.Push.EventsPerSec)
 	require.Positive(t, p.Raw.EventsPerSec)
 	require.Positive(t, p.Ratio)
+	require.Equal(t, 30, p.Relay.Latency.N)
+	require.Positive(t, p.Relay.EventsPerSec)
+	require.Positive(t, p.RelayRatio)
 	require.LessOrEqual(t, p.Push.Latency.P50Ms, p.Push.Latency.P99Ms)
 
 	require.NotNil(t, rep.Scale)
@@ -37,6 +40,7 @@ func TestRunSmall(t *testing.T) {
 	require.Equal(t, "in-process", s.Mode)
 	require.Equal(t, 60, s.Sentinels)
 	require.Equal(t, 3, s.List.N)
+	require.Equal(t, 3, s.ListPage.N)
 	require.Positive(t, s.ListBytes)
 	require.Positive(t, s.RestartToReadyMs)
 	require.Positive(t, s.RSSAfterCreateMiB)
@@ -49,9 +53,19 @@ func TestRunSmall(t *testing.T) {
 	var out bytes.Buffer
 	require.NoError(t, rep.WriteTable(&out))
 	require.Contains(t, out.String(), "raw JetStream")
+	require.Contains(t, out.String(), "push/relay")
 	require.Contains(t, out.String(), "restart to ready")
-	_, err = json.Marshal(rep)
+	require.Contains(t, out.String(), "GET /sentinels?limit=100")
+	raw, err := json.Marshal(rep)
 	require.NoError(t, err)
+	var back struct {
+		Push []map[string]any `json:"push"`
+	}
+	require.NoError(t, json.Unmarshal(raw, &back))
+	require.Contains(t, back.Push[0], "httpRelay")
+	require.Contains(t, back.Push[0], "relayRatio")
+	require.Contains(t, back.Push[0], "rawJetStream")
+	require.Contains(t, back.Push[0], "throughputRatio")
 }
 
 // TestFakeHookKey pins the fake provider's hook key scheme the push path

@@ -5,9 +5,11 @@
 //   - the push path: a signed POST /inbound/sentinel-<hookKey> until the
 //     inbox message is stored (HTTP ingress, signature check, publish with
 //     PubAck, partition consumer, pipeline, inbox append), throughput and
-//     latency beside a raw JetStream chain on the same server in the same
-//     run (publish with PubAck, pull-consume, publish to a second stream,
-//     ack), at one or both fsync settings;
+//     latency beside two baselines on the same server in the same run: a
+//     raw JetStream chain (publish with PubAck, pull-consume, publish to a
+//     second stream, ack) and a hand-rolled HTTP relay (net/http handler,
+//     HMAC check, publish with PubAck, the same consumer), at one or both
+//     fsync settings;
 //   - the poll path: the node's share of a quiet poll (one POST
 //     /sentinels/poll tick over many quiet fake sentinels: wall and node
 //     CPU per sentinel) and, when the source tree, the go tool and gh are

@@ -20,8 +20,9 @@ import (
 	"github.com/agentproto/sentinel/runtime/inbox"
 )
 
-// PushResult is the push path at one fsync setting beside raw JetStream on
-// the same server.
+// PushResult is the push path at one fsync setting beside its two
+// baselines on the same server, in the same run, with the same senders:
+// raw JetStream (no HTTP) and the hand-rolled HTTP relay.
 type PushResult struct {
 	Fsync       string  `json:"fsync"`
 	Concurrency int     `json:"concurrency"`
@@ -31,6 +32,13 @@ type PushResult struct {
 	Ratio       float64 `json:"throughputRatio"`
 	AddedP50Ms  float64 `json:"addedP50Ms"`
 	AddedP99Ms  float64 `json:"addedP99Ms"`
+	// Relay is the HTTP relay; RelayRatio is node / relay events per
+	// second, RelayAddedP50Ms and RelayAddedP99Ms the node's latency over
+	// the relay's.
+	Relay           Path    `json:"httpRelay"`
+	RelayRatio      float64 `json:"relayRatio"`
+	RelayAddedP50Ms float64 `json:"relayAddedP50Ms"`
+	RelayAddedP99Ms float64 `json:"relayAddedP99Ms"`
 }
 
 // Path is one measured path: events per second over the measured window
@@ -43,13 +51,19 @@ type Path struct {
 // pushTimeout bounds the wait for one event's inbox message.
 const pushTimeout = 30 * time.Second
 
+// pushRounds is the number of rounds the measured events are split into:
+// the three paths take turns round by round, so a burst of load on the
+// shared machine falls on all of them rather than on one.
+const pushRounds = 5
+
 // signer is the fake provider's signing method.
 type signer interface{ Sign(body []byte) string }
 
 // fakeSignatureHeader carries the fake provider's signature.
 const fakeSignatureHeader = "X-Fake-Signature"
 
-// runPush measures the push path and the raw chain on one in-process node.
+// runPush measures the push path and its two baselines on one in-process
+// node.
 func runPush(ctx context.Context, n *node, o Options) (PushResult, error) {
 	res := PushResult{Fsync: fsyncName(n.fsync), Concurrency: o.Concurrency, Events: o.Events}
 	prov, ok := n.app.Registry.Get("fake")
@@ -70,24 +84,55 @@ func runPush(ctx context.Context, n *node, o Options) (PushResult, error) {
 		return res, err
 	}
 	defer raw.close()
-	// Warm both paths, then measure them back to back.
-	if _, _, err := measure(ctx, o.Warmup, o.Concurrency, "warm", pusher.send); err != nil {
-		return res, fmt.Errorf("push warm-up: %w", err)
+	relay, err := newRelayPath(ctx, n, o.Concurrency)
+	if err != nil {
+		return res, err
 	}
-	if _, _, err := measure(ctx, o.Warmup, o.Concurrency, "warm", raw.send); err != nil {
-		return res, fmt.Errorf("raw warm-up: %w", err)
+	defer relay.close()
+	paths := []struct {
+		name string
+		send func(ctx context.Context, w int, id string) error
+		out  *Path
+	}{{"push path", pusher.send, &res.Push}, {"raw JetStream", raw.send, &res.Raw}, {"HTTP relay", relay.send, &res.Relay}}
+	// Warm every path, then measure them in turns.
+	for _, p := range paths {
+		if _, _, err := measure(ctx, o.Warmup, o.Concurrency, "warm", p.send); err != nil {
+			return res, fmt.Errorf("%s warm-up: %w", p.name, err)
+		}
 	}
-	if res.Push.Latency, res.Push.EventsPerSec, err = measure(ctx, o.Events, o.Concurrency, "run", pusher.send); err != nil {
-		return res, fmt.Errorf("push path: %w", err)
+	lats := make([][]time.Duration, len(paths))
+	walls := make([]time.Duration, len(paths))
+	rounds := min(pushRounds, max(1, o.Events/(10*o.Concurrency)))
+	for r := range rounds {
+		share := o.Events / rounds
+		if r < o.Events%rounds {
+			share++
+		}
+		for i, p := range paths {
+			l, wall, err := sample(ctx, share, o.Concurrency, "run"+strconv.Itoa(r), p.send)
+			if err != nil {
+				return res, fmt.Errorf("%s: %w", p.name, err)
+			}
+			lats[i] = append(lats[i], l...)
+			walls[i] += wall
+		}
 	}
-	if res.Raw.Latency, res.Raw.EventsPerSec, err = measure(ctx, o.Events, o.Concurrency, "run", raw.send); err != nil {
-		return res, fmt.Errorf("raw JetStream: %w", err)
+	for i, p := range paths {
+		p.out.Latency = summarize(lats[i])
+		if walls[i] > 0 {
+			p.out.EventsPerSec = float64(len(lats[i])) / walls[i].Seconds()
+		}
 	}
 	if res.Raw.EventsPerSec > 0 {
 		res.Ratio = res.Push.EventsPerSec / res.Raw.EventsPerSec
 	}
+	if res.Relay.EventsPerSec > 0 {
+		res.RelayRatio = res.Push.EventsPerSec / res.Relay.EventsPerSec
+	}
 	res.AddedP50Ms = res.Push.Latency.P50Ms - res.Raw.Latency.P50Ms
 	res.AddedP99Ms = res.Push.Latency.P99Ms - res.Raw.Latency.P99Ms
+	res.RelayAddedP50Ms = res.Push.Latency.P50Ms - res.Relay.Latency.P50Ms
+	res.RelayAddedP99Ms = res.Push.Latency.P99Ms - res.Relay.Latency.P99Ms
 	return res, nil
 }
 
@@ -95,8 +140,19 @@ func runPush(ctx context.Context, n *node, o Options) (PushResult, error) {
 // a time) and returns the latency summary and the throughput over the
 // whole window.
 func measure(ctx context.Context, total, c int, tag string, send func(ctx context.Context, w int, id string) error) (Latency, float64, error) {
+	lats, wall, err := sample(ctx, total, c, tag, send)
+	if err != nil || len(lats) == 0 {
+		return Latency{}, 0, err
+	}
+	return summarize(lats), float64(len(lats)) / wall.Seconds(), nil
+}
+
+// sample runs total sends over c workers (worker w sends its share one at
+// a time) and returns every send's latency and the wall time of the
+// window.
+func sample(ctx context.Context, total, c int, tag string, send func(ctx context.Context, w int, id string) error) ([]time.Duration, time.Duration, error) {
 	if total <= 0 {
-		return Latency{}, 0, nil
+		return nil, 0, nil
 	}
 	lats := make([][]time.Duration, c)
 	errs := make([]error, c)
@@ -124,13 +180,13 @@ func measure(ctx context.Context, total, c int, tag string, send func(ctx contex
 	wg.Wait()
 	wall := time.Since(start)
 	if err := errors.Join(errs...); err != nil {
-		return Latency{}, 0, err
+		return nil, 0, err
 	}
 	var all []time.Duration
 	for _, l := range lats {
 		all = append(all, l...)
 	}
-	return summarize(all), float64(len(all)) / wall.Seconds(), nil
+	return all, wall, nil
 }
 
 // pushPath posts signed fake events to one sentinel per worker and waits
@@ -203,16 +259,15 @@ func (p *pushPath) close() {
 }
 
 // rawPath is the baseline: publish with PubAck to RAWBENCH_IN, a pull
-// consumer (one per sender, like the node's partition consumers) builds
-// the same inbox message, publishes it to RAWBENCH_OUT with a message id
-// and acks; a core subscription sees it land.
+// consumer (one per sender, like the node's partition consumers, with
+// their discipline: see pullers) builds the same inbox message, publishes
+// it to RAWBENCH_OUT with a message id and acks; a core subscription sees
+// it land.
 type rawPath struct {
 	js     jetstream.JetStream
-	ccs    []jetstream.ConsumeContext
+	pulls  *pullers
 	subs   []*nats.Subscription
 	landed []chan struct{}
-	ctx    context.Context
-	cancel context.CancelFunc
 }
 
 // newRawPath provisions the two streams with replicas replicas on the
@@ -229,8 +284,7 @@ func newRawPath(ctx context.Context, js jetstream.JetStream, nc *nats.Conn, c, r
 	if _, err := mk("RAWBENCH_OUT", "rawbench.out.>"); err != nil {
 		return nil, err
 	}
-	r := &rawPath{js: js}
-	r.ctx, r.cancel = context.WithCancel(context.WithoutCancel(ctx))
+	r := &rawPath{js: js, pulls: newPullers(ctx)}
 	for w := range c {
 		ws := strconv.Itoa(w)
 		ch := make(chan struct{}, 1)
@@ -253,22 +307,17 @@ func newRawPath(ctx context.Context, js jetstream.JetStream, nc *nats.Conn, c, r
 			r.close()
 			return nil, err
 		}
-		cc, err := cons.Consume(func(m jetstream.Msg) {
+		r.pulls.run(cons, func(ctx context.Context, m jetstream.Msg) {
 			var ev sentinel.Event
 			_ = json.Unmarshal(m.Data(), &ev)
 			msg := inbox.SentinelMessage("sen_raw", "fake", "bench", sentinel.UrgencyNextTurn, &ev, sentinel.FormatTime(time.Now()))
 			raw, _ := json.Marshal(msg)
-			if _, err := js.Publish(r.ctx, "rawbench.out."+ws+"."+msg.ID, raw, jetstream.WithMsgID(msg.ID)); err != nil {
+			if _, err := js.Publish(ctx, "rawbench.out."+ws+"."+msg.ID, raw, jetstream.WithMsgID(msg.ID)); err != nil {
 				_ = m.Nak()
 				return
 			}
 			_ = m.Ack()
-		}, jetstream.PullMaxMessages(1))
-		if err != nil {
-			r.close()
-			return nil, err
-		}
-		r.ccs = append(r.ccs, cc)
+		})
 	}
 	return r, nil
 }
@@ -285,13 +334,10 @@ func (r *rawPath) send(ctx context.Context, w int, id string) error {
 }
 
 func (r *rawPath) close() {
-	for _, cc := range r.ccs {
-		cc.Stop()
-	}
+	r.pulls.stop()
 	for _, s := range r.subs {
 		_ = s.Unsubscribe()
 	}
-	r.cancel()
 }
 
 func wait(ctx context.Context, ch <-chan struct{}, what string) error {

@@ -2,9 +2,11 @@ package bench
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -29,6 +31,9 @@ type ScaleResult struct {
 	// List is GET /sentinels (every sentinel in one answer).
 	List      Latency `json:"list"`
 	ListBytes int     `json:"listBytes"`
+	// ListPage is GET /sentinels?limit=100 walking the pages (after=next,
+	// from the start again past the last).
+	ListPage Latency `json:"listPage"`
 	// QuietTick is one POST /sentinels/poll over every quiet sentinel.
 	QuietTick TickCost `json:"quietTick"`
 	// StopMs is the clean stop (SIGTERM to exit).
@@ -106,9 +111,18 @@ func runScale(ctx context.Context, home string, o Options, progress func(string,
 	res.CreatePerSec = float64(o.Sentinels) / time.Since(t0).Seconds()
 	res.RSSAfterCreateMiB = rssMiB(n.pid())
 
-	progress("scale: %d x GET /sentinels", o.ListRequests)
-	lat := make([]time.Duration, 0, o.ListRequests)
-	for i := 0; i < o.ListRequests; i++ {
+	// A full listing of many sentinels is tens of MiB: past bigList a few
+	// requests give its latency.
+	fullLists := o.ListRequests
+	if o.Sentinels > bigList {
+		fullLists = min(fullLists, 10)
+	}
+	progress("scale: %d x GET /sentinels, %d x GET /sentinels?limit=%d", fullLists, o.ListRequests, pageSize)
+	if res.ListPage, err = pageRequests(ctx, n, o.ListRequests); err != nil {
+		return res, err
+	}
+	lat := make([]time.Duration, 0, fullLists)
+	for i := 0; i < fullLists; i++ {
 		var out struct {
 			Sentinels []struct {
 				ID string `json:"id"`
@@ -179,6 +193,41 @@ func quietTicks(ctx context.Context, n *node, ticks, sentinels int) (TickCost, e
 		tc.CPUPerSentinelUs = tc.CPUMs * 1000 / float64(sentinels)
 	}
 	return tc, nil
+}
+
+// bigList is the sentinel count past which the full listing is timed by
+// ten requests only; pageSize is the page the paged listing asks for.
+const (
+	bigList  = 20000
+	pageSize = 100
+)
+
+// pageRequests times count GET /sentinels?limit=pageSize requests, each
+// continuing after the previous page (from the start again after the
+// last).
+func pageRequests(ctx context.Context, n *node, count int) (Latency, error) {
+	lat := make([]time.Duration, 0, count)
+	after := ""
+	for range count {
+		path := "/sentinels?limit=" + strconv.Itoa(pageSize)
+		if after != "" {
+			path += "&after=" + url.QueryEscape(after)
+		}
+		var out struct {
+			Sentinels []json.RawMessage `json:"sentinels"`
+			Next      string            `json:"next"`
+		}
+		t := time.Now()
+		if _, err := n.call(ctx, http.MethodGet, path, nil, &out); err != nil {
+			return Latency{}, err
+		}
+		lat = append(lat, time.Since(t))
+		if len(out.Sentinels) > pageSize {
+			return Latency{}, fmt.Errorf("GET %s answered %d sentinels", path, len(out.Sentinels))
+		}
+		after = out.Next
+	}
+	return summarize(lat), nil
 }
 
 // listBytes returns the size of one GET /sentinels answer.

@@ -15,7 +15,7 @@ func (r *Report) WriteTable(out io.Writer) error {
 	fmt.Fprintf(w, "run\t%s, took %s\n", r.StartedAt.Format("2006-01-02 15:04:05Z"), r.Duration)
 	w.Flush()
 	if len(r.Push) > 0 {
-		fmt.Fprintf(out, "\nPush path: signed POST /inbound/sentinel-<key> -> inbox message, beside raw JetStream (%d events each, %d warm-up, concurrency %d)\n",
+		fmt.Fprintf(out, "\nPush path: signed POST /inbound/sentinel-<key> -> inbox message, beside raw JetStream and an HTTP relay (%d events each, %d warm-up, concurrency %d)\n",
 			r.Options.Events, r.Options.Warmup, r.Options.Concurrency)
 		fmt.Fprintln(w, "fsync\tpath\tevents/s\tp50 ms\tp90 ms\tp99 ms\tmax ms")
 		for _, p := range r.Push {
@@ -24,7 +24,9 @@ func (r *Report) WriteTable(out io.Writer) error {
 			}
 			row("push (node)", p.Push)
 			row("raw JetStream", p.Raw)
-			fmt.Fprintf(w, "%s\tpush/raw\t%.2fx\t+%.3f\t\t+%.3f\t\n", p.Fsync, p.Ratio, p.AddedP50Ms, p.AddedP99Ms)
+			row("HTTP relay", p.Relay)
+			fmt.Fprintf(w, "%s\tpush/raw\t%.2fx\t%+.3f\t\t%+.3f\t\n", p.Fsync, p.Ratio, p.AddedP50Ms, p.AddedP99Ms)
+			fmt.Fprintf(w, "%s\tpush/relay\t%.2fx\t%+.3f\t\t%+.3f\t\n", p.Fsync, p.RelayRatio, p.RelayAddedP50Ms, p.RelayAddedP99Ms)
 		}
 		w.Flush()
 	}
@@ -55,6 +57,7 @@ func (r *Report) WriteTable(out io.Writer) error {
 		fmt.Fprintf(w, "RSS empty / after create / after restart\t%.0f / %.0f / %.0f MiB\n", s.RSSBaseMiB, s.RSSAfterCreateMiB, s.RSSAfterRestartMiB)
 		fmt.Fprintf(w, "create (POST /sentinels, %d clients)\t%.0f sentinels/s\n", s.CreateConcurrency, s.CreatePerSec)
 		fmt.Fprintf(w, "GET /sentinels (%d requests, %s)\tp50 %.1f ms, p90 %.1f ms, p99 %.1f ms, max %.1f ms\n", s.List.N, humanBytes(s.ListBytes), s.List.P50Ms, s.List.P90Ms, s.List.P99Ms, s.List.MaxMs)
+		fmt.Fprintf(w, "GET /sentinels?limit=100 (%d pages)\tp50 %.2f ms, p90 %.2f ms, p99 %.2f ms, max %.2f ms\n", s.ListPage.N, s.ListPage.P50Ms, s.ListPage.P90Ms, s.ListPage.P99Ms, s.ListPage.MaxMs)
 		fmt.Fprintf(w, "quiet poll tick (%d ticks)\t%.1f ms wall (median), %.1f ms CPU (mean)\n", s.QuietTick.Ticks, s.QuietTick.WallMs, s.QuietTick.CPUMs)
 		fmt.Fprintf(w, "clean stop\t%.0f ms\n", s.StopMs)
 		fmt.Fprintf(w, "restart to ready\t%.0f ms\n", s.RestartToReadyMs)

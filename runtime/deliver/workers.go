@@ -136,8 +136,14 @@ func (w *Workers) Stop() {
 }
 
 // loop pulls one message at a time (one in flight per partition keeps the
-// order per sentinel). Each pull is a fresh request, so a refused or
-// expired request never stalls the partition.
+// order per sentinel). Each pull is a fresh Fetch(1) issued by this
+// goroutine after the previous message was handled, so no pull can be
+// skipped: a long-lived Consume or Messages iterator with a batch of one
+// can skip its follow-up request when a reply is handled before its pull
+// goroutine clears its in-progress mark (nats.go v1.55), and then waits
+// 30 s for its missed-heartbeat timer (BENCHMARKS.md, "A benchmark that
+// always finishes"). A request the server drops or expires ends the Fetch
+// (its own heartbeat check catches a lost one within 10 s) and is retried.
 func (w *Workers) loop(fetchCtx, workCtx context.Context, partition int, cons jetstream.Consumer) {
 	defer w.wg.Done()
 	for !w.stopping.Load() {

@@ -192,6 +192,9 @@ func (l *Loop) runTick(ctx context.Context) {
 		l.Log.Warn("poll tick: list sentinels failed", "err", err)
 		return
 	}
+	// The polls of one tick share a providers.Tick (local-gh makes each GET
+	// once per tick for every sentinel of a PR or repository).
+	ctx = providers.WithTick(ctx)
 	for _, r := range recs {
 		if ctx.Err() != nil {
 			return

@@ -36,6 +36,10 @@ type cache struct {
 	gone  map[string]uint64 // delete revision of recently deleted ids
 	order []string          // gone's ids, oldest first
 	ready bool
+	// index holds the records' keys in list order for Page; stale says
+	// records came, went or moved since it was built (page.go).
+	index []pageKey
+	stale bool
 	// upTo is the bucket sequence the watcher has delivered up to.
 	upTo atomic.Uint64
 	stop context.CancelFunc
@@ -201,6 +205,9 @@ func (c *cache) put(id string, rec *sentinel.Sentinel, rev uint64) {
 	}
 	delete(c.gone, id)
 	c.known[id] = rev
+	if old, ok := c.recs[id]; !ok || old.CreatedTs != rec.CreatedTs {
+		c.stale = true
+	}
 	c.recs[id] = rec
 }
 
@@ -212,6 +219,9 @@ func (c *cache) del(id string, rev uint64) {
 	defer c.mu.Unlock()
 	if rev != 0 && rev < c.known[id] {
 		return
+	}
+	if _, ok := c.recs[id]; ok {
+		c.stale = true
 	}
 	delete(c.recs, id)
 }
@@ -225,6 +235,9 @@ func (c *cache) forget(id string, rev uint64) {
 	defer c.mu.Unlock()
 	if rev < c.floor(id) {
 		return
+	}
+	if _, ok := c.recs[id]; ok {
+		c.stale = true
 	}
 	delete(c.recs, id)
 	delete(c.known, id)
