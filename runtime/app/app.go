@@ -268,26 +268,6 @@ func (a *App) autoWatchPRs() bool {
 	return a.Cfg.Sentinel.AutoWatchPRs
 }
 
-// Ready implements api.Health: the node is ready once started, while its
-// bus connection is up and while it can store writes.
-func (a *App) Ready(context.Context) error {
-	if !a.started.Load() || a.stopped.Load() {
-		return errors.New("node is starting or stopping")
-	}
-	if !a.Bus.NC.IsConnected() {
-		return errors.New("bus connection is down")
-	}
-	return a.owner().Writable()
-}
-
-// Writable implements api.Health: nil while this node can store writes.
-func (a *App) Writable() error {
-	if !a.Bus.NC.IsConnected() {
-		return errors.New("bus connection is down")
-	}
-	return a.owner().Writable()
-}
-
 // Handler returns the node's HTTP handler (for in-process tests).
 func (a *App) Handler() http.Handler { return a.handler }
 

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"hash/fnv"
 	"log/slog"
+	"slices"
 	"sort"
 	"strconv"
 	"sync"
@@ -221,7 +222,7 @@ func (n *Node) readMembers(ctx context.Context) ([]string, error) {
 			out = append(out, k[5:])
 		}
 	}
-	if !contains(out, n.Name) {
+	if !slices.Contains(out, n.Name) {
 		out = append(out, n.Name)
 	}
 	sort.Strings(out)
@@ -352,40 +353,6 @@ func (n *Node) OwnsPoll(key string) bool {
 	return n.Owns(PollItem(PollPartition(key, n.Cfg.PollPartitions)))
 }
 
-// Writable is nil while this node's heartbeat is being stored, else the
-// reason it is not.
-func (n *Node) Writable() error {
-	n.mu.Lock()
-	defer n.mu.Unlock()
-	return n.writableLocked()
-}
-
-func (n *Node) writableLocked() error {
-	if n.beatOK.IsZero() {
-		if n.lastErr != nil {
-			return fmt.Errorf("%w: %v", ErrNoQuorum, n.lastErr)
-		}
-		return fmt.Errorf("%w: no heartbeat stored yet", ErrNoQuorum)
-	}
-	age := n.now().Sub(n.beatSent)
-	stale := max(3*n.Cfg.Heartbeat+time.Second, n.Cfg.MemberTTL)
-	if age > stale && age <= ElectionGrace && n.InMajority != nil && n.InMajority() {
-		return nil // a leader election of the nodes bucket: writes are retried through it
-	}
-	if age > stale {
-		if n.lastErr != nil {
-			return fmt.Errorf("%w: last heartbeat stored %s ago: %v", ErrNoQuorum, age.Round(time.Millisecond), n.lastErr)
-		}
-		return fmt.Errorf("%w: last heartbeat stored %s ago", ErrNoQuorum, age.Round(time.Millisecond))
-	}
-	return nil
-}
-
-// ElectionGrace bounds how long a node that still reaches a majority of
-// its peers stays writable without storing a heartbeat (a raft election
-// takes 4-9 s in nats-server).
-const ElectionGrace = 15 * time.Second
-
 // LiveMembers returns the member names the last round read.
 func (n *Node) LiveMembers() []string {
 	n.mu.Lock()
@@ -417,13 +384,4 @@ func (n *Node) Kick() {
 	case n.wake <- struct{}{}:
 	default:
 	}
-}
-
-func contains(list []string, s string) bool {
-	for _, v := range list {
-		if v == s {
-			return true
-		}
-	}
-	return false
 }
