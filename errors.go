@@ -88,6 +88,11 @@ const CodeOutcomeUnknown = "outcome_unknown"
 // cluster's quorum (503): nothing was done, another node can take it.
 const CodeClusterUnavailable = "cluster_unavailable"
 
+// CodeStorageFull refuses a write while the node's JetStream storage is
+// full (nats.max_store reached, or the disk short of nats.min_free):
+// nothing was done; retry later or on another node (503).
+const CodeStorageFull = "storage_full"
+
 // Setup error codes.
 const (
 	// CodeSetupCredentialsRequired refuses a setup that changes where a

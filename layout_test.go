@@ -105,6 +105,9 @@ func TestImportRules(t *testing.T) {
 			if me == "runtime/journal" && !under(dep, "bus") && dep != "" {
 				fail("runtime/journal imports bus and the domain only (docs/layout.md)")
 			}
+			if me == "runtime/storage" && dep != "" {
+				fail("runtime/storage (the storage guard) imports only the domain package of the module")
+			}
 			if under(me, "bus") && !under(dep, "bus") && dep != "" {
 				fail("bus holds no domain logic and imports no other layer")
 			}

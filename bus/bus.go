@@ -286,7 +286,7 @@ func (b *Bus) PublishEvent(ctx context.Context, sentinelID, eventID string, data
 	subj := EventSubject(Partition(sentinelID, b.Cfg.Partitions), sentinelID)
 	ack, err := b.publishRetrying(ctx, subj, data, EventMsgID(sentinelID, eventID))
 	if err != nil {
-		return false, fmt.Errorf("bus: publish event %s: %w", eventID, err)
+		return false, fmt.Errorf("bus: publish event %s: %w", eventID, storageCoded(err))
 	}
 	return ack.Duplicate, nil
 }
@@ -310,7 +310,7 @@ func (b *Bus) PublishInbox(ctx context.Context, sessionID, msgID string, data []
 		}
 		return m.Sequence, true, nil
 	}
-	return 0, false, fmt.Errorf("bus: publish inbox message %s: %w", msgID, err)
+	return 0, false, fmt.Errorf("bus: publish inbox message %s: %w", msgID, storageCoded(err))
 }
 
 // Publish publishes data on subj with an optional message id and waits for
@@ -322,7 +322,7 @@ func (b *Bus) Publish(ctx context.Context, subj string, data []byte, msgID strin
 	}
 	ack, err := b.JS.Publish(ctx, subj, data, opts...)
 	if err != nil {
-		return 0, fmt.Errorf("bus: publish %s: %w", subj, err)
+		return 0, fmt.Errorf("bus: publish %s: %w", subj, storageCoded(err))
 	}
 	return ack.Sequence, nil
 }

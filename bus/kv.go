@@ -41,7 +41,7 @@ func (k *KV) Create(ctx context.Context, key string, val []byte) (uint64, error)
 		return 0, fmt.Errorf("kv create %s: %w", key, sentinel.ErrConflict)
 	}
 	if err != nil {
-		return 0, fmt.Errorf("kv create %s: %w", key, err)
+		return 0, fmt.Errorf("kv create %s: %w", key, storageCoded(err))
 	}
 	return rev, nil
 }
@@ -53,7 +53,7 @@ func (k *KV) Update(ctx context.Context, key string, val []byte, rev uint64) (ui
 		return 0, fmt.Errorf("kv update %s: %w", key, sentinel.ErrConflict)
 	}
 	if err != nil {
-		return 0, fmt.Errorf("kv update %s: %w", key, err)
+		return 0, fmt.Errorf("kv update %s: %w", key, storageCoded(err))
 	}
 	return nrev, nil
 }
@@ -62,7 +62,7 @@ func (k *KV) Update(ctx context.Context, key string, val []byte, rev uint64) (ui
 func (k *KV) Put(ctx context.Context, key string, val []byte) (uint64, error) {
 	rev, err := k.kv.Put(ctx, key, val)
 	if err != nil {
-		return 0, fmt.Errorf("kv put %s: %w", key, err)
+		return 0, fmt.Errorf("kv put %s: %w", key, storageCoded(err))
 	}
 	return rev, nil
 }

@@ -7,6 +7,8 @@ import (
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/agentproto/sentinel"
 )
 
 // publishAttempt bounds one publish attempt; PublishRetry (bus config)
@@ -50,8 +52,22 @@ func transient(err error) bool {
 		errors.Is(err, nats.ErrTimeout), errors.Is(err, context.DeadlineExceeded),
 		errors.Is(err, nats.ErrConnectionReconnecting), errors.Is(err, nats.ErrDisconnected):
 		return true
+	case StorageFull(err):
+		// Answered 503 too, but no election ends it: fail at once.
+		return false
 	case errors.As(err, &apiErr):
 		return apiErr.Code == 503 || apiErr.ErrorCode == jetstream.JSErrCodeJetStreamNotEnabled
 	}
 	return false
+}
+
+// Retryable gives an error that a leader election or a reconnect explains
+// (a read that timed out during a failover) the domain code
+// sentinel.CodeUnavailable: 503 on every surface, safe to repeat here or
+// on another node. Other errors pass through unchanged.
+func Retryable(err error) error {
+	if err == nil || !transient(err) {
+		return err
+	}
+	return sentinel.Wrap(sentinel.CodeUnavailable, err, "the bus did not answer in time (a leader election or a reconnect): retry")
 }

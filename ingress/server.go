@@ -82,7 +82,11 @@ func NewHandler(cfg Config, health api.Health, routes Routes, log *slog.Logger) 
 	})
 	r.Get("/readyz", func(w http.ResponseWriter, req *http.Request) {
 		if err := health.Ready(req.Context()); err != nil {
-			httpapi.WriteJSON(w, http.StatusServiceUnavailable, map[string]any{"ok": false, "error": "not_ready", "message": err.Error()})
+			body := map[string]any{"ok": false, "error": "not_ready", "message": err.Error()}
+			if _, e := api.FromError(err); e.Error != sentinel.CodeInternal {
+				body["reason"] = e.Error // storage_full, cluster_unavailable
+			}
+			httpapi.WriteJSON(w, http.StatusServiceUnavailable, body)
 			return
 		}
 		httpapi.WriteJSON(w, http.StatusOK, map[string]any{"ok": true})

@@ -13,6 +13,7 @@ import (
 	"net"
 	"os"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/nats-io/nats-server/v2/server"
@@ -61,9 +62,16 @@ func DefaultConfig() Config {
 // no token: an open NATS port hands out every secret the node keeps.
 var ErrListenTokenRequired = errors.New("embedded: nats.listen requires nats.listen_token (the node generates <home>/nats-token when it is empty)")
 
-// Server is a running embedded nats-server.
+// Server is a running embedded nats-server. Restart replaces the
+// nats-server inside it (the store on disk stays); in-process clients
+// made by Connect reconnect to the new one by themselves.
 type Server struct {
-	ns        *server.Server
+	mu sync.RWMutex
+	ns *server.Server
+	// build makes a fresh nats-server from the start-time configuration.
+	build     func() (*server.Server, error)
+	ready     time.Duration
+	storeDir  string
 	token     string
 	clustered bool
 	// sysToken puts an in-process client in the system account (peer
@@ -89,24 +97,63 @@ func Start(cfg Config, log *slog.Logger) (*Server, error) {
 	if cfg.ReadyTimeout <= 0 {
 		cfg.ReadyTimeout = 30 * time.Second
 	}
+	if cfg.Cluster.Enabled() && cfg.Listen == "" {
+		// nats-server starts routes only once its client listener is up:
+		// a clustered server listens on a random loopback port, behind a
+		// token only this process knows.
+		cfg.Listen = "127.0.0.1:-1"
+		if cfg.ListenToken == "" {
+			cfg.ListenToken = randomToken()
+		}
+	}
+	srv := &Server{ready: cfg.ReadyTimeout, storeDir: cfg.StoreDir, clustered: cfg.Cluster.Enabled()}
+	if srv.clustered {
+		srv.sysToken = randomToken()
+	}
+	first, err := serverOptions(cfg)
+	if err != nil {
+		return nil, err
+	}
+	srv.token = first.Authorization
+	srv.build = func() (*server.Server, error) {
+		opts, err := serverOptions(cfg)
+		if err != nil {
+			return nil, err
+		}
+		opts.NoLog = log == nil
+		var auth *clientAuth
+		if srv.clustered {
+			auth = newClientAuth(opts, srv.sysToken)
+		}
+		ns, err := server.NewServer(opts)
+		if err != nil {
+			return nil, fmt.Errorf("embedded: new server: %w", err)
+		}
+		if log != nil {
+			ns.SetLoggerV2(&slogAdapter{log: log}, false, false, false)
+		}
+		if auth != nil {
+			auth.ns = ns
+		}
+		return ns, nil
+	}
+	ns, err := srv.start()
+	if err != nil {
+		return nil, err
+	}
+	srv.ns = ns
+	return srv, nil
+}
+
+// serverOptions translates cfg into nats-server options.
+func serverOptions(cfg Config) (*server.Options, error) {
 	opts := &server.Options{
 		ServerName: cfg.ServerName,
 		JetStream:  true,
 		StoreDir:   cfg.StoreDir,
 		DontListen: cfg.Listen == "",
 		NoSigs:     true,
-		NoLog:      log == nil,
 		SyncAlways: cfg.SyncAlways,
-	}
-	if cfg.Cluster.Enabled() && cfg.Listen == "" {
-		// nats-server starts routes only once its client listener is up:
-		// a clustered server listens on a random loopback port, behind a
-		// token only this process knows.
-		cfg.Listen = "127.0.0.1:-1"
-		opts.DontListen = false
-		if cfg.ListenToken == "" {
-			cfg.ListenToken = randomToken()
-		}
 	}
 	if cfg.MaxStore > 0 {
 		opts.JetStreamMaxStore = cfg.MaxStore
@@ -117,29 +164,55 @@ func Start(cfg Config, log *slog.Logger) (*Server, error) {
 	if err := applyCluster(opts, cfg.Cluster, cfg.StoreDir); err != nil {
 		return nil, err
 	}
-	token := opts.Authorization
-	var auth *clientAuth
-	if cfg.Cluster.Enabled() {
-		auth = newClientAuth(opts)
-	}
-	ns, err := server.NewServer(opts)
+	return opts, nil
+}
+
+// start builds a nats-server and waits until it accepts connections.
+func (s *Server) start() (*server.Server, error) {
+	ns, err := s.build()
 	if err != nil {
-		return nil, fmt.Errorf("embedded: new server: %w", err)
-	}
-	if log != nil {
-		ns.SetLoggerV2(&slogAdapter{log: log}, false, false, false)
-	}
-	srv := &Server{ns: ns, token: token, clustered: cfg.Cluster.Enabled()}
-	if auth != nil {
-		auth.ns, srv.sysToken = ns, auth.system
+		return nil, err
 	}
 	go ns.Start()
-	if !ns.ReadyForConnections(cfg.ReadyTimeout) {
+	if !ns.ReadyForConnections(s.ready) {
 		ns.Shutdown()
 		return nil, errors.New("embedded: nats-server not ready in time (is another node using this store dir?)")
 	}
-	return srv, nil
+	return ns, nil
 }
+
+// current is the running nats-server.
+func (s *Server) current() *server.Server {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return s.ns
+}
+
+// JetStreamEnabled reports whether JetStream runs. nats-server disables
+// it for good when a write meets a full filesystem; only a restart
+// (Restart) brings it back.
+func (s *Server) JetStreamEnabled() bool { return s.current().JetStreamEnabled() }
+
+// Restart shuts the nats-server down (flushing what it can) and starts a
+// new one on the same store and configuration. In-process clients see a
+// disconnect and reconnect to the new server. It is the way back after
+// nats-server disabled JetStream (a full disk), once space has returned.
+func (s *Server) Restart() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.ns.Shutdown()
+	s.ns.WaitForShutdown()
+	ns, err := s.start()
+	if err != nil {
+		return fmt.Errorf("embedded: restart: %w", err)
+	}
+	s.ns = ns
+	return nil
+}
+
+// InProcessConn implements nats.InProcessConnProvider over whichever
+// nats-server runs now, so a client reconnects across Restart.
+func (s *Server) InProcessConn() (net.Conn, error) { return s.current().InProcessConn() }
 
 func randomToken() string {
 	b := make([]byte, 32)
@@ -181,7 +254,8 @@ func applyListener(opts *server.Options, cfg Config) error {
 
 // Connect returns an in-process client connection.
 func (s *Server) Connect(name string) (*nats.Conn, error) {
-	opts := []nats.Option{nats.InProcessServer(s.ns), nats.Name(name), nats.MaxReconnects(-1)}
+	opts := []nats.Option{nats.InProcessServer(s), nats.Name(name), nats.MaxReconnects(-1),
+		nats.ReconnectWait(100 * time.Millisecond)}
 	if s.token != "" {
 		opts = append(opts, nats.Token(s.token))
 	}
@@ -196,18 +270,22 @@ func (s *Server) Connect(name string) (*nats.Conn, error) {
 func (s *Server) Clustered() bool { return s.clustered }
 
 // Name is the server's name.
-func (s *Server) Name() string { return s.ns.Name() }
+func (s *Server) Name() string { return s.current().Name() }
 
 // ClientURL returns the client URL when a listener is configured.
-func (s *Server) ClientURL() string { return s.ns.ClientURL() }
+func (s *Server) ClientURL() string { return s.current().ClientURL() }
 
 // Shutdown stops the server, flushing JetStream state to disk, and waits.
 func (s *Server) Shutdown() {
-	if s == nil || s.ns == nil {
+	if s == nil {
 		return
 	}
-	s.ns.Shutdown()
-	s.ns.WaitForShutdown()
+	ns := s.current()
+	if ns == nil {
+		return
+	}
+	ns.Shutdown()
+	ns.WaitForShutdown()
 }
 
 type slogAdapter struct{ log *slog.Logger }
@@ -226,3 +304,17 @@ func (a *slogAdapter) Errorf(format string, v ...any) {
 }
 func (a *slogAdapter) Debugf(format string, v ...any) {}
 func (a *slogAdapter) Tracef(format string, v ...any) {}
+
+// MaxStore is JetStream's file storage limit in bytes: nats.max_store, or
+// the share of the disk nats-server took at start; 0 while JetStream is
+// off.
+func (s *Server) MaxStore() int64 {
+	c := s.current().JetStreamConfig()
+	if c == nil {
+		return 0
+	}
+	return c.MaxStore
+}
+
+// StoreDir is the JetStream store folder.
+func (s *Server) StoreDir() string { return s.storeDir }

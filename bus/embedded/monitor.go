@@ -30,7 +30,7 @@ type Route struct {
 // Routes returns the server's routes, one per remote server, by name.
 // A single server has none.
 func (s *Server) Routes() ([]Route, error) {
-	rz, err := s.ns.Routez(&server.RoutezOptions{})
+	rz, err := s.current().Routez(&server.RoutezOptions{})
 	if err != nil {
 		return nil, fmt.Errorf("embedded: routes: %w", err)
 	}
@@ -85,13 +85,14 @@ type MetaState struct {
 // false for a single server (it has no meta group) or before JetStream
 // runs.
 func (s *Server) Meta() (MetaState, bool) {
-	jsz, err := s.ns.Jsz(&server.JSzOptions{})
+	ns := s.current()
+	jsz, err := ns.Jsz(&server.JSzOptions{})
 	if err != nil || jsz == nil || jsz.Meta == nil {
 		return MetaState{}, false
 	}
 	m := jsz.Meta
 	st := MetaState{Cluster: m.Name, Leader: m.Leader, Size: m.Size, QuorumNeeded: m.QuorumNeeded}
-	self := MetaPeer{Name: s.ns.Name(), ID: s.ns.Node(), Self: true, Current: s.ns.JetStreamIsCurrent(), Leader: m.Leader == s.ns.Name()}
+	self := MetaPeer{Name: ns.Name(), ID: ns.Node(), Self: true, Current: ns.JetStreamIsCurrent(), Leader: m.Leader == ns.Name()}
 	st.Peers = append(st.Peers, self)
 	for _, p := range m.Replicas {
 		if p == nil || p.Peer == self.ID {

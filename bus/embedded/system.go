@@ -28,8 +28,8 @@ type clientAuth struct {
 
 // newClientAuth moves the listen token of opts into a clientAuth and
 // installs it.
-func newClientAuth(opts *server.Options) *clientAuth {
-	a := &clientAuth{token: opts.Authorization, system: randomToken()}
+func newClientAuth(opts *server.Options, system string) *clientAuth {
+	a := &clientAuth{token: opts.Authorization, system: system}
 	opts.Authorization = ""
 	opts.CustomClientAuthentication = a
 	return a
@@ -108,7 +108,7 @@ func (s *Server) RemovePeer(ctx context.Context, name string) error {
 	if id == "" {
 		return fmt.Errorf("%w: %q", ErrPeerNotFound, name)
 	}
-	nc, err := nats.Connect("", nats.InProcessServer(s.ns), nats.Name("sentinel system"), nats.Token(s.sysToken))
+	nc, err := nats.Connect("", nats.InProcessServer(s), nats.Name("sentinel system"), nats.Token(s.sysToken))
 	if err != nil {
 		return fmt.Errorf("embedded: system connection: %w", err)
 	}

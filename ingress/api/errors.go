@@ -80,6 +80,7 @@ var catalogue = map[string]int{
 	sentinel.CodeConflict:            http.StatusConflict,
 	sentinel.CodeUnavailable:         http.StatusServiceUnavailable,
 	sentinel.CodeClusterUnavailable:  http.StatusServiceUnavailable,
+	sentinel.CodeStorageFull:         http.StatusServiceUnavailable,
 	sentinel.CodeInternal:            http.StatusInternalServerError,
 	CodeForbiddenHost:                http.StatusForbidden,
 	CodeForbiddenOrigin:              http.StatusForbidden,
@@ -121,10 +122,37 @@ type ErrorBody struct {
 // internal detail leaks).
 func FromError(err error) (int, ErrorBody) {
 	var de *sentinel.Error
+	if d := findCode(err, sentinel.CodeStorageFull); d != nil {
+		// A full store explains whatever failed around it.
+		return Status(d.Code), ErrorBody{Error: d.Code, Message: d.Error()}
+	}
 	if errors.As(err, &de) {
 		return Status(de.Code), ErrorBody{Error: de.Code, Message: de.Error()}
 	}
 	return http.StatusInternalServerError, ErrorBody{Error: sentinel.CodeInternal, Message: "internal error"}
+}
+
+// findCode returns the first *sentinel.Error with code in err's tree.
+func findCode(err error, code string) *sentinel.Error {
+	switch e := err.(type) {
+	case nil:
+		return nil
+	case *sentinel.Error:
+		if e.Code == code {
+			return e
+		}
+	}
+	switch u := err.(type) {
+	case interface{ Unwrap() error }:
+		return findCode(u.Unwrap(), code)
+	case interface{ Unwrap() []error }:
+		for _, e := range u.Unwrap() {
+			if d := findCode(e, code); d != nil {
+				return d
+			}
+		}
+	}
+	return nil
 }
 
 // Exit codes of the CLI, one per class of failure.

@@ -27,6 +27,8 @@ type fakeInbound struct {
 	mu     sync.Mutex
 	looked []string
 	bodies [][]byte
+	// err, when set, is what Inbound answers.
+	err error
 }
 
 func (f *fakeInbound) KnownHook(_ context.Context, key string) (bool, error) {
@@ -40,6 +42,9 @@ func (f *fakeInbound) Inbound(_ context.Context, in providers.Inbound) (api.Inbo
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.bodies = append(f.bodies, in.Body)
+	if f.err != nil {
+		return api.InboundResult{}, f.err
+	}
 	return api.InboundResult{Events: 1, Sentinels: 1, Delivered: 1}, nil
 }
 

@@ -105,10 +105,14 @@ func (h *Handler) handle(w http.ResponseWriter, r *http.Request) int {
 	case errors.As(err, &ie):
 		httpapi.WriteJSON(w, ie.Status, map[string]any{"error": ie.Code, "reason": ie.Reason})
 		return ie.Status
+	case err != nil && storageFull(err):
+		return unavailable(w, codeStorageFull)
 	case err != nil && h.Writable != nil && h.Writable() != nil:
-		w.Header().Set("Retry-After", "1")
-		httpapi.WriteJSON(w, http.StatusServiceUnavailable, map[string]any{"error": "cluster_unavailable"})
-		return http.StatusServiceUnavailable
+		code := "cluster_unavailable"
+		if storageFull(h.Writable()) {
+			code = codeStorageFull
+		}
+		return unavailable(w, code)
 	case err != nil:
 		httpapi.WriteJSON(w, http.StatusInternalServerError, map[string]any{"error": "persist_failed"})
 		return http.StatusInternalServerError
@@ -183,4 +187,21 @@ func early(w http.ResponseWriter, status int, code string) int {
 func notFound(w http.ResponseWriter) int {
 	httpapi.WriteJSON(w, http.StatusNotFound, map[string]any{"error": "not_found"})
 	return http.StatusNotFound
+}
+
+// codeStorageFull is sentinel.CodeStorageFull, as api.FromError names it.
+const codeStorageFull = "storage_full"
+
+// storageFull reports whether err says the node's storage is full.
+func storageFull(err error) bool {
+	_, body := api.FromError(err)
+	return body.Error == codeStorageFull
+}
+
+// unavailable answers 503 with code: nothing was stored, a sender may try
+// again later or at another node.
+func unavailable(w http.ResponseWriter, code string) int {
+	w.Header().Set("Retry-After", "1")
+	httpapi.WriteJSON(w, http.StatusServiceUnavailable, map[string]any{"error": code})
+	return http.StatusServiceUnavailable
 }

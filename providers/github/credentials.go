@@ -15,6 +15,9 @@ const (
 	SourceGH          = "gh"
 	SourceGHToken     = "GH_TOKEN"
 	SourceGitHubToken = "GITHUB_TOKEN"
+	// The Enterprise variables gh reads for a host other than github.com.
+	SourceGHEnterpriseToken     = "GH_ENTERPRISE_TOKEN"
+	SourceGitHubEnterpriseToken = "GITHUB_ENTERPRISE_TOKEN"
 )
 
 // DefaultAPIURL is the default of the github.api_url key.
@@ -41,7 +44,8 @@ type Credentials struct {
 
 // ResolveCredentials picks the credentials from the runner's environment
 // (the process environment by default): a non-empty GH_TOKEN, else
-// GITHUB_TOKEN, else gh. apiURL is github.api_url ("" means
+// GITHUB_TOKEN, else gh; for a GitHub Enterprise host GH_ENTERPRISE_TOKEN
+// and GITHUB_ENTERPRISE_TOKEN come first, as in gh. apiURL is github.api_url ("" means
 // DefaultAPIURL); left at the default, GH_HOST names an Enterprise host
 // whose REST root is https://<host>/api/v3, as gh does. An apiURL that is
 // not an http(s) URL with a host and without credentials, query or
@@ -55,7 +59,13 @@ func ResolveCredentials(r *Runner, apiURL string) (*Credentials, error) {
 		return nil, err
 	}
 	c := &Credentials{Host: host, APIBase: base, runner: r}
-	for _, v := range []string{SourceGHToken, SourceGitHubToken} {
+	vars := []string{SourceGHToken, SourceGitHubToken}
+	if enterprise(host) {
+		// gh's order for an Enterprise host; GH_TOKEN and GITHUB_TOKEN
+		// still serve one that has no Enterprise variable set.
+		vars = append([]string{SourceGHEnterpriseToken, SourceGitHubEnterpriseToken}, vars...)
+	}
+	for _, v := range vars {
 		if tok := strings.TrimSpace(r.Getenv(v)); tok != "" {
 			c.Source, c.Token = v, &EnvToken{Var: v, token: tok}
 			return c, nil
@@ -63,6 +73,14 @@ func ResolveCredentials(r *Runner, apiURL string) (*Credentials, error) {
 	}
 	c.Source, c.Token = SourceGH, NewAuth(r, host)
 	return c, nil
+}
+
+// enterprise reports whether host is a GitHub Enterprise Server host (not
+// github.com, its API host, or a GHE.com tenant), for which gh reads
+// GH_ENTERPRISE_TOKEN and GITHUB_ENTERPRISE_TOKEN.
+func enterprise(host string) bool {
+	h := strings.ToLower(host)
+	return h != "" && h != DefaultHost && h != "api.github.com" && !strings.HasSuffix(h, ".ghe.com")
 }
 
 // GHCredentials are the gh-backed credentials of r's host (GH_HOST, else

@@ -31,6 +31,9 @@ func TestResolveCredentialsSourceAndAPI(t *testing.T) {
 		{"gh without a token", nil, "", github.SourceGH, "github.com", "https://api.github.com"},
 		{"GH_HOST names Enterprise", []string{"GH_TOKEN=x", "GH_HOST=ghe.example.com"}, github.DefaultAPIURL, github.SourceGHToken, "ghe.example.com", "https://ghe.example.com/api/v3"},
 		{"api_url names Enterprise", []string{"GITHUB_TOKEN=x"}, "https://ghe.example.com/api/v3/", github.SourceGitHubToken, "ghe.example.com", "https://ghe.example.com/api/v3"},
+		{"GH_ENTERPRISE_TOKEN first on Enterprise", []string{"GH_TOKEN=a", "GITHUB_ENTERPRISE_TOKEN=b", "GH_ENTERPRISE_TOKEN=c", "GH_HOST=ghe.example.com"}, "", github.SourceGHEnterpriseToken, "ghe.example.com", "https://ghe.example.com/api/v3"},
+		{"GITHUB_ENTERPRISE_TOKEN next on Enterprise", []string{"GH_TOKEN=a", "GITHUB_ENTERPRISE_TOKEN=b"}, "https://ghe.example.com/api/v3", github.SourceGitHubEnterpriseToken, "ghe.example.com", "https://ghe.example.com/api/v3"},
+		{"Enterprise variables ignored for github.com", []string{"GH_ENTERPRISE_TOKEN=c"}, "", github.SourceGH, "github.com", "https://api.github.com"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -5,6 +5,7 @@ import (
 	"errors"
 
 	"github.com/agentproto/sentinel"
+	"github.com/agentproto/sentinel/bus"
 	"github.com/agentproto/sentinel/ingress/api"
 	"github.com/agentproto/sentinel/providers"
 	"github.com/agentproto/sentinel/runtime/park"
@@ -99,8 +100,12 @@ func (a sentinelAPI) Parked(ctx context.Context, id string, limit int) ([]api.Pa
 	return out, nil
 }
 
-// inboundAPI adapts push ingress.
-type inboundAPI struct{ svc *sentinels.Service }
+// inboundAPI adapts push ingress. full, when set, hears of a write
+// JetStream refused for storage (the storage guard's Trip).
+type inboundAPI struct {
+	svc  *sentinels.Service
+	full func()
+}
 
 // KnownHook reports whether a sentinel record is bound to the hook key
 // (from the record cache: no bus round trip).
@@ -110,6 +115,9 @@ func (a inboundAPI) KnownHook(ctx context.Context, key string) (bool, error) {
 
 func (a inboundAPI) Inbound(ctx context.Context, in providers.Inbound) (api.InboundResult, error) {
 	res, err := a.svc.Inbound(ctx, in)
+	if a.full != nil && bus.StorageFull(err) {
+		a.full()
+	}
 	if errors.Is(err, sentinels.ErrPersist) {
 		return api.InboundResult{}, errors.Join(api.ErrPersist, err)
 	}

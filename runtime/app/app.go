@@ -31,6 +31,7 @@ import (
 	"github.com/agentproto/sentinel/runtime/park"
 	"github.com/agentproto/sentinel/runtime/poll"
 	"github.com/agentproto/sentinel/runtime/sentinels"
+	"github.com/agentproto/sentinel/runtime/storage"
 	"github.com/agentproto/sentinel/runtime/subscriptions"
 )
 
@@ -58,6 +59,7 @@ type App struct {
 	now       func() time.Time
 	startedAt time.Time
 	nats      *embedded.Server
+	storage   *storage.Guard
 	ln        net.Listener
 	handler   http.Handler
 	server    *ingress.Server
@@ -172,6 +174,7 @@ func (a *App) publicURL() providers.PublicURL {
 // wire builds the runtime components and the HTTP handler.
 func (a *App) wire(ctx context.Context) error {
 	b, log, now := a.Bus, a.Log, a.now
+	a.storage = a.newStorageGuard()
 	store := sentinels.NewStore(b.Sentinels)
 	if a.Cluster != nil {
 		store.LeaderGet = func(ctx context.Context, id string) ([]byte, uint64, error) {
@@ -239,7 +242,7 @@ func (a *App) wire(ctx context.Context) error {
 	routes.API = append(routes.API, func(r chi.Router) { httpapi.JournalRoutes(r, a.journalAPI()) })
 
 	sapi := a.sentinelsAPI() // dryrun.go
-	in := &inbound.Handler{Svc: inboundAPI{svc: a.Sentinels}, MaxBody: a.Cfg.MaxInboundBytes, MaxInFlight: a.Cfg.MaxInboundBytesInFlight,
+	in := &inbound.Handler{Svc: inboundAPI{svc: a.Sentinels, full: a.storage.Trip}, MaxBody: a.Cfg.MaxInboundBytes, MaxInFlight: a.Cfg.MaxInboundBytesInFlight,
 		Observe:  func(status int) { a.Metrics.InboundRequests.WithLabelValues(fmt.Sprint(status)).Inc() },
 		Writable: a.Writable}
 	routes.Public = append(routes.Public, in.Mount)
@@ -325,6 +328,7 @@ func (a *App) Start(ctx context.Context) error {
 			a.push("subsystem", s.Stop)
 		}
 	}
+	a.runStorageGuard(runCtx)
 	if err := a.Workers.Start(ctx); err != nil {
 		return err
 	}

@@ -149,6 +149,13 @@ func (c ClusterConfig) Clustered() bool { return c.Listen != "" }
 type NATSConfig struct {
 	embedded.Config `mapstructure:",squash"`
 
+	// MinFree is the free space (bytes) of the store's disk under which
+	// the node refuses writes (storage_full) before JetStream meets a full
+	// disk (default DefaultMinFree; embedded mode only).
+	MinFree uint64 `mapstructure:"min_free"`
+	// StorageCheck is how often the storage guard looks (default 2s).
+	StorageCheck time.Duration `mapstructure:"storage_check"`
+
 	// URL lists the external deployment's servers; set, it selects
 	// external mode.
 	URL []string `mapstructure:"url"`
@@ -200,7 +207,7 @@ func DefaultConfig() Config {
 		ShutdownTimeout:   20 * time.Second,
 		ReconcileInterval: 5 * time.Minute,
 		SelectionOrder:    append([]string(nil), sentinels.DefaultSelectionOrder...),
-		NATS:              NATSConfig{Config: embedded.DefaultConfig()},
+		NATS:              NATSConfig{Config: embedded.DefaultConfig(), MinFree: DefaultMinFree, StorageCheck: 2 * time.Second},
 		Bus:               bus.DefaultConfig(),
 		Poll:              poll.DefaultConfig(),
 		Delivery:          deliver.DefaultWorkersConfig(),

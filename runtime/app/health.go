@@ -14,8 +14,14 @@ func (a *App) Ready(context.Context) error {
 	return a.Writable()
 }
 
-// Writable implements api.Health: nil while this node can store writes.
+// Writable implements api.Health: nil while this node can store writes;
+// a full store answers its storage_full error (runtime/storage).
 func (a *App) Writable() error {
+	if a.storage != nil {
+		if err := a.storage.Err(); err != nil {
+			return err
+		}
+	}
 	if !a.Bus.NC.IsConnected() {
 		return errors.New("bus connection is down")
 	}

@@ -76,7 +76,7 @@ func (i *Inbox) Read(ctx context.Context, q Query) ([]Message, uint64, error) {
 			break
 		}
 		if err != nil {
-			return nil, q.After, fmt.Errorf("inbox read: %w", err)
+			return nil, q.After, fmt.Errorf("inbox read: %w", bus.Retryable(err))
 		}
 		next = raw.Sequence
 		var msg Message

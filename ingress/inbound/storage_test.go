@@ -1,0 +1,36 @@
+package inbound
+
+import (
+	"errors"
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/agentproto/sentinel"
+	"github.com/agentproto/sentinel/ingress/api"
+)
+
+// TestAFullStoreAnswers503StorageFull: events JetStream refused for
+// storage answer 503 storage_full with Retry-After (never 500, never 200),
+// and so do events that failed while the node reports its store full.
+func TestAFullStoreAnswers503StorageFull(t *testing.T) {
+	full := sentinel.Errorf(sentinel.CodeStorageFull, "storage is full: test")
+	t.Run("refused by JetStream", func(t *testing.T) {
+		f, addr := serve(t, &Handler{})
+		f.err = errors.Join(api.ErrPersist, full)
+		c, br := send(t, addr, post(knownKey, 2), "{}")
+		status, raw := answer(t, c, br, 5*time.Second)
+		require.Equal(t, http.StatusServiceUnavailable, status, raw)
+		require.Contains(t, raw, `"error":"storage_full"`)
+	})
+	t.Run("while the node is full", func(t *testing.T) {
+		f, addr := serve(t, &Handler{Writable: func() error { return full }})
+		f.err = errors.Join(api.ErrPersist, errors.New("publish timed out"))
+		c, br := send(t, addr, post(knownKey, 2), "{}")
+		status, raw := answer(t, c, br, 5*time.Second)
+		require.Equal(t, http.StatusServiceUnavailable, status, raw)
+		require.Contains(t, raw, `"error":"storage_full"`)
+	})
+}
