@@ -189,7 +189,7 @@ func (s *Service) release(ctx context.Context, id, streamID string) {
 		return
 	}
 	if s.Cfg.PushLinger == 0 && liveStreams(rec, now) == 0 {
-		s.endIfUnchanged(cctx, id, func(r *Record) bool { return liveStreams(r, s.Now().UnixMilli()) == 0 }, "its last stream closed")
+		s.endIfUnchanged(cctx, id, func(r *Record) bool { return liveStreams(r, s.Now().UnixMilli()) == 0 }, "its last stream closed", nil)
 	}
 }
 
