@@ -290,7 +290,7 @@ func (w *Webhooks) deliver(ctx context.Context, id string, msg jetstream.Msg) {
 		} else {
 			r.InFlightSeq, r.InFlightAttempts = seq, attempts
 		}
-		r.GapPending = gap // an unannounced gap is announced before the next event
+		r.GapPending = gap                 // an unannounced gap is announced before the next event
 		if res.Status != http.StatusGone { // a 410 is the receiver's choice, not a failure
 			s.outcome(r, now, res.Category)
 		}
