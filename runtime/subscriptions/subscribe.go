@@ -147,7 +147,10 @@ func (s *Service) Subscribe(ctx context.Context, principal string, raw json.RawM
 	if err != nil {
 		return nil, err
 	}
-	var truncated bool
+	var (
+		truncated bool
+		status    DeliveryStatus // as it was before this refresh
+	)
 	rec, _, err := s.ensure(ctx, &Record{ID: id, Mode: sentinel.ModeWebhook, Name: r.Name, Arguments: r.Canonical, Principal: principal, URL: d.URL}, r,
 		func(rec *Record) {
 			if len(rec.Secrets) > 0 && rec.Secrets[0] != d.Secret {
@@ -157,6 +160,7 @@ func (s *Service) Subscribe(ctx context.Context, principal string, raw json.RawM
 				rec.Secrets = []string{d.Secret}
 			}
 			rec.ExpiresMs = expiresMs
+			status = rec.Status
 			if !rec.Status.Active {
 				rec.Status.Active, rec.SuspendedMs, rec.Stats = true, 0, Stats{}
 			}
@@ -182,8 +186,7 @@ func (s *Service) Subscribe(ctx context.Context, principal string, raw json.RawM
 	pos := rec.StartSeq
 	if existed {
 		pos = s.Webhooks.watermark(ctx, rec)
-		st := rec.Status
-		res.DeliveryStatus = &st
+		res.DeliveryStatus = &status
 	}
 	c, err := s.Cursors.Sign(ctx, pos, r.bind)
 	if err != nil {
