@@ -405,4 +405,14 @@ func TestEventsWebhookManySubscriptions(t *testing.T) {
 	rx.mu.Lock()
 	require.Len(t, rx.subIDs, n, "each delivery names its own subscription")
 	rx.mu.Unlock()
+	// Idle, each subscription costs the node one waiting pull request.
+	st, err := a.Bus.JS.Stream(context.Background(), "SENTINEL_MCP_EVENTS")
+	require.NoError(t, err)
+	for _, id := range ids {
+		cons, err := st.Consumer(context.Background(), "mcp-webhook-"+id)
+		require.NoError(t, err)
+		info, err := cons.Info(context.Background())
+		require.NoError(t, err)
+		require.LessOrEqual(t, info.NumWaiting, 1, "one long-lived pull, not a fetch loop")
+	}
 }
