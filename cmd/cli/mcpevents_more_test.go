@@ -190,13 +190,25 @@ func TestMCPStdioEventsWebhook(t *testing.T) {
 	require.Equal(t, true, status["active"])
 	require.NotEmpty(t, status["lastDeliveryAt"])
 
+	// An event being retried when the client unsubscribes never arrives.
+	rx.mu.Lock()
+	rx.fail = 1000
+	rx.mu.Unlock()
+	pushFakeEvent(t, node.URL(), sen, "sh-2", "fake:stdio-hook/1")
+	bustest.Eventually(t, 30*time.Second, func() bool { rx.mu.Lock(); defer rx.mu.Unlock(); return rx.attempts["sh-2"] >= 1 }, "the second event is attempted")
 	un := c.call(4, "events/unsubscribe", map[string]any{"name": "sentinel.event", "arguments": args, "delivery": map[string]any{"url": rx.srv.URL}}, rev)
 	require.Nil(t, un["error"])
 	require.Empty(t, mcpEventsSentinel(t, node.URL(), node.Token, "webhook", "fake:stdio-hook/1"), "nothing routes to it any more")
 	require.EqualValues(t, -32023, errCode(t, c.call(5, "events/unsubscribe",
 		map[string]any{"name": "sentinel.event", "arguments": args, "delivery": map[string]any{"url": rx.srv.URL}}, rev)))
 
-	// Expiry at the TTL: a 1 s grant, never refreshed.
+	rx.mu.Lock()
+	rx.fail = 0
+	rx.mu.Unlock()
+
+	// Expiry at the TTL: a 1 s grant, never refreshed (a new subscription
+	// of the same key, starting from now: the unsubscribed one's pending
+	// event is not its own).
 	short := result(t, subscribe(6, rx, 1000))
 	require.NotEmpty(t, short["refreshBefore"])
 	bustest.Eventually(t, 30*time.Second, func() bool {
@@ -207,6 +219,7 @@ func TestMCPStdioEventsWebhook(t *testing.T) {
 	evs, bad := rx.got()
 	require.Zero(t, bad, "every delivery verified")
 	require.Len(t, evs, 2, "one event, one terminated: nothing after the unsubscribe")
+	require.False(t, rx.has("sh-2"))
 }
 
 // Poll and push over `sentinel mcp` stdio across a node restart: a cursor
