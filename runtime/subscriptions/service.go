@@ -170,7 +170,9 @@ func (s *Service) Poll(ctx context.Context, principal string, raw json.RawMessag
 	if more {
 		pos = evs[len(evs)-1].Seq
 	}
-	res.Truncated = truncated || skipped
+	// A sentinel created by this call did not watch while the cursor's
+	// client was away: events may have been missed.
+	res.Truncated = truncated || skipped || created
 	res.HasMore = more
 	return s.finishPoll(ctx, res, pos, r.bind)
 }

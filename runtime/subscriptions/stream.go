@@ -88,6 +88,7 @@ func (s *Service) Stream(ctx context.Context, principal string, raw json.RawMess
 	switch {
 	case r.hasCursor:
 		pos, truncated = startOf(r.after, rec.CreatedSeq, first, last)
+		truncated = truncated || created // a new sentinel did not watch meanwhile
 	case created:
 		pos = rec.CreatedSeq
 	}

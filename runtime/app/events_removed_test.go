@@ -21,13 +21,7 @@ func TestEventsPushTerminatedWhenTheServerRemovesIt(t *testing.T) {
 	s.next(t, "notifications/events/active")
 	sen := subscriptionSentinel(t, a.URL(), a.Token, "push", "fake:push-rm/1")
 	require.NotEmpty(t, sen.ID)
-	req, err := http.NewRequest(http.MethodDelete, a.URL()+"/sentinels/"+sen.ID, nil)
-	require.NoError(t, err)
-	req.Header.Set("Authorization", "Bearer "+a.Token)
-	resp, err := http.DefaultClient.Do(req)
-	require.NoError(t, err)
-	resp.Body.Close()
-	require.Less(t, resp.StatusCode, 300)
+	removeSentinel(t, a, sen.ID)
 
 	term := s.next(t, "notifications/events/terminated")
 	var p struct {
@@ -58,4 +52,33 @@ func mustField(t *testing.T, raw json.RawMessage, key string) json.RawMessage {
 	var m map[string]json.RawMessage
 	require.NoError(t, json.Unmarshal(raw, &m))
 	return m[key]
+}
+
+// removeSentinel is the operator's sentinel rm, over REST.
+func removeSentinel(t *testing.T, a *app.App, id string) {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodDelete, a.URL()+"/sentinels/"+id, nil)
+	require.NoError(t, err)
+	req.Header.Set("Authorization", "Bearer "+a.Token)
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	resp.Body.Close()
+	require.Less(t, resp.StatusCode, 300)
+}
+
+// A poll subscription whose sentinel the server removed is watched again
+// from its next poll, which says truncated (nothing watched meanwhile).
+func TestEventsPollAfterTheServerRemovedItsSentinel(t *testing.T) {
+	a := eventsNode(t, t.TempDir(), nil)
+	c := newSEPClient(t, a.URL(), a.Token)
+	args := fakeArgs("fake:poll-rm/1")
+	boot := c.poll("sentinel.event", args, nil, nil)
+	sen := subscriptionSentinel(t, a.URL(), a.Token, "poll", "fake:poll-rm/1")
+	removeSentinel(t, a, sen.ID)
+	r := c.poll("sentinel.event", args, boot.Cursor, nil)
+	require.True(t, r.Truncated)
+	again := subscriptionSentinel(t, a.URL(), a.Token, "poll", "fake:poll-rm/1")
+	require.NotEmpty(t, again.ID)
+	require.NotEqual(t, sen.ID, again.ID)
+	require.False(t, c.poll("sentinel.event", args, r.Cursor, nil).Truncated, "the fresh cursor is whole")
 }
