@@ -118,6 +118,9 @@ const (
 	CodeForbidden            = "forbidden"              // Forbidden
 	CodeUnsupportedDelivery  = "unsupported_delivery"   // Unsupported {feature: deliveryMode}
 	CodeTooManySubscriptions = "too_many_subscriptions" // ResourceExhausted {limit: subscriptions}
+	// CodeTooManyVerifications: the per-host limit of verification
+	// challenges was reached (ResourceExhausted {limit: verifications}).
+	CodeTooManyVerifications = "too_many_verifications"
 	// CodeCallbackPrefix + a lastError category (connection_refused,
 	// timeout, tls_error, http_4xx, http_5xx, challenge_failed) is a
 	// CallbackEndpointError.

@@ -50,6 +50,8 @@ func ToRPC(err error) (*RPCError, bool) {
 		return &RPCError{Code: CodeForbidden, Message: "Forbidden", Data: reason}, true
 	case code == sentinel.CodeTooManySubscriptions:
 		return &RPCError{Code: CodeResourceExhausted, Message: "ResourceExhausted", Data: map[string]any{"limit": "subscriptions", "reason": se.Message}}, true
+	case code == sentinel.CodeTooManyVerifications:
+		return &RPCError{Code: CodeResourceExhausted, Message: "ResourceExhausted", Data: map[string]any{"limit": "verifications", "reason": se.Message}}, true
 	case code == sentinel.CodeUnsupportedDelivery:
 		return &RPCError{Code: CodeUnsupported, Message: "Unsupported", Data: map[string]any{"feature": "deliveryMode", "value": "webhook", "reason": se.Message}}, true
 	case strings.HasPrefix(code, sentinel.CodeCallbackPrefix):

@@ -53,6 +53,14 @@ func TestClusterEventsWebhookDeliveredOnce(t *testing.T) {
 		sen = subscriptionSentinel(t, apps[1].URL(), apps[1].Token, "webhook", "fake:cluster-hook/1")
 		return sen.ID != ""
 	}, "the subscription is visible on every node")
+	bustest.Eventually(t, 30*time.Second, func() bool {
+		for _, a := range apps {
+			if a.Events.Webhooks.Running() != 1 {
+				return false
+			}
+		}
+		return true
+	}, "every node runs one worker for the subscription")
 	for i, id := range []string{"h1", "h2", "h3"} {
 		pushFake(t, apps[i].URL(), sen.ID, fakeEvent(id, "fake:cluster-hook/1", "fake.one"))
 	}

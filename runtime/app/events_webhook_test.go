@@ -33,7 +33,10 @@ type receiver struct {
 
 	mu        sync.Mutex
 	echo      bool
-	fail      int // answer 500 to this many event deliveries first
+	fail      int            // answer 500 to this many event deliveries first
+	down      bool           // answer 500 to every event delivery
+	answer    map[string]int // answer this status to every delivery of an event id
+	order     []string       // what was accepted, in order: "event:<id>" or "<type>"
 	attempts  map[string]int
 	events    []map[string]any
 	controls  []map[string]any
@@ -46,7 +49,7 @@ func newReceiver(t *testing.T, echo bool) *receiver {
 	_, err := rand.Read(key)
 	require.NoError(t, err)
 	r := &receiver{t: t, key: key, secret: "whsec_" + base64.StdEncoding.EncodeToString(key), echo: echo,
-		attempts: map[string]int{}, subIDs: map[string]bool{}}
+		attempts: map[string]int{}, subIDs: map[string]bool{}, answer: map[string]int{}}
 	r.srv = httptest.NewServer(http.HandlerFunc(r.serve))
 	t.Cleanup(r.srv.Close)
 	return r
@@ -84,6 +87,7 @@ func (r *receiver) serve(w http.ResponseWriter, req *http.Request) {
 	r.subIDs[req.Header.Get("X-MCP-Subscription-Id")] = true
 	if typ, ok := m["type"].(string); ok {
 		r.controls = append(r.controls, m)
+		r.order = append(r.order, typ)
 		require.True(r.t, strings.HasPrefix(req.Header.Get("webhook-id"), "msg_"+typ+"_"))
 		if typ == "verification" && r.echo {
 			_ = json.NewEncoder(w).Encode(map[string]any{"challenge": m["challenge"]})
@@ -93,12 +97,19 @@ func (r *receiver) serve(w http.ResponseWriter, req *http.Request) {
 	id, _ := m["eventId"].(string)
 	require.Equal(r.t, id, req.Header.Get("webhook-id"))
 	r.attempts[id]++
-	if r.fail > 0 {
-		r.fail--
+	if st, ok := r.answer[id]; ok {
+		w.WriteHeader(st)
+		return
+	}
+	if r.down || r.fail > 0 {
+		if r.fail > 0 {
+			r.fail--
+		}
 		w.WriteHeader(http.StatusInternalServerError)
 		return
 	}
 	r.events = append(r.events, m)
+	r.order = append(r.order, "event:"+id)
 	w.WriteHeader(http.StatusNoContent)
 }
 
@@ -133,6 +144,7 @@ type subscribeResult struct {
 		Active         bool    `json:"active"`
 		LastDeliveryAt *string `json:"lastDeliveryAt"`
 		LastError      *string `json:"lastError"`
+		FailedSince    *string `json:"failedSince"`
 	} `json:"deliveryStatus"`
 }
 

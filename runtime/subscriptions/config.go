@@ -46,6 +46,23 @@ type Config struct {
 	RetryAttempts int           `mapstructure:"retry_attempts"`
 	// Timeout bounds one POST (default 5s).
 	Timeout time.Duration `mapstructure:"callback_timeout"`
+	// NoExpiry grants ttlMs: null as asked (refreshBefore null: the
+	// subscription lives until unsubscribed or dropped, across restarts);
+	// without it a null suggestion gets ttl_max (default false).
+	NoExpiry bool `mapstructure:"no_expiry"`
+	// Delivery is suspended (deliveryStatus.active false) when at least
+	// SuspendMinAttempts POSTs within the rolling SuspendWindow failed at
+	// a rate of SuspendFailureRate or more (defaults 60m, 100, 0.95: the
+	// SEP's example); a refresh reactivates it.
+	SuspendWindow      time.Duration `mapstructure:"suspend_window"`
+	SuspendMinAttempts int           `mapstructure:"suspend_min_attempts"`
+	SuspendFailureRate float64       `mapstructure:"suspend_failure_rate"`
+	// DropSuspendedAfter ends a no-expiry subscription suspended this
+	// long, with a terminated envelope (default 24h).
+	DropSuspendedAfter time.Duration `mapstructure:"drop_suspended_after"`
+	// VerifyPerHostPerMinute bounds the verification challenges this node
+	// sends one host (default 10 a minute).
+	VerifyPerHostPerMinute int `mapstructure:"verify_per_host_per_minute"`
 }
 
 // DefaultConfig returns the defaults.
@@ -61,6 +78,9 @@ func DefaultConfig() Config {
 		CallbackAllowlist: []string{},
 		TTLMin:            time.Minute, TTLMax: 24 * time.Hour, TTLDefault: time.Hour,
 		RetryBackoff: 5 * time.Second, RetryAttempts: 5, Timeout: 5 * time.Second,
+
+		SuspendWindow: time.Hour, SuspendMinAttempts: 100, SuspendFailureRate: 0.95,
+		DropSuspendedAfter: 24 * time.Hour, VerifyPerHostPerMinute: 10,
 	}
 }
 
@@ -86,6 +106,12 @@ func (c Config) Validate() error {
 		return errors.New("mcp_events.retry_backoff must be at least 10ms and retry_attempts within 1..20")
 	case w.Timeout < 100*time.Millisecond:
 		return errors.New("mcp_events.callback_timeout must be at least 100ms")
+	case w.SuspendWindow < time.Second || w.SuspendMinAttempts < 1 || w.SuspendFailureRate <= 0 || w.SuspendFailureRate > 1:
+		return errors.New("mcp_events.suspend_window must be at least 1s, suspend_min_attempts at least 1, suspend_failure_rate within (0, 1]")
+	case w.DropSuspendedAfter < time.Second:
+		return errors.New("mcp_events.drop_suspended_after must be at least 1s")
+	case w.VerifyPerHostPerMinute < 1:
+		return errors.New("mcp_events.verify_per_host_per_minute must be at least 1")
 	}
 	return nil
 }

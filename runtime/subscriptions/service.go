@@ -170,7 +170,9 @@ func (s *Service) Poll(ctx context.Context, principal string, raw json.RawMessag
 	if more {
 		pos = evs[len(evs)-1].Seq
 	}
-	res.Truncated = truncated || skipped
+	// A sentinel created by this call did not watch while the cursor's
+	// client was away: events may have been missed.
+	res.Truncated = truncated || skipped || created
 	res.HasMore = more
 	return s.finishPoll(ctx, res, pos, r.bind)
 }
@@ -186,14 +188,17 @@ func (s *Service) finishPoll(ctx context.Context, res PollResult, pos uint64, b 
 
 // startOf returns where reading after a client's position begins and
 // whether events may have been skipped: the subscription did not exist
-// yet at the position (it lapsed, or the cursor is from another mode), or
+// yet at the position (it lapsed, or the cursor is from another mode: the
+// feed after it is replayed all the same), or
 // retention dropped stream events after it, or it is past the head.
 func startOf(after, createdSeq, first, last uint64) (uint64, bool) {
 	switch {
 	case after > last:
 		return last, true
 	case after < createdSeq:
-		return createdSeq, true
+		// Replay what the feed holds after it (an earlier incarnation
+		// of the same key stored it), but events may have been missed.
+		return after, true
 	case after+1 < first:
 		return after, true
 	}

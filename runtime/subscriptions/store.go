@@ -41,6 +41,23 @@ type Record struct {
 	// ExpiresMs is the granted TTL's end (0: no expiry).
 	ExpiresMs int64          `json:"expiresMs,omitempty"`
 	Status    DeliveryStatus `json:"deliveryStatus"`
+	// StartSeq is the feed position delivery began after.
+	StartSeq uint64 `json:"startSeq,omitempty"`
+	// SettledSeq is the feed position of the last event settled
+	// (acknowledged, abandoned or lost) and PendingAfter how many of the
+	// subscription's events followed it then; InFlightSeq is an event
+	// that failed and awaits a retry (0: none), after InFlightAttempts
+	// POSTs. They bound the retries and detect gaps; GapPending is a gap
+	// whose envelope was not accepted yet.
+	SettledSeq       uint64 `json:"settledSeq,omitempty"`
+	PendingAfter     uint64 `json:"pendingAfter,omitempty"`
+	InFlightSeq      uint64 `json:"inFlightSeq,omitempty"`
+	InFlightAttempts int    `json:"inFlightAttempts,omitempty"`
+	GapPending       bool   `json:"gapPending,omitempty"`
+	// Stats count the POSTs of the suspension window; SuspendedMs is when
+	// delivery was suspended (0: it is not).
+	Stats       Stats `json:"stats"`
+	SuspendedMs int64 `json:"suspendedMs,omitempty"`
 }
 
 // DeliveryStatus is the SEP's deliveryStatus of a webhook subscription.

@@ -20,6 +20,9 @@ const (
 	MethodEvent     = "notifications/events/event"
 	MethodHeartbeat = "notifications/events/heartbeat"
 	MethodError     = "notifications/events/error"
+	// MethodTerminated ends the stream's subscription (the server removed
+	// the sentinel behind it).
+	MethodTerminated = "notifications/events/terminated"
 )
 
 type activeParams struct {
@@ -85,6 +88,7 @@ func (s *Service) Stream(ctx context.Context, principal string, raw json.RawMess
 	switch {
 	case r.hasCursor:
 		pos, truncated = startOf(r.after, rec.CreatedSeq, first, last)
+		truncated = truncated || created // a new sentinel did not watch meanwhile
 	case created:
 		pos = rec.CreatedSeq
 	}
@@ -151,14 +155,19 @@ func (s *Service) Stream(ctx context.Context, principal string, raw json.RawMess
 			if err := notify(MethodHeartbeat, heartbeatParams{Cursor: c}); err != nil {
 				return err
 			}
-			s.renew(ctx, rec.ID, streamID, lease())
+			if cur := s.renew(ctx, rec.ID, streamID, lease()); cur != nil && s.sentinelGone(ctx, cur) {
+				// Nothing routes to the subscription any more: say so
+				// and close the stream (its final frame follows).
+				return notify(MethodTerminated, map[string]any{"error": terminatedRemoved})
+			}
 		}
 	}
 }
 
-// renew extends a stream's lease (best effort: a failure shortens it).
-func (s *Service) renew(ctx context.Context, id, streamID string, until int64) {
-	_, err := s.Store.Update(ctx, id, func(rec *Record) error {
+// renew extends a stream's lease (best effort: a failure shortens it)
+// and returns the record as stored (nil when that failed).
+func (s *Service) renew(ctx context.Context, id, streamID string, until int64) *Record {
+	rec, err := s.Store.Update(ctx, id, func(rec *Record) error {
 		if rec.Streams == nil {
 			rec.Streams = map[string]int64{}
 		}
@@ -166,9 +175,13 @@ func (s *Service) renew(ctx context.Context, id, streamID string, until int64) {
 		rec.LastSeenMs = s.Now().UnixMilli()
 		return nil
 	})
-	if err != nil && !errors.Is(err, sentinel.ErrNotFound) {
-		s.Log.Warn("renewing an mcp events stream lease failed", "subscription", id, "err", err)
+	if err != nil {
+		if !errors.Is(err, sentinel.ErrNotFound) {
+			s.Log.Warn("renewing an mcp events stream lease failed", "subscription", id, "err", err)
+		}
+		return nil
 	}
+	return rec
 }
 
 // release drops a closed stream's lease; the subscription ends with its
@@ -189,7 +202,7 @@ func (s *Service) release(ctx context.Context, id, streamID string) {
 		return
 	}
 	if s.Cfg.PushLinger == 0 && liveStreams(rec, now) == 0 {
-		s.endIfUnchanged(cctx, id, func(r *Record) bool { return liveStreams(r, s.Now().UnixMilli()) == 0 }, "its last stream closed")
+		s.endIfUnchanged(cctx, id, func(r *Record) bool { return liveStreams(r, s.Now().UnixMilli()) == 0 }, "its last stream closed", nil)
 	}
 }
 

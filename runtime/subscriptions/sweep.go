@@ -22,34 +22,60 @@ func (s *Service) Sweep(ctx context.Context) {
 		return
 	}
 	for _, rec := range recs {
-		if why := s.lapsed(rec, s.Now().UnixMilli()); why != "" {
-			s.endIfUnchanged(ctx, rec.ID, func(r *Record) bool { return s.lapsed(r, s.Now().UnixMilli()) != "" }, why)
+		if why, term := s.lapsed(rec, s.Now().UnixMilli()); why != "" {
+			s.endIfUnchanged(ctx, rec.ID, func(r *Record) bool { w, _ := s.lapsed(r, s.Now().UnixMilli()); return w != "" }, why, term)
+			continue
+		}
+		if rec.Mode == sentinel.ModeWebhook && s.sentinelGone(ctx, rec) {
+			s.endIfUnchanged(ctx, rec.ID, func(r *Record) bool { return r.SentinelID == rec.SentinelID }, "its sentinel was removed", terminatedRemoved)
 		}
 	}
 }
 
-// lapsed names why a subscription ended, or "".
-func (s *Service) lapsed(rec *Record, nowMs int64) string {
+// sentinelGone reports whether the sentinel behind a webhook subscription
+// was removed (an operator's sentinel rm, or its until ended it): nothing
+// routes to the subscription any more, and no refresh may come to notice
+// (a no-expiry one), so it ends. Poll and push re-create theirs on the
+// client's next call.
+func (s *Service) sentinelGone(ctx context.Context, rec *Record) bool {
+	if rec.SentinelID == "" {
+		return false
+	}
+	_, err := s.Sentinels.Get(ctx, rec.SentinelID)
+	return err != nil && (errors.Is(err, sentinel.ErrNotFound) || isNotFound(err))
+}
+
+// lapsed names why a subscription ended, or "", and the terminated
+// envelope a webhook subscription gets for it.
+func (s *Service) lapsed(rec *Record, nowMs int64) (string, *termination) {
 	switch rec.Mode {
 	case sentinel.ModePoll:
 		if nowMs-rec.LastSeenMs >= s.Cfg.PollIdleExpiry.Milliseconds() {
-			return "no poll within mcp_events.poll_idle_expiry"
+			return "no poll within mcp_events.poll_idle_expiry", nil
 		}
 	case sentinel.ModePush:
 		if liveStreams(rec, nowMs) == 0 && nowMs-rec.LastSeenMs >= s.Cfg.PushLinger.Milliseconds() {
-			return "its last stream closed"
+			return "its last stream closed", nil
 		}
 	case sentinel.ModeWebhook:
 		if rec.ExpiresMs != 0 && nowMs >= rec.ExpiresMs {
-			return "its TTL ended without a refresh"
+			return "its TTL ended without a refresh", terminatedExpired
+		}
+		if rec.ExpiresMs == 0 && rec.SuspendedMs != 0 && nowMs-rec.SuspendedMs >= s.Cfg.DropSuspendedAfter.Milliseconds() {
+			cat := "connection_refused"
+			if rec.Status.LastError != nil {
+				cat = *rec.Status.LastError
+			}
+			return "no-expiry delivery stayed suspended for mcp_events.drop_suspended_after", terminatedFailing(cat)
 		}
 	}
-	return ""
+	return "", nil
 }
 
 // endIfUnchanged deletes the record if still holds of it as stored (with
-// its revision, so a concurrent touch wins) and removes its sentinel.
-func (s *Service) endIfUnchanged(ctx context.Context, id string, still func(*Record) bool, why string) bool {
+// its revision, so a concurrent touch wins) and removes its sentinel; a
+// webhook subscription ended with term gets a terminated envelope.
+func (s *Service) endIfUnchanged(ctx context.Context, id string, still func(*Record) bool, why string, term *termination) bool {
 	rec, rev, err := s.Store.Get(ctx, id)
 	if err != nil || !still(rec) {
 		return false
@@ -63,6 +89,9 @@ func (s *Service) endIfUnchanged(ctx context.Context, id string, still func(*Rec
 	s.dropSentinel(ctx, rec.SentinelID)
 	if rec.Mode == sentinel.ModeWebhook && s.Webhooks != nil {
 		s.Webhooks.dropConsumer(ctx, id)
+		if term != nil {
+			s.Webhooks.sendTerminated(rec, term)
+		}
 	}
 	s.Log.Info("mcp events subscription ended", "subscription", id, "mode", rec.Mode, "why", why)
 	return true
