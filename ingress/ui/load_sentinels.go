@@ -52,9 +52,11 @@ func (h *Handler) loadSentinels(r *http.Request) (string, any, error) {
 	if len(f.Q) > maxQuery {
 		return "Sentinels", d, sentinel.Errorf(sentinel.CodeInvalidInput, "search must be at most %d bytes", maxQuery)
 	}
-	if ads, err := h.cfg.Sentinels.Adapters(r.Context()); err == nil {
-		for _, a := range ads {
-			d.Providers = append(d.Providers, a.Slug)
+	if !streaming(r) {
+		if ads, err := h.cfg.Sentinels.Adapters(r.Context()); err == nil {
+			for _, a := range ads {
+				d.Providers = append(d.Providers, a.Slug)
+			}
 		}
 	}
 	q := api.SentinelQuery{Status: sentinel.Status(f.Status), Provider: f.Provider, Session: f.Session}
@@ -134,7 +136,7 @@ func (h *Handler) loadSentinel(r *http.Request) (string, any, error) {
 	} else {
 		_, d.JournalErr = errorText(err)
 	}
-	if ev := r.URL.Query().Get("event"); ev != "" && h.cfg.Journal != nil {
+	if ev := r.URL.Query().Get("event"); ev != "" && h.cfg.Journal != nil && !streaming(r) {
 		d.EventID = ev
 		if len(ev) > 200 {
 			d.StoryErr = "event id too long"

@@ -15,9 +15,23 @@ type page struct {
 	tmpl    string
 	nav     string
 	regions []string
+	// every is how many stream refreshes pass between two reads (pages
+	// whose reads ask providers, such as readiness or provider status,
+	// refresh less often); 0 is 1.
+	every int
 	// load reads the page's data; its error's catalogue code sets the
 	// page's status (api.FromError).
 	load func(r *http.Request) (title string, data any, err error)
+}
+
+// streamingKey marks a request's context as a page's stream.
+type streamingKey struct{}
+
+// streaming reports whether r is a page's stream: loaders skip what no
+// live region shows (filter choices, an explained event).
+func streaming(r *http.Request) bool {
+	v, _ := r.Context().Value(streamingKey{}).(bool)
+	return v
 }
 
 // errUnavailable marks a page whose service the node does not offer.
@@ -68,12 +82,12 @@ func (h *Handler) page(p page) http.HandlerFunc {
 func (h *Handler) pages() []page {
 	return []page{
 		{path: "/sentinels", tmpl: "sentinels", nav: "sentinels", regions: []string{"sentinels"}, load: h.loadSentinels},
-		{path: "/sentinels/{id}", tmpl: "sentinel", nav: "sentinels", regions: []string{"status", "decisions"}, load: h.loadSentinel},
+		{path: "/sentinels/{id}", tmpl: "sentinel", nav: "sentinels", regions: []string{"status", "decisions"}, every: 5, load: h.loadSentinel},
 		{path: "/sessions", tmpl: "sessions", nav: "sessions", regions: []string{"sessions"}, load: h.loadSessions},
 		{path: "/sessions/{id}", tmpl: "session", nav: "sessions", regions: []string{"session", "inbox"}, load: h.loadSession},
-		{path: "/follows", tmpl: "follows", nav: "follows", regions: []string{"follows"}, load: h.loadFollows},
-		{path: "/parked", tmpl: "parked", nav: "parked", regions: []string{"parked"}, load: h.loadParked},
-		{path: "/adapters", tmpl: "adapters", nav: "adapters", regions: []string{"adapters"}, load: h.loadAdapters},
-		{path: "/cluster", tmpl: "cluster", nav: "cluster", regions: []string{"cluster"}, load: h.loadCluster},
+		{path: "/follows", tmpl: "follows", nav: "follows", regions: []string{"follows"}, every: 2, load: h.loadFollows},
+		{path: "/parked", tmpl: "parked", nav: "parked", regions: []string{"parked"}, every: 2, load: h.loadParked},
+		{path: "/adapters", tmpl: "adapters", nav: "adapters", regions: []string{"adapters"}, every: 15, load: h.loadAdapters},
+		{path: "/cluster", tmpl: "cluster", nav: "cluster", regions: []string{"cluster"}, every: 5, load: h.loadCluster},
 	}
 }

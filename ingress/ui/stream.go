@@ -1,6 +1,7 @@
 package ui
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -20,7 +21,7 @@ type regionEvent struct {
 }
 
 // stream serves a page's event stream (GET <page>/events): it re-reads the
-// page's data every Refresh and sends a "region" event for each live region
+// page's data every Refresh (every p.every refreshes) and sends a "region" event for each live region
 // whose rendering changed (all of them first, so a page rendered a moment
 // before catches up). The page's script swaps the region in. It ends when
 // the client goes, the node stops (Close), or the session expires; past
@@ -46,20 +47,25 @@ func (h *Handler) stream(p page) http.HandlerFunc {
 		_, _ = fmt.Fprint(w, "retry: 2000\n\n")
 		fl.Flush()
 
+		r = r.WithContext(context.WithValue(r.Context(), streamingKey{}, true))
+		every := max(p.every, 1)
 		sess := sessionOf(r)
 		last := map[string]string{}
 		tick := time.NewTicker(h.cfg.Refresh)
 		defer tick.Stop()
 		idle := time.Now()
-		for {
+		for n := 0; ; n++ {
 			if !h.cfg.Now().Before(sess.expires) {
 				_, _ = fmt.Fprint(w, "event: expired\ndata: {}\n\n")
 				fl.Flush()
 				return
 			}
-			sent, err := h.sendRegions(w, p, r, last)
-			if err != nil {
-				return
+			var sent bool
+			if n%every == 0 {
+				var err error
+				if sent, err = h.sendRegions(w, p, r, last); err != nil {
+					return
+				}
 			}
 			if sent || time.Since(idle) >= keepAlive {
 				if !sent {

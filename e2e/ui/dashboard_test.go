@@ -1,0 +1,350 @@
+package ui_test
+
+import (
+	"bytes"
+	"context"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"html"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+	"github.com/stretchr/testify/require"
+
+	"github.com/agentproto/sentinel/bus/bustest"
+	"github.com/agentproto/sentinel/e2e/e2etest"
+)
+
+// fakeSecret signs the fake provider's push deliveries (its default).
+const fakeSecret = "fake-secret"
+
+// node wraps a running `sentinel serve` with API helpers.
+type node struct {
+	*e2etest.Node
+	t *testing.T
+}
+
+// api calls the node's API with the bearer token and decodes the answer.
+func (n *node) api(method, path string, body any) (int, map[string]any) {
+	n.t.Helper()
+	var rd io.Reader
+	if body != nil {
+		raw, err := json.Marshal(body)
+		require.NoError(n.t, err)
+		rd = bytes.NewReader(raw)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, method, n.URL+path, rd)
+	require.NoError(n.t, err)
+	req.Header.Set("Authorization", "Bearer "+n.Token)
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(n.t, err)
+	defer resp.Body.Close()
+	var out map[string]any
+	_ = json.NewDecoder(resp.Body).Decode(&out)
+	return resp.StatusCode, out
+}
+
+// createSentinel creates a fake-provider sentinel and returns its id.
+func (n *node) createSentinel(body map[string]any) string {
+	n.t.Helper()
+	code, out := n.api(http.MethodPost, "/sentinels", body)
+	require.Equal(n.t, http.StatusCreated, code, "%v", out)
+	return out["sentinel"].(map[string]any)["id"].(string)
+}
+
+// push delivers one signed CloudEvent to the fake provider's push
+// ingress of sentinel id.
+func (n *node) push(id, evtID, typ, subject, summary string, terminal bool) {
+	n.t.Helper()
+	body, err := json.Marshal(map[string]any{
+		"specversion": "1.0", "id": evtID, "source": "//agentproto.local/sentinel/fake", "type": typ,
+		"subject": subject, "subjects": []string{subject, "github:acme/widgets"}, "time": time.Now().UTC().Format(time.RFC3339),
+		"summary": summary, "terminal": terminal, "data": map[string]any{"id": evtID},
+	})
+	require.NoError(n.t, err)
+	m := hmac.New(sha256.New, []byte(fakeSecret))
+	m.Write(body)
+	req, err := http.NewRequest(http.MethodPost, n.URL+"/inbound/sentinel-fk-"+strings.ToLower(id), bytes.NewReader(body))
+	require.NoError(n.t, err)
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("X-Fake-Signature", "sha256="+hex.EncodeToString(m.Sum(nil)))
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(n.t, err)
+	_, _ = io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	require.Equal(n.t, http.StatusOK, resp.StatusCode, "push of %s", evtID)
+}
+
+// newBrowser starts a headless Chromium for the test (no sandbox as
+// root, where Chromium refuses to start with one) and returns its tab.
+func newBrowser(t *testing.T) context.Context {
+	t.Helper()
+	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(chromium), chromedp.WindowSize(1280, 860),
+		chromedp.DisableGPU, chromedp.UserDataDir(t.TempDir()))
+	if os.Geteuid() == 0 {
+		opts = append(opts, chromedp.NoSandbox)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	alloc, cancelAlloc := chromedp.NewExecAllocator(ctx, opts...)
+	tab, cancelTab := chromedp.NewContext(alloc)
+	t.Cleanup(func() { cancelTab(); cancelAlloc(); cancel() })
+	// The first run starts the browser and binds it to tab's life (not to
+	// a step's timeout).
+	require.NoError(t, chromedp.Do(tab), "start chromium")
+	return tab
+}
+
+// step runs browser steps and fails the test with the page's location and
+// text when one fails.
+func step(t *testing.T, tab context.Context, what string, steps ...chromedp.Action[chromedp.Void]) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(tab, 45*time.Second)
+	defer cancel()
+	if err := chromedp.Do(ctx, steps...); err != nil {
+		loc, _ := chromedp.Run(tab, chromedp.Location())
+		body, _ := chromedp.Run(tab, chromedp.Text(chromedp.CSS("body")))
+		t.Fatalf("%s: %v\nat %s:\n%s", what, err, loc, body)
+	}
+}
+
+// text reads an element's text.
+func text(t *testing.T, tab context.Context, css string) string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(tab, 30*time.Second)
+	defer cancel()
+	s, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(css)))
+	require.NoError(t, err, css)
+	return s
+}
+
+// eval evaluates a string expression in the page.
+func eval(t *testing.T, tab context.Context, expr string) string {
+	t.Helper()
+	s, err := chromedp.Run(tab, chromedp.Evaluate[string](expr))
+	require.NoError(t, err, expr)
+	return s
+}
+
+// markPage sets a marker on the page's window object: it survives until
+// the page reloads or navigates, so finding it later proves the page
+// updated in place.
+func markPage(t *testing.T, tab context.Context) {
+	t.Helper()
+	eval(t, tab, `window.__sentinelMark = "still-here"`)
+}
+
+func requireNotReloaded(t *testing.T, tab context.Context) {
+	t.Helper()
+	require.Equal(t, "still-here", eval(t, tab, `window.__sentinelMark || "reloaded"`), "the page updated without a reload")
+}
+
+// TestDashboardInABrowser walks the dashboard in a real Chromium against
+// the built binary: a wrong token is refused; sign-in; a sentinel created
+// through the API appears in the list without a reload; an event pushed to
+// the fake provider appears live in the session's inbox view; a parked
+// (post-mortem) event is replayed with the Replay button; a cross-site
+// form POST from a page on another loopback port, and a plain POST with a
+// foreign Origin and the session cookie, are refused 403; sign-out. It
+// saves a screenshot (SENTINEL_UI_SCREENSHOT=<file> keeps it; docs/dashboard.png
+// is one).
+func TestDashboardInABrowser(t *testing.T) {
+	needBrowser(t)
+	n := &node{Node: e2etest.Start(t, binary, t.TempDir()), t: t}
+	const session, subject = "ui-s1", "github:acme/widgets#7"
+	code, out := n.api(http.MethodPost, "/sessions", map[string]any{"id": session, "label": "widgets agent"})
+	require.Equal(t, http.StatusCreated, code, "%v", out)
+	n.createSentinel(map[string]any{"subject": "github:acme/gears#12", "sessionId": "ui-s2", "provider": "fake", "label": "gears CI"})
+
+	tab := newBrowser(t)
+
+	// A wrong token: the form again, with a clear error, still signed out.
+	step(t, tab, "open the dashboard",
+		chromedp.Navigate(n.URL+"/ui/"),
+		chromedp.WaitVisible(chromedp.CSS("#token")))
+	loc, err := chromedp.Run(tab, chromedp.Location())
+	require.NoError(t, err)
+	require.Equal(t, n.URL+"/ui/login", loc, "signed out, the dashboard sends the browser to the form")
+	step(t, tab, "submit a wrong token",
+		chromedp.SendKeys(chromedp.CSS("#token"), "not-the-token"),
+		chromedp.Click(chromedp.CSS("#signin")),
+		chromedp.WaitVisible(chromedp.CSS("#page-error")))
+	require.Contains(t, text(t, tab, "#page-error"), "Wrong token")
+	require.Equal(t, http.StatusUnauthorized, postLogin(t, n, "not-the-token"), "a wrong token answers 401")
+
+	// Sign in with the keyboard alone: the field has the focus, Enter
+	// submits.
+	require.Equal(t, "token", eval(t, tab, `document.activeElement ? document.activeElement.id : ""`), "the token field has the focus")
+	step(t, tab, "sign in",
+		chromedp.KeyEvent(n.Token+"\r"),
+		chromedp.WaitVisible(chromedp.CSS("#sentinels-table")))
+	loc, _ = chromedp.Run(tab, chromedp.Location())
+	require.Equal(t, n.URL+"/ui/sentinels", loc)
+	require.NotContains(t, loc, n.Token)
+	step(t, tab, "the stream connects", chromedp.Poll[chromedp.Void](`document.getElementById("live-status").textContent === "live"`))
+
+	// A sentinel created through the API appears without a reload.
+	markPage(t, tab)
+	id := n.createSentinel(map[string]any{"subject": subject, "sessionId": session, "provider": "fake", "label": "widgets PR",
+		"types": []string{"github.check_suite.*", "github.pull_request.*"}, "until": "never"})
+	step(t, tab, "the new sentinel appears", chromedp.WaitVisible(chromedp.CSS(`tr[data-id="`+id+`"]`)))
+	requireNotReloaded(t, tab)
+	require.Contains(t, text(t, tab, `tr[data-id="`+id+`"]`), "widgets PR")
+
+	// An event pushed to the fake provider appears live in the inbox view;
+	// its hostile summary is shown as text.
+	step(t, tab, "open the session's inbox",
+		chromedp.Navigate(n.URL+"/ui/sessions/"+session),
+		chromedp.WaitVisible(chromedp.CSS("#region-inbox")),
+		chromedp.Poll[chromedp.Void](`document.getElementById("live-status").textContent === "live"`))
+	markPage(t, tab)
+	const summary = `CI passed on widgets#7 <img src=x onerror="window.__xss=1">`
+	n.push(id, "evt_ui_1", "github.check_suite.completed", subject, summary, false)
+	step(t, tab, "the delivered event appears", chromedp.WaitVisible(chromedp.CSS(`#inbox-list li.msg`)))
+	requireNotReloaded(t, tab)
+	require.Contains(t, text(t, tab, "#inbox-list"), "CI passed on widgets#7")
+	require.Equal(t, "no", eval(t, tab, `window.__xss ? "yes" : "no"`), "hostile text stays text")
+
+	// Park one: the PR closes (delivered), then a late event is post-mortem.
+	n.push(id, "evt_ui_2", "github.pull_request.closed", subject, "widgets#7 closed", true)
+	n.push(id, "evt_ui_3", "github.check_suite.completed", subject, "late CI run on widgets#7", false)
+	var parkID string
+	bustest.Eventually(t, 30*time.Second, func() bool {
+		_, p := n.api(http.MethodGet, "/parked?sentinel="+id, nil)
+		if list, _ := p["parked"].([]any); len(list) > 0 {
+			parkID, _ = list[0].(map[string]any)["id"].(string)
+		}
+		return parkID != ""
+	}, "the late event parked")
+
+	// Replay it with the button (force: the post-mortem rule).
+	row := `tr[data-id="` + parkID + `"]`
+	step(t, tab, "replay the parked event",
+		chromedp.Navigate(n.URL+"/ui/parked"),
+		chromedp.WaitVisible(chromedp.CSS(row)),
+		chromedp.Click(chromedp.CSS(row+` input[name="force"]`)),
+		chromedp.Click(chromedp.CSS(row+` button[type="submit"]`)),
+		chromedp.WaitVisible(chromedp.CSS("#page-notice")))
+	require.Contains(t, text(t, tab, "#page-notice"), "Replayed "+parkID+": delivered")
+	bustest.Eventually(t, 30*time.Second, func() bool {
+		_, in := n.api(http.MethodGet, "/sessions/"+session+"/inbox?limit=100", nil)
+		msgs, _ := in["messages"].([]any)
+		for _, m := range msgs {
+			if d, _ := m.(map[string]any)["data"].(map[string]any); d != nil && d["id"] == "evt_ui_3" {
+				return true
+			}
+		}
+		return false
+	}, "the replayed event is in the inbox")
+
+	// The screenshot of the docs: the sentinels page, live.
+	step(t, tab, "back to the sentinels", chromedp.Navigate(n.URL+"/ui/sentinels"), chromedp.WaitVisible(chromedp.CSS(`tr[data-id="`+id+`"]`)),
+		chromedp.Poll[chromedp.Void](`document.getElementById("live-status").textContent === "live"`))
+	// Readable on a phone: at 390 px nothing makes the page scroll
+	// sideways (wide tables scroll inside their own box).
+	step(t, tab, "a phone's viewport", chromedp.EmulateViewport(390, 844))
+	require.Equal(t, "fits", eval(t, tab, `document.documentElement.scrollWidth <= window.innerWidth ? "fits" : "overflows by " + (document.documentElement.scrollWidth - window.innerWidth)`))
+	step(t, tab, "a desktop's viewport", chromedp.EmulateViewport(1280, 860))
+	shot, err := chromedp.Run(tab, chromedp.CaptureScreenshot())
+	require.NoError(t, err)
+	path := os.Getenv("SENTINEL_UI_SCREENSHOT")
+	if path == "" {
+		path = filepath.Join(t.TempDir(), "dashboard.png")
+	}
+	require.NoError(t, os.WriteFile(path, shot, 0o644))
+	t.Logf("screenshot: %s", path)
+
+	// A cross-site form POST from a page of another origin (another
+	// loopback port: same site, so the cookie goes along; the Origin check
+	// refuses it).
+	evil := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "text/html")
+		fmt.Fprintf(w, `<!doctype html><form id="f" method="post" action="%s/ui/logout"><input name="csrf" value="guess"></form>`+
+			`<script>document.getElementById("f").submit()</script>`, html.EscapeString(n.URL))
+	}))
+	t.Cleanup(evil.Close)
+	step(t, tab, "a cross-site page posts to the dashboard",
+		chromedp.Navigate(evil.URL),
+		chromedp.Poll[chromedp.Void](`location.href.indexOf("/ui/logout") >= 0 && document.body && document.body.innerText.length > 0`))
+	require.Contains(t, text(t, tab, "body"), "forbidden_origin")
+	step(t, tab, "still signed in", chromedp.Navigate(n.URL+"/ui/sentinels"), chromedp.WaitVisible(chromedp.CSS("#sentinels-table")))
+
+	// A plain POST with a foreign Origin and a valid session cookie and
+	// CSRF token is refused too.
+	cookie, csrf := signInHTTP(t, n)
+	for _, origin := range []string{evil.URL, "http://attacker.example"} {
+		form := url.Values{"csrf": {csrf}}
+		req, _ := http.NewRequest(http.MethodPost, n.URL+"/ui/parked/"+parkID+"/replay", strings.NewReader(form.Encode()))
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		req.Header.Set("Origin", origin)
+		req.AddCookie(cookie)
+		resp, err := http.DefaultClient.Do(req)
+		require.NoError(t, err)
+		resp.Body.Close()
+		require.Equal(t, http.StatusForbidden, resp.StatusCode, "origin %s", origin)
+	}
+
+	// Sign out: the form, and the pages are closed again.
+	step(t, tab, "sign out",
+		chromedp.Click(chromedp.CSS("#logout")),
+		chromedp.WaitVisible(chromedp.CSS("#page-notice")))
+	require.Contains(t, text(t, tab, "#page-notice"), "Signed out")
+	step(t, tab, "signed out, a page sends the browser to the form",
+		chromedp.Navigate(n.URL+"/ui/sentinels"),
+		chromedp.WaitVisible(chromedp.CSS("#token")))
+	loc, _ = chromedp.Run(tab, chromedp.Location())
+	require.Equal(t, n.URL+"/ui/login", loc)
+}
+
+// postLogin posts a token to the sign-in form as the dashboard's own page
+// would and returns the status (redirects not followed).
+func postLogin(t *testing.T, n *node, token string) int {
+	t.Helper()
+	c := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	req, _ := http.NewRequest(http.MethodPost, n.URL+"/ui/login", strings.NewReader(url.Values{"token": {token}}.Encode()))
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.Header.Set("Origin", n.URL)
+	resp, err := c.Do(req)
+	require.NoError(t, err)
+	resp.Body.Close()
+	return resp.StatusCode
+}
+
+// signInHTTP signs in over plain HTTP and returns the session cookie and
+// the CSRF token of a page.
+func signInHTTP(t *testing.T, n *node) (*http.Cookie, string) {
+	t.Helper()
+	c := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	req, _ := http.NewRequest(http.MethodPost, n.URL+"/ui/login", strings.NewReader(url.Values{"token": {n.Token}}.Encode()))
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.Header.Set("Origin", n.URL)
+	resp, err := c.Do(req)
+	require.NoError(t, err)
+	resp.Body.Close()
+	require.Equal(t, http.StatusSeeOther, resp.StatusCode)
+	cookies := resp.Cookies()
+	require.Len(t, cookies, 1)
+	req, _ = http.NewRequest(http.MethodGet, n.URL+"/ui/parked", nil)
+	req.AddCookie(cookies[0])
+	resp, err = c.Do(req)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	page, _ := io.ReadAll(resp.Body)
+	_, rest, ok := strings.Cut(string(page), `name="csrf" value="`)
+	require.True(t, ok, "the page carries a CSRF token")
+	csrf, _, _ := strings.Cut(rest, `"`)
+	return cookies[0], csrf
+}
