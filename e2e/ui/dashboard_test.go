@@ -348,3 +348,79 @@ func signInHTTP(t *testing.T, n *node) (*http.Cookie, string) {
 	csrf, _, _ := strings.Cut(rest, `"`)
 	return cookies[0], csrf
 }
+
+// TestDashboardStreamsEndAtShutdown: an open dashboard stream does not
+// hold a node's graceful stop: SIGTERM ends the stream and the process
+// exits cleanly. (No browser needed.)
+func TestDashboardStreamsEndAtShutdown(t *testing.T) {
+	if binary == "" {
+		needBrowser(t) // TestMain builds the binary only where the browser tests run
+	}
+	n := &node{Node: e2etest.Start(t, binary, t.TempDir()), t: t}
+	cookie, _ := signInHTTP(t, n)
+	req, _ := http.NewRequest(http.MethodGet, n.URL+"/ui/sentinels/events", nil)
+	req.Header.Set("Accept", "text/event-stream")
+	req.AddCookie(cookie)
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	first := make([]byte, 64)
+	_, err = io.ReadAtLeast(resp.Body, first, 8)
+	require.NoError(t, err, "the stream sends at once")
+
+	took, err := n.Stop(30 * time.Second)
+	require.NoError(t, err, "the node stops cleanly with a dashboard stream open\n%s", n.Logs.String())
+	t.Logf("stopped in %s", took)
+	_, err = io.Copy(io.Discard, resp.Body)
+	require.NoError(t, err, "the stream ended with the node")
+}
+
+// TestDashboardPagesAnswer: every page answers a signed-in request
+// against a real node with what it is for (the browser test walks the
+// sentinels, session and parked pages; these are the rest), and an
+// unknown sentinel is a 404 page. (No browser needed.)
+func TestDashboardPagesAnswer(t *testing.T) {
+	if binary == "" {
+		needBrowser(t)
+	}
+	n := &node{Node: e2etest.Start(t, binary, t.TempDir()), t: t}
+	code, out := n.api(http.MethodPost, "/sessions", map[string]any{"id": "pages-s1"})
+	require.Equal(t, http.StatusCreated, code, "%v", out)
+	code, out = n.api(http.MethodPost, "/follows", map[string]any{"follower": "pages-s1", "selector": map[string]any{"sessionIds": []string{"pages-s2"}}})
+	require.Equal(t, http.StatusCreated, code, "%v", out)
+	id := n.createSentinel(map[string]any{"subject": "github:acme/widgets#9", "sessionId": "pages-s1", "provider": "fake"})
+	n.push(id, "evt_pages_1", "github.check_suite.completed", "github:acme/widgets#9", "CI on widgets#9", false)
+	bustest.Eventually(t, 30*time.Second, func() bool {
+		code, _ := n.api(http.MethodGet, "/events/evt_pages_1", nil)
+		return code == http.StatusOK
+	}, "the event is journaled")
+
+	cookie, _ := signInHTTP(t, n)
+	get := func(path string) (int, string) {
+		req, _ := http.NewRequest(http.MethodGet, n.URL+path, nil)
+		req.AddCookie(cookie)
+		resp, err := http.DefaultClient.Do(req)
+		require.NoError(t, err)
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	for path, want := range map[string]string{
+		"/ui/sessions":        `href="/ui/sessions/pages-s1"`,
+		"/ui/follows":         `href="/ui/sessions/pages-s1"`,
+		"/ui/adapters":        `data-slug="fake"`,
+		"/ui/cluster":         "A single node",
+		"/ui/sentinels/" + id: "evt_pages_1",
+		"/ui/sentinels/" + id + "?event=evt_pages_1": `<span class="badge d-delivered">delivered</span>`,
+		"/ui/sentinels?provider=fake&q=widgets%239":  `data-id="` + id + `"`,
+	} {
+		code, body := get(path)
+		require.Equal(t, http.StatusOK, code, "%s\n%s", path, body)
+		require.Contains(t, body, want, path)
+		require.NotContains(t, body, `id="page-error"`, path)
+	}
+	code, body := get("/ui/sentinels/sen_01NOPE")
+	require.Equal(t, http.StatusNotFound, code)
+	require.Contains(t, body, `id="page-error"`)
+}

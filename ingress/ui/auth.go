@@ -128,6 +128,18 @@ func (s *signer) verify(value string) (session, error) {
 	return sess, nil
 }
 
+// live reports whether a verified session is still good now: not expired
+// and not signed out since (open streams ask on every refresh).
+func (s *signer) live(sess session) bool {
+	if !s.now().Before(sess.expires) {
+		return false
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	_, gone := s.revoked[sess.nonce]
+	return !gone
+}
+
 // revoke signs a session out on this node.
 func (s *signer) revoke(sess session) {
 	now := s.now()

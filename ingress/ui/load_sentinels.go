@@ -11,8 +11,12 @@ import (
 	"github.com/agentproto/sentinel/ingress/api"
 )
 
-// maxQuery bounds the free-text search.
-const maxQuery = 200
+// maxQuery bounds the free-text search; maxRows bounds the rows the
+// sentinels table shows (the filters narrow the rest).
+const (
+	maxQuery = 200
+	maxRows  = 500
+)
 
 // sentinelFilter is the sentinels page's query: status, provider, session
 // (exact filters of the API) and q, a case-insensitive search over the
@@ -35,8 +39,12 @@ type sentinelRow struct {
 
 // sentinelsData is the sentinels page's data.
 type sentinelsData struct {
-	Filter    sentinelFilter
-	Rows      []sentinelRow
+	Filter sentinelFilter
+	Rows   []sentinelRow
+	// Matched counts the sentinels the filters and the search select
+	// (Rows holds at most maxRows of them); Total those the filters
+	// select.
+	Matched   int
 	Total     int
 	Statuses  []string
 	Providers []string
@@ -74,7 +82,10 @@ func (h *Handler) loadSentinels(r *http.Request) (string, any, error) {
 			row.Subjects = append(row.Subjects, c.Subject)
 		}
 		if needle == "" || matches(needle, v, row.Subjects) {
-			d.Rows = append(d.Rows, row)
+			d.Matched++
+			if len(d.Rows) < maxRows {
+				d.Rows = append(d.Rows, row)
+			}
 		}
 	}
 	d.Total = len(page.Sentinels)

@@ -43,7 +43,7 @@ func (h *Handler) viewFor(p page, r *http.Request) (view, int) {
 	title, data, err := p.load(r)
 	v := view{Title: title, Nav: p.nav, CSRF: h.signer.csrf(sessionOf(r)), Data: data}
 	if len(p.regions) > 0 {
-		v.Stream = r.URL.Path + "/events"
+		v.Stream = r.URL.EscapedPath() + "/events"
 		if r.URL.RawQuery != "" {
 			v.Stream += "?" + r.URL.RawQuery
 		}

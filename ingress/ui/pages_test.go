@@ -157,3 +157,22 @@ func TestUIReplayButton(t *testing.T) {
 	require.Contains(t, a.body, "Replayed prk_7: delivered")
 	require.Equal(t, []string{"prk_7+force"}, d.jr.replays())
 }
+
+// TestUIStreamEndsAtSignOut: a session's open stream says "expired" and
+// ends once the session signs out.
+func TestUIStreamEndsAtSignOut(t *testing.T) {
+	d := newDash(t, false)
+	c := d.client()
+	csrf := d.signIn(c)
+	s := d.openStream(c, "/ui/sentinels/events")
+	s.waitRegion("region-sentinels", func(string) bool { return true })
+	require.Equal(t, http.StatusOK, d.do(c, http.MethodPost, "/ui/logout", "self", url.Values{"csrf": {csrf}}).status)
+	var expired bool
+	for s.sc.Scan() {
+		if s.sc.Text() == "event: expired" {
+			expired = true
+		}
+	}
+	require.NoError(t, s.sc.Err())
+	require.True(t, expired, "the stream said the session ended")
+}

@@ -24,7 +24,8 @@ type regionEvent struct {
 // page's data every Refresh (every p.every refreshes) and sends a "region" event for each live region
 // whose rendering changed (all of them first, so a page rendered a moment
 // before catches up). The page's script swaps the region in. It ends when
-// the client goes, the node stops (Close), or the session expires; past
+// the client goes, the node stops (Close), or the session expires or is
+// signed out (an "expired" event first); past
 // MaxStreams open streams it answers 429.
 func (h *Handler) stream(p page) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
@@ -55,7 +56,7 @@ func (h *Handler) stream(p page) http.HandlerFunc {
 		defer tick.Stop()
 		idle := time.Now()
 		for n := 0; ; n++ {
-			if !h.cfg.Now().Before(sess.expires) {
+			if !h.signer.live(sess) {
 				_, _ = fmt.Fprint(w, "event: expired\ndata: {}\n\n")
 				fl.Flush()
 				return
