@@ -179,11 +179,8 @@ func TestDashboardInABrowser(t *testing.T) {
 
 // TestDashboardStreamsEndAtShutdown: an open dashboard stream does not
 // hold a node's graceful stop: SIGTERM ends the stream and the process
-// exits cleanly. (No browser needed.)
+// exits cleanly. (No browser needed: it runs without chromium.)
 func TestDashboardStreamsEndAtShutdown(t *testing.T) {
-	if binary == "" {
-		needBrowser(t) // TestMain builds the binary only where the browser tests run
-	}
 	n := &node{Node: e2etest.Start(t, binary, t.TempDir()), t: t}
 	cookie, _ := signInHTTP(t, n)
 	req, _ := http.NewRequest(http.MethodGet, n.URL+"/ui/sentinels/events", nil)
@@ -207,11 +204,8 @@ func TestDashboardStreamsEndAtShutdown(t *testing.T) {
 // TestDashboardPagesAnswer: every page answers a signed-in request
 // against a real node with what it is for (the browser test walks the
 // sentinels, session and parked pages; these are the rest), and an
-// unknown sentinel is a 404 page. (No browser needed.)
+// unknown sentinel is a 404 page. (No browser needed: it runs without chromium.)
 func TestDashboardPagesAnswer(t *testing.T) {
-	if binary == "" {
-		needBrowser(t)
-	}
 	n := &node{Node: e2etest.Start(t, binary, t.TempDir()), t: t}
 	code, out := n.api(http.MethodPost, "/sessions", map[string]any{"id": "pages-s1"})
 	require.Equal(t, http.StatusCreated, code, "%v", out)

@@ -1,7 +1,7 @@
 // Package ui_test drives the web dashboard of the built sentinel binary
 // in a real headless Chromium (chromedp): sign-in, live updates over SSE,
 // replay, sign-out and the refusal of cross-site writes. Without chromium
-// on PATH the tests skip, except with CI=true, where they fail.
+// on PATH the browser test skips, except with CI=true, where it fails.
 package ui_test
 
 import (
@@ -29,18 +29,15 @@ func TestMain(m *testing.M) {
 			break
 		}
 	}
-	if chromium != "" {
-		bin, cleanup, err := e2etest.Build()
-		if err != nil {
-			fmt.Fprintln(os.Stderr, err)
-			os.Exit(1)
-		}
-		binary = bin
-		code := m.Run()
-		cleanup()
-		os.Exit(code)
+	bin, cleanup, err := e2etest.Build()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
 	}
-	os.Exit(m.Run())
+	binary = bin
+	code := m.Run()
+	cleanup()
+	os.Exit(code)
 }
 
 // needBrowser skips the test without a browser, or fails it with CI=true.
