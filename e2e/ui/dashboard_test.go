@@ -72,6 +72,15 @@ func TestDashboardInABrowser(t *testing.T) {
 	requireNotReloaded(t, tab)
 	require.Contains(t, text(t, tab, `tr[data-id="`+id+`"]`), "widgets PR")
 
+	// A keyboard user's focus survives a live update of the table.
+	link := `a[href="/ui/sentinels/` + id + `"]`
+	step(t, tab, "focus the sentinel's link", chromedp.Focus(chromedp.CSS(link)))
+	other := n.createSentinel(map[string]any{"subject": "github:acme/sprockets#3", "sessionId": "ui-s3", "provider": "fake"})
+	step(t, tab, "the table updates", chromedp.WaitVisible(chromedp.CSS(`tr[data-id="`+other+`"]`)))
+	require.Equal(t, "/ui/sentinels/"+id, eval(t, tab, `document.activeElement ? (document.activeElement.getAttribute("href") || "") : ""`),
+		"the focus stays on the same link")
+	requireNotReloaded(t, tab)
+
 	// An event pushed to the fake provider appears live in the inbox view;
 	// its hostile summary is shown as text.
 	step(t, tab, "open the session's inbox",

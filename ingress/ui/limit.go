@@ -85,19 +85,20 @@ func (l *loginLimiter) entry(key string, now time.Time, create bool) *failures {
 		return f
 	}
 	if !create {
-		if f, ok := l.m[overflowKey]; ok && len(l.m) >= maxClients {
+		if f, ok := l.m[overflowKey]; ok && len(l.m) >= maxClients-1 {
 			return f
 		}
 		return nil
 	}
-	if len(l.m) >= maxClients {
+	// One slot stays for the overflow bucket.
+	if len(l.m) >= maxClients-1 {
 		for k, f := range l.m {
 			if now.Sub(f.start) >= failureWindow {
 				delete(l.m, k)
 			}
 		}
 	}
-	if len(l.m) >= maxClients {
+	if len(l.m) >= maxClients-1 {
 		key = overflowKey
 		if f, ok := l.m[key]; ok {
 			return f
