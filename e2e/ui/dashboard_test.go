@@ -135,7 +135,7 @@ func TestDashboardInABrowser(t *testing.T) {
 	step(t, tab, "a phone's viewport", chromedp.EmulateViewport(390, 844))
 	require.Equal(t, "fits", eval(t, tab, `document.documentElement.scrollWidth <= window.innerWidth ? "fits" : "overflows by " + (document.documentElement.scrollWidth - window.innerWidth)`))
 	step(t, tab, "a desktop's viewport", chromedp.EmulateViewport(1280, 860))
-	shot, err := chromedp.Run(tab, chromedp.CaptureScreenshot())
+	shot, err := chromedp.Run(tab, chromedp.Screenshot(chromedp.CSS("body")))
 	require.NoError(t, err)
 	path := os.Getenv("SENTINEL_UI_SCREENSHOT")
 	if path == "" {
