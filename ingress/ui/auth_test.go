@@ -198,3 +198,32 @@ func TestUIWritesNeedCSRFAndSameOrigin(t *testing.T) {
 	require.Equal(t, http.StatusSeeOther, resp.StatusCode)
 	require.Equal(t, http.StatusOK, d.do(other, http.MethodGet, "/ui/sentinels", "", nil).status)
 }
+
+// TestUICookieWorksOnEveryNodeOfTheService: the nodes of one service
+// share the API token, so a session signed in on one node is accepted by
+// another (its CSRF token too). A node of another token refuses it
+// (TestUISessionCookieChecks).
+func TestUICookieWorksOnEveryNodeOfTheService(t *testing.T) {
+	a, b := newDash(t, false), newDash(t, false)
+	c := a.client()
+	csrf := a.signIn(c)
+	ua, _ := url.Parse(a.srv.URL + "/ui/")
+	cookie := c.Jar.Cookies(ua)[0]
+
+	req, _ := http.NewRequest(http.MethodGet, b.srv.URL+"/ui/sentinels", nil)
+	req.AddCookie(cookie)
+	resp, err := b.srv.Client().Transport.RoundTrip(req)
+	require.NoError(t, err)
+	resp.Body.Close()
+	require.Equal(t, http.StatusOK, resp.StatusCode, "another node of the service accepts the session")
+
+	form := url.Values{"csrf": {csrf}}
+	req, _ = http.NewRequest(http.MethodPost, b.srv.URL+"/ui/logout", strings.NewReader(form.Encode()))
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.Header.Set("Origin", b.srv.URL)
+	req.AddCookie(cookie)
+	resp, err = b.srv.Client().Transport.RoundTrip(req)
+	require.NoError(t, err)
+	resp.Body.Close()
+	require.Equal(t, http.StatusOK, resp.StatusCode, "and its CSRF token")
+}
