@@ -96,6 +96,9 @@ func TestImportRules(t *testing.T) {
 			if under(me, "ingress") && under(dep, "runtime") {
 				fail("ingress/** never imports runtime/**")
 			}
+			if me == "ingress/ui" && dep != "" && dep != "ingress/api" {
+				fail("ingress/ui (the dashboard) imports only ingress/api and the domain package of the module")
+			}
 			if me == "ingress/mcpevents" && dep != "" {
 				fail("ingress/mcpevents (the MCP Events JSON-RPC layer) imports only the domain package of the module")
 			}

@@ -48,6 +48,10 @@ type Routes struct {
 	// Raw routes are behind the bearer token with no body limit (metrics,
 	// streams; the MCP transport caps its own POST bodies).
 	Raw []Mounter
+	// UI routes (the dashboard at /ui) are behind the Host and Origin
+	// checks but not the bearer token: they authenticate with their own
+	// session cookie and CSRF tokens, and cap their own form bodies.
+	UI []Mounter
 }
 
 // Server is the node's HTTP server.
@@ -63,8 +67,8 @@ type Server struct {
 // Every other route passes, in order: the Host check (403
 // forbidden_host), the cross-origin check of state-changing requests (403
 // forbidden_origin), the body read deadline, then its group: Public (push
-// ingress), or the bearer token (401) with the body cap (API) or without
-// it (Raw: streams, MCP, metrics).
+// ingress), the dashboard's cookie (UI), or the bearer token (401) with
+// the body cap (API) or without it (Raw: streams, MCP, metrics).
 func NewHandler(cfg Config, health api.Health, routes Routes, log *slog.Logger) http.Handler {
 	if cfg.MaxBodyBytes <= 0 {
 		cfg.MaxBodyBytes = 1 << 20
@@ -99,6 +103,9 @@ func NewHandler(cfg Config, health api.Health, routes Routes, log *slog.Logger) 
 				m(p)
 			}
 		})
+		for _, m := range routes.UI {
+			m(c)
+		}
 		c.Group(func(g chi.Router) {
 			g.Use(BearerAuth(cfg.Token))
 			g.Group(func(a chi.Router) {

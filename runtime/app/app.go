@@ -248,6 +248,11 @@ func (a *App) wire(ctx context.Context) error {
 	routes.Public = append(routes.Public, in.Mount)
 	routes.API = append(routes.API, func(r chi.Router) { httpapi.SentinelRoutes(r, sapi) })
 	routes.API = append(routes.API, func(r chi.Router) { httpapi.ClusterRoutes(r, clusterAPI{a}) })
+	dashboard, err := a.wireUI(sapi) // ui.go
+	if err != nil {
+		return err
+	}
+	routes.UI = append(routes.UI, dashboard)
 	hosts, err := ingress.NewHostPolicy(a.Cfg.AllowedHosts, a.Cfg.PublicURL)
 	if err != nil {
 		return err

@@ -1,0 +1,158 @@
+package ui
+
+import (
+	"errors"
+	"net/http"
+	"slices"
+
+	"github.com/go-chi/chi/v5"
+
+	"github.com/agentproto/sentinel"
+	"github.com/agentproto/sentinel/ingress/api"
+)
+
+// inboxShown is how many of an inbox's newest messages the session page
+// shows; inboxPages bounds how many pages of 200 it reads to find them.
+const (
+	inboxShown = 100
+	inboxPage  = 200
+	inboxPages = 10
+)
+
+// loadSessions reads the session registry.
+func (h *Handler) loadSessions(r *http.Request) (string, any, error) {
+	if h.cfg.Sessions == nil {
+		return "Sessions", nil, errUnavailable
+	}
+	list, err := h.cfg.Sessions.List(r.Context())
+	return "Sessions", list, err
+}
+
+// sessionData is the session page's data: the session and its inbox's
+// newest messages (oldest first).
+type sessionData struct {
+	Session  api.Session
+	Messages []api.Message
+	// Total is how many messages were read; Truncated when more exist
+	// than the page read.
+	Total     int
+	Truncated bool
+}
+
+// loadSession reads one session and its inbox, without moving its read
+// cursor.
+func (h *Handler) loadSession(r *http.Request) (string, any, error) {
+	if h.cfg.Sessions == nil || h.cfg.Inboxes == nil {
+		return "Session", nil, errUnavailable
+	}
+	id := chi.URLParam(r, "id")
+	if !sentinel.ValidSessionID(id) {
+		return "Session", nil, sentinel.Errorf(sentinel.CodeInvalidSessionID, "not a session id")
+	}
+	s, err := h.cfg.Sessions.Get(r.Context(), id)
+	var de *sentinel.Error
+	if errors.As(err, &de) && de.Code == sentinel.CodeSessionNotFound {
+		// Sentinels deliver to a session id whether or not it registered:
+		// its inbox is still worth showing.
+		s, err = api.Session{ID: id, Status: "not registered"}, nil
+	}
+	if err != nil {
+		return "Session", nil, err
+	}
+	d := sessionData{Session: s}
+	var after uint64
+	for i := 0; i < inboxPages; i++ {
+		cur := after
+		pg, err := h.cfg.Inboxes.Read(r.Context(), api.InboxQuery{SessionID: id, After: &cur, Limit: inboxPage})
+		if err != nil {
+			return "Session " + id, d, err
+		}
+		d.Messages = append(d.Messages, pg.Messages...)
+		if len(d.Messages) > inboxShown {
+			d.Messages = slices.Clone(d.Messages[len(d.Messages)-inboxShown:])
+		}
+		d.Total += len(pg.Messages)
+		if len(pg.Messages) < inboxPage || pg.Next <= after {
+			break
+		}
+		after = pg.Next
+		d.Truncated = i == inboxPages-1
+	}
+	return "Session " + id, d, nil
+}
+
+// loadFollows reads every session follow.
+func (h *Handler) loadFollows(r *http.Request) (string, any, error) {
+	if h.cfg.Follows == nil {
+		return "Follows", nil, errUnavailable
+	}
+	list, err := h.cfg.Follows.List(r.Context(), "")
+	return "Follows", list, err
+}
+
+// parkedShown is how many parked records the parked page lists.
+const parkedShown = 200
+
+// loadParked reads the parked journal (?sentinel= narrows it).
+func (h *Handler) loadParked(r *http.Request) (string, any, error) {
+	id := r.URL.Query().Get("sentinel")
+	if len(id) > 200 {
+		return "Parked events", nil, sentinel.Errorf(sentinel.CodeInvalidInput, "sentinel id too long")
+	}
+	list, err := h.cfg.Sentinels.Parked(r.Context(), id, parkedShown)
+	return "Parked events", list, err
+}
+
+// replay re-runs a parked event (POST /ui/parked/{id}/replay, behind
+// write; form field force=on to override the post-mortem rule) and
+// answers the parked page with the outcome.
+func (h *Handler) replay(w http.ResponseWriter, r *http.Request) {
+	p := h.parkedPage()
+	if h.cfg.Journal == nil {
+		v, _ := h.viewFor(p, r)
+		v.Error = "This node cannot replay (no decision journal)."
+		h.tmpl.render(w, p.tmpl, http.StatusNotFound, v)
+		return
+	}
+	id := chi.URLParam(r, "id")
+	res, err := h.cfg.Journal.Replay(r.Context(), id, r.PostForm.Get("force") == "on")
+	v, status := h.viewFor(p, r)
+	v.Stream = "/ui/parked/events"
+	if err != nil {
+		status, v.Error = errorText(err)
+	} else {
+		v.Notice = "Replayed " + res.ParkID + ": " + res.Decision
+		if res.Reason != "" {
+			v.Notice += " (" + res.Reason + ")"
+		}
+		if res.Session != "" {
+			v.Notice += ", to session " + res.Session
+		}
+	}
+	h.tmpl.render(w, p.tmpl, status, v)
+}
+
+// loadAdapters reads the providers and their readiness.
+func (h *Handler) loadAdapters(r *http.Request) (string, any, error) {
+	list, err := h.cfg.Sentinels.Adapters(r.Context())
+	return "Adapters", list, err
+}
+
+// loadCluster reads the cluster view (a single node shows itself).
+func (h *Handler) loadCluster(r *http.Request) (string, any, error) {
+	if h.cfg.Cluster == nil {
+		return "Cluster", nil, errUnavailable
+	}
+	v, err := h.cfg.Cluster.View(r.Context())
+	return "Cluster", v, err
+}
+
+// parkedPage is the parked page's entry of pages.
+func (h *Handler) parkedPage() page {
+	for _, p := range h.pages() {
+		if p.tmpl == "parked" {
+			return p
+		}
+	}
+	panic("ui: no parked page") // pages lists it
+}
