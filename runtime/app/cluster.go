@@ -19,6 +19,17 @@ func (a *App) newClusterNode(cfg Config) *cluster.Node {
 	ccfg := cluster.DefaultConfig(a.Bus.Cfg.MemberTTL, a.Bus.Cfg.LeaseTTL)
 	n := &cluster.Node{Name: cfg.Node.Name, Nodes: a.Bus.Nodes, Leases: a.Bus.Leases, Cfg: ccfg,
 		Log: a.Log.With("component", "cluster"), Now: a.now}
+	// A poll partition taken over (from a dead node, or at a join) is
+	// polled at once, not at the next tick: the handover costs the lease's
+	// lapse, not a tick more.
+	n.OnAcquire = func(item string) {
+		if !cluster.IsPollItem(item) || a.Loop == nil {
+			return
+		}
+		a.Loop.KickKeys(func(key string) bool {
+			return cluster.PollItem(cluster.PollPartition(key, ccfg.PollPartitions)) == item
+		})
+	}
 	if a.nats != nil {
 		n.Self.ClientURL = a.nats.ClientURL()
 		srv := a.nats

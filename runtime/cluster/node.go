@@ -84,6 +84,10 @@ type Node struct {
 	// leader died), not a partition, and the node stays writable for up to
 	// ElectionGrace.
 	InMajority func() bool
+	// OnAcquire, when set, hears of each lease this node newly takes (a
+	// poll partition a dead node held, say), on the membership goroutine:
+	// it must not block.
+	OnAcquire func(item string)
 
 	mu       sync.Mutex
 	members  []string
@@ -296,6 +300,9 @@ func (n *Node) review(ctx context.Context, item string, members []string) {
 		n.since[item] = sent.UTC()
 		n.mu.Unlock()
 		n.keep(item, rev, sent)
+		if n.OnAcquire != nil {
+			n.OnAcquire(item)
+		}
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -77,7 +78,12 @@ type Loop struct {
 
 	tick sync.Mutex
 	kick chan struct{}
-	once sync.Once
+	// kicked holds what the pending kicks asked for: a whole tick (full)
+	// or the sentinels of some poll keys only (targets).
+	kickMu  sync.Mutex
+	full    bool
+	targets []func(key string) bool
+	once    sync.Once
 	// sweepKick asks the cancel worker for a tombstone sweep; workerUp is
 	// set while Run's worker runs (see cancels.go).
 	sweepKick chan struct{}
@@ -99,9 +105,10 @@ func (l *Loop) init() {
 }
 
 // Run ticks until ctx ends: after each tick it recomputes the interval and
-// waits for it (or a Kick). It owns the cancel worker (cancels.go), which
-// it starts with a sweep and stops, cancelling the cancels in flight,
-// before it returns.
+// waits for it (or a Kick). A KickKeys polls its sentinels at once
+// without moving the next tick. Run owns the cancel worker (cancels.go),
+// which it starts with a sweep and stops, cancelling the cancels in
+// flight, before it returns.
 func (l *Loop) Run(ctx context.Context) error {
 	l.init()
 	stopCancels := l.startCancels(ctx)
@@ -111,11 +118,21 @@ func (l *Loop) Run(ctx context.Context) error {
 		if l.OnInterval != nil {
 			l.OnInterval(d)
 		}
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-l.After(d):
-		case <-l.kick:
+		timer := l.After(d)
+		for waiting := true; waiting; {
+			select {
+			case <-ctx.Done():
+				return nil
+			case <-timer:
+				waiting = false
+			case <-l.kick:
+				full, targets := l.takeKicks()
+				if full {
+					waiting = false
+				} else if len(targets) > 0 {
+					l.pollKeys(ctx, targets)
+				}
+			}
 		}
 		l.TryTick(ctx)
 	}
@@ -124,9 +141,62 @@ func (l *Loop) Run(ctx context.Context) error {
 // Kick makes Run tick now instead of waiting out its interval.
 func (l *Loop) Kick() {
 	l.init()
+	l.kickMu.Lock()
+	l.full = true
+	l.kickMu.Unlock()
+	l.signal()
+}
+
+// KickKeys makes Run poll, at once, the owned sentinels whose poll key
+// match accepts (the partition a node just took over from a dead one),
+// leaving the rest to their tick.
+func (l *Loop) KickKeys(match func(key string) bool) {
+	l.init()
+	l.kickMu.Lock()
+	l.targets = append(l.targets, match)
+	l.kickMu.Unlock()
+	l.signal()
+}
+
+func (l *Loop) signal() {
 	select {
 	case l.kick <- struct{}{}:
 	default:
+	}
+}
+
+func (l *Loop) takeKicks() (full bool, targets []func(string) bool) {
+	l.kickMu.Lock()
+	defer l.kickMu.Unlock()
+	full, targets = l.full, l.targets
+	l.full, l.targets = false, nil
+	return full, targets
+}
+
+// pollKeys polls the owned, pollable sentinels whose poll key any of
+// targets accepts, as one tick (sharing its fetches).
+func (l *Loop) pollKeys(ctx context.Context, targets []func(string) bool) {
+	l.tick.Lock()
+	defer l.tick.Unlock()
+	own := l.owner()
+	if own.Writable() != nil {
+		return
+	}
+	recs, err := l.Store.List(ctx)
+	if err != nil {
+		l.Log.Warn("poll: list sentinels failed", "err", err)
+		return
+	}
+	ctx = providers.WithTick(ctx)
+	for _, r := range recs {
+		if ctx.Err() != nil {
+			return
+		}
+		key := pollKey(r)
+		if !r.Status.Pollable() || !own.OwnsPoll(key) || !slices.ContainsFunc(targets, func(m func(string) bool) bool { return m(key) }) {
+			continue
+		}
+		l.pollOne(ctx, r)
 	}
 }
 

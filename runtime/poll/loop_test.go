@@ -3,6 +3,7 @@ package poll_test
 import (
 	"context"
 	"errors"
+	"sync"
 	"testing"
 	"time"
 
@@ -132,4 +133,55 @@ func TestSoftFailureIsRecordedWhileTheCursorMoves(t *testing.T) {
 	e.Fake.FailSoft("")
 	e.Loop.PollNow(context.Background())
 	require.Empty(t, e.Get(rec.ID).LastError, "a healthy poll clears lastError")
+}
+
+// keysOwner owns the poll keys in owned (a node's view of its leases).
+type keysOwner struct {
+	mu    sync.Mutex
+	owned map[string]bool
+}
+
+func (o *keysOwner) set(key string) { o.mu.Lock(); o.owned[key] = true; o.mu.Unlock() }
+func (o *keysOwner) OwnsPoll(key string) bool {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.owned[key]
+}
+func (o *keysOwner) OwnsJob(string) bool { return false }
+func (o *keysOwner) Writable() error     { return nil }
+
+// A partition taken over is polled at once by KickKeys, and only its
+// sentinels: the others wait for their tick, which the kick does not move.
+func TestKickKeysPollsATakenOverPartitionAtOnceAndNothingElse(t *testing.T) {
+	e := runtimetest.Start(t, runtimetest.Options{})
+	fire := make(chan time.Time)
+	intervals := make(chan time.Duration, 16)
+	e.Loop.After = func(time.Duration) <-chan time.Time { return fire }
+	e.Loop.OnInterval = func(d time.Duration) { intervals <- d }
+	own := &keysOwner{owned: map[string]bool{"github:acme/kept": true}}
+	e.Loop.Owner = own
+	e.Watch(sentinel.WatchRequest{SessionID: "s1", Subject: "github:acme/kept#1", Types: []string{"*"}, Provider: "fake"})
+	e.Watch(sentinel.WatchRequest{SessionID: "s1", Subject: "github:acme/taken#2", Types: []string{"*"}, Provider: "fake"})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- e.Loop.Run(ctx) }()
+	<-intervals
+	e.Fake.Emit(runtimetest.Event("evt_kept", "a.b.c", "github:acme/kept#1", false), runtimetest.Event("evt_taken", "a.b.c", "github:acme/taken#2", false))
+
+	own.set("github:acme/taken")
+	e.Loop.KickKeys(func(key string) bool { return key == "github:acme/taken" })
+	msgs := e.WaitInbox("s1", 1)
+	require.Len(t, msgs, 1)
+	require.Contains(t, string(msgs[0].Data), "evt_taken")
+	select {
+	case d := <-intervals:
+		t.Fatalf("the kick rescheduled the tick (%s)", d)
+	default:
+	}
+
+	fire <- time.Time{} // the tick: the kept sentinel's turn
+	msgs = e.WaitInbox("s1", 2)
+	require.Contains(t, string(msgs[1].Data), "evt_kept")
+	cancel()
+	require.NoError(t, <-done)
 }
