@@ -1,8 +1,8 @@
 package cluster_test
 
 import (
-	"errors"
 	"context"
+	"errors"
 	"fmt"
 	"testing"
 	"time"

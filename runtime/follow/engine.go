@@ -157,7 +157,10 @@ func (e *Engine) deliver(ctx context.Context, follower string, entries []Entry) 
 		target = f.Follower
 	}
 	res, err := e.Resolver.Resolve(ctx, target, false)
-	if err != nil {
+	switch {
+	case errors.Is(err, sessions.ErrHomeUnreachable):
+		return e.park(ctx, followID, target, text, "follower "+target+" needs resuming, and its resume hook runs on its home node, which is down: "+err.Error())
+	case err != nil:
 		return e.park(ctx, followID, target, text, "reading the session registry failed: "+err.Error())
 	}
 	if res.Action != sessions.Deliver {
