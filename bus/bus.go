@@ -79,7 +79,7 @@ func Open(ctx context.Context, nc *nats.Conn, cfg Config) (*Bus, error) {
 		{jetstream.KeyValueConfig{Bucket: BucketSetup, Description: "provider setup ledger"}, &b.Setup},
 		{jetstream.KeyValueConfig{Bucket: BucketSessions, Description: "session registry"}, &b.Sessions},
 		{jetstream.KeyValueConfig{Bucket: BucketFollows, Description: "session follows"}, &b.Follows},
-		{jetstream.KeyValueConfig{Bucket: BucketLocks, Description: "short leases and locks", TTL: 5 * time.Minute}, &b.Locks},
+		{jetstream.KeyValueConfig{Bucket: BucketLocks, Description: "short leases and locks", TTL: LockTTL}, &b.Locks},
 		{jetstream.KeyValueConfig{Bucket: BucketCursors, Description: "read cursors"}, &b.Cursors},
 		{jetstream.KeyValueConfig{Bucket: BucketTombstone, Description: "provider cancels to retry"}, &b.Tombstone},
 		{jetstream.KeyValueConfig{Bucket: BucketNodes, Description: "live nodes (heartbeats; a key ages out MemberTTL after its node's last beat)", TTL: cfg.MemberTTL}, &b.Nodes},

@@ -1,9 +1,21 @@
 package bus
 
+import (
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+)
+
 // LocalLocks returns how many names the locker keeps an in-process lock
 // for (tests check that the map does not grow with every name ever used).
 func (l *Locker) LocalLocks() int {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return len(l.local)
+}
+
+// NewLockerOn is a locker over kv renewing every renew (tests use a
+// bucket with a short TTL).
+func NewLockerOn(kv jetstream.KeyValue, owner string, renew time.Duration) *Locker {
+	return &Locker{kv: kv, owner: owner, renew: renew, local: map[string]*localLock{}}
 }

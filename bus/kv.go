@@ -88,15 +88,22 @@ func (k *KV) Keys(ctx context.Context) ([]string, error) {
 	return out, nil
 }
 
+// LockTTL is the age of the locks bucket's keys: a lock whose holder
+// died is free after it. A live holder renews its key every LockTTL/3.
+const LockTTL = 30 * time.Second
+
 // Locker hands out named locks that hold across nodes: a lock is a key
-// created in the locks bucket (compare-and-set), released by deleting it;
-// the bucket's TTL frees a lock whose holder died. An in-process lock per
+// created in the locks bucket (compare-and-set), renewed while held
+// (compare-and-set on its revision) and released by deleting it; the
+// bucket's TTL frees a lock whose holder died. An in-process lock per
 // name keeps local contenders from spinning on the bucket; it is a
 // one-token channel (so waiting on it honours ctx) and is refcounted, so a
 // name's entry lives only while someone holds or waits for it.
 type Locker struct {
 	kv    jetstream.KeyValue
 	owner string
+	// renew is how often a held lock's key is rewritten (LockTTL/3).
+	renew time.Duration
 
 	mu    sync.Mutex
 	local map[string]*localLock // mu must be held
@@ -112,7 +119,7 @@ type localLock struct {
 // NewLocker returns a locker on the bus's locks bucket; owner identifies
 // this node in lock values.
 func (b *Bus) NewLocker(owner string) *Locker {
-	return &Locker{kv: b.Locks, owner: owner, local: map[string]*localLock{}}
+	return &Locker{kv: b.Locks, owner: owner, renew: LockTTL / 3, local: map[string]*localLock{}}
 }
 
 // Lock acquires the named lock, waiting until it is free or ctx ends (then
@@ -131,9 +138,11 @@ func (l *Locker) Lock(ctx context.Context, name string) (func(), error) {
 	for {
 		rev, err := l.kv.Create(ctx, key, []byte(l.owner))
 		if err == nil {
+			h := l.hold(key, rev)
 			var once sync.Once
 			return func() {
 				once.Do(func() {
+					rev := h.stop()
 					ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 					defer cancel()
 					_ = l.kv.Delete(ctx, key, jetstream.LastRevision(rev))
@@ -161,6 +170,49 @@ func (l *Locker) Lock(ctx context.Context, name string) (func(), error) {
 			wait *= 2
 		}
 	}
+}
+
+// holding renews one held lock's key until stopped.
+type holding struct {
+	quit chan struct{}
+	done chan struct{}
+	rev  uint64 // the key's revision; read after done is closed
+}
+
+// hold starts renewing key (created at rev) every l.renew.
+func (l *Locker) hold(key string, rev uint64) *holding {
+	h := &holding{quit: make(chan struct{}), done: make(chan struct{}), rev: rev}
+	go func() {
+		defer close(h.done)
+		t := time.NewTicker(l.renew)
+		defer t.Stop()
+		for {
+			select {
+			case <-h.quit:
+				return
+			case <-t.C:
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), l.renew)
+			nrev, err := l.kv.Update(ctx, key, []byte(l.owner), h.rev)
+			cancel()
+			switch {
+			case err == nil:
+				h.rev = nrev
+			case errors.Is(err, jetstream.ErrKeyExists), errors.Is(err, jetstream.ErrKeyRevisionMismatch),
+				errors.Is(err, jetstream.ErrKeyNotFound), errors.Is(err, jetstream.ErrKeyDeleted):
+				return // lapsed (a pause past LockTTL): never overwrite a successor
+			}
+			// Another error (an election): try again at the next renewal.
+		}
+	}()
+	return h
+}
+
+// stop ends the renewals and returns the key's last revision.
+func (h *holding) stop() uint64 {
+	close(h.quit)
+	<-h.done
+	return h.rev
 }
 
 // acquireLocal returns the name's local lock with one more reference.

@@ -8,8 +8,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats.go/jetstream"
 	"github.com/stretchr/testify/require"
 
+	"github.com/agentproto/sentinel/bus"
 	"github.com/agentproto/sentinel/bus/bustest"
 )
 
@@ -84,4 +86,41 @@ func TestLockerForgetsNamesNobodyHoldsOrWaitsFor(t *testing.T) {
 	defer cancel2()
 	_, err = l.Lock(wctx2, "busy")
 	require.ErrorIs(t, err, context.DeadlineExceeded)
+}
+
+// A held lock outlives its bucket's TTL (its holder renews it), still
+// excludes others all along, and frees when released; a lock whose holder
+// died (no renewals) frees by itself after the TTL.
+func TestHeldLocksAreRenewedDeadHoldersLapse(t *testing.T) {
+	env := bustest.Start(t)
+	ctx := context.Background()
+	kv, err := env.Bus.JS.CreateKeyValue(ctx, jetstream.KeyValueConfig{Bucket: "test_locks", TTL: time.Second})
+	require.NoError(t, err)
+	a := bus.NewLockerOn(kv, "node-a", 200*time.Millisecond)
+	b := bus.NewLockerOn(kv, "node-b", 200*time.Millisecond)
+
+	unlock, err := a.Lock(ctx, "repo")
+	require.NoError(t, err)
+	held := time.Now()
+	for time.Since(held) < 3*time.Second { // three TTLs
+		wctx, cancel := context.WithTimeout(ctx, 300*time.Millisecond)
+		_, err := b.Lock(wctx, "repo")
+		cancel()
+		require.ErrorIs(t, err, context.DeadlineExceeded, "the renewed lock still excludes after %s", time.Since(held))
+	}
+	unlock()
+	wctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	unlockB, err := b.Lock(wctx, "repo")
+	require.NoError(t, err, "released: the other node takes it")
+	unlockB()
+
+	// A holder that died: its key is never renewed, and lapses.
+	_, err = kv.Create(ctx, "lock.dead", []byte("node-gone"))
+	require.NoError(t, err)
+	wctx2, cancel2 := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel2()
+	unlockDead, err := a.Lock(wctx2, "dead")
+	require.NoError(t, err, "a dead holder's lock frees after the TTL")
+	unlockDead()
 }
