@@ -2,9 +2,7 @@ package app_test
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -39,17 +37,7 @@ func (s *syncBuffer) String() string {
 // startLoggedNode is startNode with the node's log kept.
 func startLoggedNode(t *testing.T) (*node, *syncBuffer) {
 	t.Helper()
-	logs := &syncBuffer{}
-	cfg := app.DefaultConfig()
-	cfg.Home = t.TempDir()
-	cfg.Listen = "127.0.0.1:0"
-	cfg.NATS.SyncAlways = false
-	cfg.Testing.FakeProvider = true
-	a, err := app.New(cfg, slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})))
-	require.NoError(t, err)
-	require.NoError(t, a.Start(context.Background()))
-	t.Cleanup(func() { _ = a.Stop(context.Background()) })
-	return &node{t: t, app: a}, logs
+	return startNodeLogged(t, func(*app.Config) {})
 }
 
 // Hooks carry secrets (tokens in a URL's query or userinfo, in a

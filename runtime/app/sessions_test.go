@@ -24,16 +24,32 @@ type node struct {
 
 func startNode(t *testing.T) *node {
 	t.Helper()
+	return startNodeWith(t, func(*app.Config) {})
+}
+
+// startNodeWith starts a node like startNode, with edit applied to its
+// configuration.
+func startNodeWith(t *testing.T, edit func(*app.Config)) *node {
+	t.Helper()
+	n, _ := startNodeLogged(t, edit)
+	return n
+}
+
+// startNodeLogged is startNodeWith keeping the node's log.
+func startNodeLogged(t *testing.T, edit func(*app.Config)) (*node, *syncBuffer) {
+	t.Helper()
+	logs := &syncBuffer{}
 	cfg := app.DefaultConfig()
 	cfg.Home = t.TempDir()
 	cfg.Listen = "127.0.0.1:0"
 	cfg.NATS.SyncAlways = false
 	cfg.Testing.FakeProvider = true
-	a, err := app.New(cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	edit(&cfg)
+	a, err := app.New(cfg, slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})))
 	require.NoError(t, err)
 	require.NoError(t, a.Start(context.Background()))
 	t.Cleanup(func() { _ = a.Stop(context.Background()) })
-	return &node{t: t, app: a}
+	return &node{t: t, app: a}, logs
 }
 
 func (n *node) req(method, path string, body any, hdr ...string) (*http.Response, []byte) {

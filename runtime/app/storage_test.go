@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"log/slog"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -21,31 +20,6 @@ import (
 	"github.com/agentproto/sentinel/bus/bustest"
 	"github.com/agentproto/sentinel/runtime/app"
 )
-
-// startNodeWith starts a node like startNode, with edit applied to its
-// configuration.
-func startNodeWith(t *testing.T, edit func(*app.Config)) *node {
-	t.Helper()
-	n, _ := startNodeLogged(t, edit)
-	return n
-}
-
-// startNodeLogged is startNodeWith keeping the node's log.
-func startNodeLogged(t *testing.T, edit func(*app.Config)) (*node, *syncBuffer) {
-	t.Helper()
-	logs := &syncBuffer{}
-	cfg := app.DefaultConfig()
-	cfg.Home = t.TempDir()
-	cfg.Listen = "127.0.0.1:0"
-	cfg.NATS.SyncAlways = false
-	cfg.Testing.FakeProvider = true
-	edit(&cfg)
-	a, err := app.New(cfg, slog.New(slog.NewTextHandler(logs, nil)))
-	require.NoError(t, err)
-	require.NoError(t, a.Start(context.Background()))
-	t.Cleanup(func() { _ = a.Stop(context.Background()) })
-	return &node{t: t, app: a}, logs
-}
 
 // postNote appends a human message to a session's inbox and returns the
 // status and error code of the answer.
