@@ -23,18 +23,21 @@ func (RealClock) Now() time.Time { return time.Now() }
 // AfterFunc wraps time.AfterFunc.
 func (RealClock) AfterFunc(d time.Duration, f func()) Timer { return time.AfterFunc(d, f) }
 
-// batch is one follower's pending entries.
+// batch is one follower's pending entries, and the callbacks of the
+// lifecycle messages that fed it (told once the batch is delivered).
 type batch struct {
 	entries []Entry
+	done    []func(ok bool)
 	timer   Timer
 }
 
 // Batcher coalesces entries per follower: the first entry starts a timer
 // of the follow's batchMs (0 = next tick) and later ones join; when it
-// fires the batch is removed and handed to flush.
+// fires the batch is removed and handed to flush, and every callback
+// given with its entries hears whether flush succeeded.
 type Batcher struct {
 	clock Clock
-	flush func(follower string, entries []Entry)
+	flush func(follower string, entries []Entry) error
 
 	mu      sync.Mutex
 	batches map[string]*batch
@@ -46,16 +49,23 @@ type Batcher struct {
 
 // NewBatcher returns a batcher calling flush (from the clock's timer
 // goroutine) for each due batch.
-func NewBatcher(clock Clock, flush func(follower string, entries []Entry)) *Batcher {
+func NewBatcher(clock Clock, flush func(follower string, entries []Entry) error) *Batcher {
 	return &Batcher{clock: clock, flush: flush, batches: map[string]*batch{}}
 }
 
 // Add puts e into follower's batch, collapsing it with an earlier entry of
 // its group.
-func (b *Batcher) Add(follower string, e Entry, batchMs int) {
+func (b *Batcher) Add(follower string, e Entry, batchMs int) { b.AddThen(follower, e, batchMs, nil) }
+
+// AddThen is Add, with done told (once) whether the batch that holds e was
+// delivered: false also when the batcher is closed and e was not taken.
+func (b *Batcher) AddThen(follower string, e Entry, batchMs int, done func(ok bool)) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.closed {
+		if done != nil {
+			done(false)
+		}
 		return
 	}
 	bt, ok := b.batches[follower]
@@ -65,6 +75,9 @@ func (b *Batcher) Add(follower string, e Entry, batchMs int) {
 		bt.timer = b.clock.AfterFunc(time.Duration(batchMs)*time.Millisecond, func() { b.Flush(follower) })
 	}
 	bt.entries = Collapse(bt.entries, e)
+	if done != nil {
+		bt.done = append(bt.done, done)
+	}
 }
 
 // Flush removes follower's batch now and delivers it (nothing for an empty
@@ -82,8 +95,12 @@ func (b *Batcher) Flush(follower string) {
 		return
 	}
 	defer b.inflight.Done()
+	var err error
 	if len(bt.entries) > 0 {
-		b.flush(follower, bt.entries)
+		err = b.flush(follower, bt.entries)
+	}
+	for _, d := range bt.done {
+		d(err == nil)
 	}
 }
 

@@ -44,6 +44,14 @@ type Engine struct {
 	// now: one node of a cluster consumes the lifecycle stream at a time,
 	// so one follower's entries batch on one node into one digest.
 	Owns func() bool
+	// AckWait is the lifecycle consumer's ack wait (default 30s): a message
+	// of a lost node is redelivered this long after its last in-progress
+	// mark, which the node sends every AckWait/3 while its batch waits.
+	AckWait time.Duration
+
+	held     *held
+	stopHeld context.CancelFunc
+	heldDone chan struct{}
 
 	mu      sync.Mutex
 	cc      jetstream.ConsumeContext
@@ -61,7 +69,7 @@ func NewEngine(store *Store, reg *sessions.Registry, res *sessions.Resolver, app
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	e := &Engine{Store: store, Registry: reg, Resolver: res, Append: appendFn, Park: pk, Log: log, clock: clock}
+	e := &Engine{Store: store, Registry: reg, Resolver: res, Append: appendFn, Park: pk, Log: log, clock: clock, held: newHeld()}
 	e.batcher = NewBatcher(clock, e.flushAsync)
 	return e
 }
@@ -86,11 +94,23 @@ func (e *Engine) Upsert(ctx context.Context, req Request, caller string) (Follow
 // Handle evaluates one lifecycle event: for each follower, the first
 // matching follow claims it and one entry joins that follower's batch.
 func (e *Engine) Handle(ctx context.Context, ev sessions.LifecycleEvent) error {
+	return e.HandleThen(ctx, ev, nil)
+}
+
+// HandleThen is Handle, with done (when set) told once every batch the
+// event joined was delivered or parked (ok), or one of them could not be
+// (not ok); at once, ok, when no follow claims it. It is not told when
+// HandleThen returns an error. The consumer acks the lifecycle message
+// only then, so a node lost with a batch pending loses nothing: the
+// message is redelivered to the node that takes the follow job over.
+func (e *Engine) HandleThen(ctx context.Context, ev sessions.LifecycleEvent, done func(ok bool)) error {
+	join := newCountdown(done)
 	follows, err := e.Store.List(ctx, "")
 	if err != nil {
 		return err
 	}
 	if len(follows) == 0 {
+		join.release(true)
 		return nil
 	}
 	cache := map[string]*sessions.Session{}
@@ -128,9 +148,14 @@ func (e *Engine) Handle(ctx context.Context, ev sessions.LifecycleEvent) error {
 			}
 			entry.Cwd = desc.Cwd
 		}
-		e.batcher.Add(f.Follower, entry, f.BatchMs)
+		join.add()
+		e.batcher.AddThen(f.Follower, entry, f.BatchMs, join.release)
 	}
-	return lookupErr
+	if lookupErr != nil {
+		return lookupErr // not told: the entries taken are delivered, the event retried
+	}
+	join.release(true)
+	return nil
 }
 
 // Flush delivers follower's pending batch now, on the calling goroutine.
@@ -138,12 +163,14 @@ func (e *Engine) Flush(follower string) { e.batcher.Flush(follower) }
 
 // flushAsync is the batcher's flush, run on the clock's timer goroutine
 // (the batcher's Close waits for it).
-func (e *Engine) flushAsync(follower string, entries []Entry) {
+func (e *Engine) flushAsync(follower string, entries []Entry) error {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	if err := e.deliver(ctx, follower, entries); err != nil {
+	err := e.deliver(ctx, follower, entries)
+	if err != nil {
 		e.Log.Error("follow digest not delivered", "follower", follower, "err", err)
 	}
+	return err
 }
 
 // deliver sends one digest: to the current follower of the claiming follow
@@ -201,18 +228,24 @@ func (e *Engine) park(ctx context.Context, followID, follower, text, reason stri
 // at once on a single node; in a cluster (Owns set) only while this node
 // owns the follow job, checked every second.
 func (e *Engine) Start(ctx context.Context, b *bus.Bus) error {
+	if e.AckWait <= 0 {
+		e.AckWait = 30 * time.Second
+	}
 	cons, err := b.Lifecycle.CreateOrUpdateConsumer(ctx, jetstream.ConsumerConfig{
 		Durable:       ConsumerName,
 		Description:   "session follows",
 		AckPolicy:     jetstream.AckExplicitPolicy,
 		DeliverPolicy: jetstream.DeliverNewPolicy,
-		AckWait:       30 * time.Second,
+		AckWait:       e.AckWait,
 		MaxDeliver:    5,
 	})
 	if err != nil {
 		return fmt.Errorf("follows: lifecycle consumer: %w", err)
 	}
 	e.cons = cons
+	hctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	e.stopHeld, e.heldDone = cancel, make(chan struct{})
+	go func() { defer close(e.heldDone); e.held.run(hctx, e.AckWait/3) }()
 	if e.Owns == nil {
 		return e.consume()
 	}
@@ -258,12 +291,24 @@ func (e *Engine) consume() error {
 		}
 		hctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
-		if err := e.Handle(hctx, ev); err != nil && !errors.Is(err, context.Canceled) {
-			e.Log.Warn("follow evaluation failed", "session", ev.SessionID, "kind", ev.Kind, "err", err)
+		// Acked once the digests it joined are delivered (or parked), not
+		// before: a node lost meanwhile loses nothing (held.go).
+		e.held.hold(m)
+		err := e.HandleThen(hctx, ev, func(ok bool) {
+			e.held.drop(m)
+			if ok {
+				_ = m.Ack()
+			} else {
+				_ = m.NakWithDelay(time.Second)
+			}
+		})
+		if err != nil {
+			e.held.drop(m)
+			if !errors.Is(err, context.Canceled) {
+				e.Log.Warn("follow evaluation failed", "session", ev.SessionID, "kind", ev.Kind, "err", err)
+			}
 			_ = m.NakWithDelay(time.Second)
-			return
 		}
-		_ = m.Ack()
 	})
 	if err != nil {
 		return fmt.Errorf("follows: consume lifecycle: %w", err)
@@ -297,4 +342,11 @@ func (e *Engine) Stop() {
 	}
 	e.stopConsuming()
 	e.batcher.Close()
+	if e.stopHeld != nil {
+		e.stopHeld()
+		<-e.heldDone
+	}
 }
+
+// Pending returns the followers with a batch waiting to be sent.
+func (e *Engine) Pending() []string { return e.batcher.Pending() }
