@@ -31,13 +31,6 @@ func (h *held) drop(m jetstream.Msg) {
 	h.mu.Unlock()
 }
 
-// count is how many messages are held.
-func (h *held) count() int {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	return len(h.msgs)
-}
-
 // run marks every held message in progress each interval until ctx ends.
 func (h *held) run(ctx context.Context, every time.Duration) {
 	t := time.NewTicker(every)
