@@ -42,7 +42,7 @@ func viewOf(t *testing.T, a *app.App) (api.ClusterView, error) {
 	return apiclient.Cluster{C: apiclient.New(a.URL(), a.Token)}.View(ctx)
 }
 
-// scrape reads the gauges of a node's /metrics.
+// scrape reads the cluster and storage gauges of a node's /metrics.
 func scrape(t *testing.T, a *app.App) map[string]float64 {
 	req, err := http.NewRequest(http.MethodGet, a.URL()+"/metrics", nil)
 	require.NoError(t, err)
@@ -55,7 +55,7 @@ func scrape(t *testing.T, a *app.App) map[string]float64 {
 	sc := bufio.NewScanner(resp.Body)
 	for sc.Scan() {
 		line := sc.Text()
-		if strings.HasPrefix(line, "sentinel_cluster_") {
+		if strings.HasPrefix(line, "sentinel_cluster_") || strings.HasPrefix(line, "sentinel_storage_") {
 			name, val, _ := strings.Cut(line, " ")
 			f, err := strconv.ParseFloat(val, 64)
 			require.NoError(t, err, line)

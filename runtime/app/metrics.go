@@ -21,6 +21,9 @@ type githubClient interface{ Client() *github.Client }
 func (a *App) refreshGauges(ctx context.Context) {
 	a.Workers.ReportPending(ctx)
 	a.refreshClusterGauges()
+	if a.storage != nil {
+		a.Metrics.SetStorage(a.storage.Err() != nil, a.storage.Restarts())
+	}
 	if info, err := a.Bus.Inbox.Info(ctx); err == nil {
 		a.Metrics.SetInboxDepth(float64(info.State.Msgs))
 	}
@@ -42,7 +45,7 @@ func (a *App) refreshGauges(ctx context.Context) {
 // write, and the leases it holds now.
 func (a *App) refreshClusterGauges() {
 	if a.Cluster == nil {
-		a.Metrics.SetCluster(1, a.Writable() == nil, a.pollPartitions(), len(cluster.Jobs))
+		a.Metrics.SetCluster(1, a.owner().Writable() == nil, a.pollPartitions(), len(cluster.Jobs))
 		return
 	}
 	polls, jobs := 0, 0
@@ -53,5 +56,5 @@ func (a *App) refreshClusterGauges() {
 			jobs++
 		}
 	}
-	a.Metrics.SetCluster(len(a.Cluster.LiveMembers()), a.Writable() == nil, polls, jobs)
+	a.Metrics.SetCluster(len(a.Cluster.LiveMembers()), a.owner().Writable() == nil, polls, jobs)
 }

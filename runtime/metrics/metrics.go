@@ -41,6 +41,7 @@ type Metrics struct {
 	consumerPending *prometheus.GaugeVec
 	inboxDepth      prometheus.Gauge
 	cluster         clusterGauges
+	storage         storageGauges
 }
 
 // New creates the metrics on a fresh registry (with Go and process
@@ -69,6 +70,8 @@ func New() *Metrics {
 	m.inboxDepth = prometheus.NewGauge(prometheus.GaugeOpts{Name: "sentinel_inbox_depth", Help: "Messages held in the inbox stream."})
 	m.cluster = newClusterGauges()
 	m.cluster.register(f)
+	m.storage = newStorageGauges()
+	m.storage.register(f)
 	m.initJournal()
 	for _, c := range []prometheus.Collector{m.JournalDropped, m.EventsPublished, m.EventsDuplicate, m.Delivered, m.Filtered, m.SeenDuplicates, m.InboxDuplicates, m.Parked, m.DeliveryRetries, m.Expired, m.PollDuration, m.PollErrors, m.InboundRequests, m.InboxMessages, m.FollowDigests, m.githubQuota, m.consumerPending, m.inboxDepth} {
 		f(c)
