@@ -84,9 +84,9 @@ func TestChaosSeededLocalRun(t *testing.T) {
 	require.Len(t, rep.Faults, len(rep.Schedule), "every planned fault was injected")
 	for i, f := range rep.Faults {
 		assert.Empty(t, f.Error, "fault %d", i)
-		assert.Equal(t, rep.Schedule[i].Kind, f.Kind)
-		assert.Equal(t, rep.Schedule[i].Node, f.Node)
-		kinds[f.Kind] = true
+		assert.Equal(t, rep.Schedule[i].Kind, f.Fault.Kind)
+		assert.Equal(t, rep.Schedule[i].Node, f.Fault.Node)
+		kinds[f.Fault.Kind] = true
 	}
 	assert.Equal(t, map[chaos.Kind]bool{chaos.Kill: true, chaos.Pause: true, chaos.Restart: true}, kinds)
 

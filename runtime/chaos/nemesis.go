@@ -9,13 +9,14 @@ import (
 // FaultResult is one fault as the nemesis injected it, and the recovery
 // the run measured after it.
 type FaultResult struct {
-	Fault
+	Fault    Fault  `json:"fault"`
 	NodeName string `json:"nodeName"`
 	// Injected and Healed are when the fault began and ended (the node
 	// restarted, resumed or reconnected).
 	Injected time.Time `json:"injected"`
 	Healed   time.Time `json:"healed"`
-	// HealthyMs is heal to every node ready again.
+	// HealthyMs is heal to every node ready again and every stream and
+	// bucket current (every replica caught up).
 	HealthyMs float64 `json:"healthyMs"`
 	// WritesMs is injection to the moment every push sender had an event
 	// accepted again (the longest write stall the fault caused); -1 when
@@ -38,7 +39,7 @@ const healthyTimeout = 2 * time.Minute
 // bounded by ctx (the run) only, so a fault begun near the end of the
 // workload still heals and is measured. A fault that cannot be injected
 // ends the schedule: the next one could take a majority down.
-func nemesis(ctx, work context.Context, t Target, start time.Time, plan []Fault, progress func(string, ...any)) []FaultResult {
+func nemesis(ctx, work context.Context, t Target, c *client, start time.Time, plan []Fault, progress func(string, ...any)) []FaultResult {
 	names := t.Names()
 	var out []FaultResult
 	for _, f := range plan {
@@ -53,7 +54,7 @@ func nemesis(ctx, work context.Context, t Target, start time.Time, plan []Fault,
 		r.Healed = time.Now()
 		if err == nil {
 			hctx, cancel := context.WithTimeout(ctx, healthyTimeout)
-			err = t.WaitHealthy(hctx)
+			err = waitHealthy(hctx, t, c)
 			cancel()
 			if err != nil {
 				err = fmt.Errorf("after the heal: %w", err)
@@ -62,7 +63,7 @@ func nemesis(ctx, work context.Context, t Target, start time.Time, plan []Fault,
 		r.HealthyMs = float64(time.Since(r.Healed).Microseconds()) / 1000
 		if err != nil {
 			r.Error = err.Error()
-			progress("nemesis: %s: %v", f.Kind, err)
+			progress("nemesis: %s of %s: %v", f.Kind, r.NodeName, err)
 			out = append(out, r)
 			return out
 		}

@@ -88,8 +88,8 @@ func (r *Report) WriteTable(w io.Writer) error {
 	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "FAULT\tNODE\tAT\tHOLD\tWRITES BACK\tDELIVERS\tHEALTHY AFTER HEAL\tERROR")
 	for _, f := range r.Faults {
-		fmt.Fprintf(tw, "%s\t%s\tt+%.1fs\t%.1fs\t%s\t%s\t%.1fs\t%s\n", f.Kind, f.NodeName,
-			f.Injected.Sub(r.Started).Seconds(), f.Hold.Seconds(), secs(f.WritesMs), secs(f.DeliveryMs), f.HealthyMs/1000, f.Error)
+		fmt.Fprintf(tw, "%s\t%s\tt+%.1fs\t%.1fs\t%s\t%s\t%.1fs\t%s\n", f.Fault.Kind, f.NodeName,
+			f.Injected.Sub(r.Started).Seconds(), f.Fault.Hold.Seconds(), secs(f.WritesMs), secs(f.DeliveryMs), f.HealthyMs/1000, f.Error)
 	}
 	if len(r.Faults) == 0 {
 		fmt.Fprintln(tw, "(none)\t\t\t\t\t\t\t")

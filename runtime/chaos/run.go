@@ -106,6 +106,12 @@ func Run(ctx context.Context, t Target, o Options) (*Report, error) {
 	}
 	c := newClient(t.Token())
 	defer c.close()
+	hctx, cancel := context.WithTimeout(ctx, healthyTimeout)
+	err = waitHealthy(hctx, t, c)
+	cancel()
+	if err != nil {
+		return rep, fmt.Errorf("the cluster is not healthy before the run: %w", err)
+	}
 	w := &workload{t: t, c: c, tag: tag, o: o, seen: newSightings(), errLog: o.Progress}
 	ss, err := w.setup(ctx)
 	if err != nil {
@@ -151,7 +157,7 @@ func Run(ctx context.Context, t Target, o Options) (*Report, error) {
 	if len(poll) > 0 {
 		senders.Go(func() { feedErr = w.poll(wctx, poll) })
 	}
-	rep.Faults = nemesis(ctx, wctx, t, start, rep.Schedule, o.Progress)
+	rep.Faults = nemesis(ctx, wctx, t, c, start, rep.Schedule, o.Progress)
 	senders.Wait()
 	stopWork()
 	if feedErr != nil {
@@ -159,7 +165,7 @@ func Run(ctx context.Context, t Target, o Options) (*Report, error) {
 	}
 	for _, f := range rep.Faults {
 		if f.Error != "" {
-			return rep, fmt.Errorf("fault %s on %s: %s", f.Kind, f.NodeName, f.Error)
+			return rep, fmt.Errorf("fault %s on %s: %s", f.Fault.Kind, f.NodeName, f.Error)
 		}
 	}
 	if ctx.Err() != nil {
@@ -201,7 +207,7 @@ func Run(ctx context.Context, t Target, o Options) (*Report, error) {
 func settle(ctx context.Context, t Target, w *workload, sends []Send, within time.Duration) error {
 	ctx, cancel := context.WithTimeout(ctx, within)
 	defer cancel()
-	if err := t.WaitHealthy(ctx); err != nil {
+	if err := waitHealthy(ctx, t, w.c); err != nil {
 		return err
 	}
 	tick := time.NewTicker(200 * time.Millisecond)
