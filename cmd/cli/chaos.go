@@ -40,8 +40,9 @@ then start), pause (SIGSTOP for longer than bus.ack_wait, then SIGCONT),
 restart (graceful), and with --compose partition (docker network
 disconnect, then connect).
 
-After --duration and a settle period (bounded by --settle) it reads every
-session's inbox and classifies every event: ok (exactly once), lost,
+The workload runs for --duration (longer only while the last fault heals);
+then, after a settle period (bounded by --settle), it reads every session's
+inbox and classifies every event: ok (exactly once), lost,
 duplicated, unexpected, indeterminate (its answer was lost: once or never
 is fine), reordered (per sentinel, among sends made one after another);
 and the recovery after each fault.
@@ -74,10 +75,14 @@ that could not be carried out, 2 on bad flags.`,
 				}
 				o.Kinds = append(o.Kinds, kind)
 			}
+			project, _ := f.GetString("compose")
+			if project != "" && !f.Changed("ack-wait") {
+				// The compose nodes run with the node default.
+				o.AckWait = composeAckWait
+			}
 			if err := o.Validate(); err != nil {
 				return &ExitError{Code: api.ExitUsage, Err: err}
 			}
-			project, _ := f.GetString("compose")
 			planOnly, _ := f.GetBool("plan")
 			asJSON, _ := f.GetBool("json")
 			dir, _ := f.GetString("dir")
@@ -127,20 +132,24 @@ that could not be carried out, 2 on bad flags.`,
 	}
 	f := cmd.Flags()
 	f.Uint64("seed", 0, "seed of the fault schedule (default: a random one, printed)")
-	f.Duration("duration", d.Duration, "how long the workload and the nemesis run")
+	f.Duration("duration", d.Duration, "how long the workload runs and the span the fault schedule is drawn over")
 	f.Duration("settle", d.Settle, "at most this long after the workload for every accepted event to reach its inbox")
 	f.StringSlice("faults", nil, "fault kinds to draw: kill, pause, restart, partition (default: every kind the target supports)")
 	f.Int("sessions", d.Sessions, "sessions the sentinels deliver to")
 	f.Int("push-sentinels", d.PushSentinels, "sentinels fed by signed pushes (one sender each, one event in flight)")
 	f.Int("poll-sentinels", d.PollSentinels, "sentinels fed by fake-provider polls of the feed file (local target only)")
 	f.Duration("interval", d.Interval, "pause between one push sender's events")
-	f.Duration("ack-wait", d.AckWait, "bus.ack_wait of the local nodes (a pause holds longer than it)")
+	f.Duration("ack-wait", d.AckWait, "bus.ack_wait of the nodes, which a pause outlasts: the local nodes are started with it; with --compose give the project's (default there: 10s, the node default)")
 	f.String("compose", "", "run against this running compose project instead of local processes")
 	f.Bool("plan", false, "print the fault schedule of --seed and exit")
 	f.String("dir", "", "folder for the local nodes' temporary homes (default the system temp folder)")
 	f.Bool("json", false, "print the report as JSON")
 	return cmd
 }
+
+// composeAckWait is bus.ack_wait's default, which the shipped compose
+// file keeps.
+const composeAckWait = 10 * time.Second
 
 // startChaosTarget starts the local nodes, or attaches to the compose
 // project.

@@ -15,12 +15,12 @@ import (
 	"github.com/agentproto/sentinel/runtime/chaos"
 )
 
-// chaosSeed over chaosDuration draws one fault of each compose kind:
-// pause, partition (docker network disconnect / connect), graceful
-// restart and kill (`sentinel chaos --plan --compose x --seed 2
+// chaosSeed over chaosDuration draws a pause longer than bus.ack_wait (10 s),
+// two kills and a partition (docker network disconnect / connect)
+// (`sentinel chaos --plan --compose x --seed 20
 // --duration 60s`).
 const (
-	chaosSeed     = "2"
+	chaosSeed     = "20"
 	chaosDuration = "60s"
 )
 

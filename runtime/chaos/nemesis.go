@@ -33,18 +33,16 @@ type FaultResult struct {
 const healthyTimeout = 2 * time.Minute
 
 // nemesis runs the schedule against t from start, one fault at a time,
-// until the schedule ends or work does (no fault starts after). Each fault
-// waits for its planned time (or the end of the previous fault's
-// recovery, if later). Heals and the wait for the cluster after them are
-// bounded by ctx (the run) only, so a fault begun near the end of the
-// workload still heals and is measured. A fault that cannot be injected
-// ends the schedule: the next one could take a majority down.
-func nemesis(ctx, work context.Context, t Target, c *client, start time.Time, plan []Fault, progress func(string, ...any)) []FaultResult {
+// until the schedule or ctx ends. Each fault waits for its planned time
+// (or the end of the previous fault's recovery, if later). A fault that
+// cannot be injected ends the schedule: the next one could take a
+// majority down.
+func nemesis(ctx context.Context, t Target, c *client, start time.Time, plan []Fault, progress func(string, ...any)) []FaultResult {
 	names := t.Names()
 	var out []FaultResult
 	for _, f := range plan {
 		select {
-		case <-work.Done():
+		case <-ctx.Done():
 			return out
 		case <-time.After(time.Until(start.Add(f.At))):
 		}

@@ -15,8 +15,11 @@ type Report struct {
 	Target string   `json:"target"`
 	Nodes  []string `json:"nodes"`
 	// Started is the start of the workload (fault times count from it).
-	Started       time.Time     `json:"started"`
-	DurationMs    int64         `json:"durationMs"`
+	Started    time.Time `json:"started"`
+	DurationMs int64     `json:"durationMs"`
+	// WorkloadMs is how long the senders ran: the duration, or longer
+	// when slow recoveries delayed the last fault.
+	WorkloadMs    float64       `json:"workloadMs"`
 	SettleMs      float64       `json:"settleMs"`
 	FinishedMs    float64       `json:"finishedMs"`
 	Kinds         []Kind        `json:"kinds"`
@@ -81,8 +84,8 @@ func WriteSchedule(w io.Writer, seed uint64, plan []Fault, names []string) error
 // WriteTable prints the report for people.
 func (r *Report) WriteTable(w io.Writer) error {
 	var b strings.Builder
-	fmt.Fprintf(&b, "sentinel chaos: seed %d, target %s (%s), %s of workload, started %s\n",
-		r.Seed, r.Target, strings.Join(r.Nodes, ", "), time.Duration(r.DurationMs)*time.Millisecond, r.Started.Format(time.RFC3339))
+	fmt.Fprintf(&b, "sentinel chaos: seed %d, target %s (%s), duration %s (workload ran %.1fs), started %s\n",
+		r.Seed, r.Target, strings.Join(r.Nodes, ", "), time.Duration(r.DurationMs)*time.Millisecond, r.WorkloadMs/1000, r.Started.Format(time.RFC3339))
 	fmt.Fprintf(&b, "workload: %d push and %d poll sentinels over %d sessions; settled in %.1fs\n\n",
 		r.PushSentinels, r.PollSentinels, r.Sessions, r.SettleMs/1000)
 	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)

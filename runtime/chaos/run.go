@@ -14,7 +14,8 @@ import (
 type Options struct {
 	// Seed draws the fault schedule.
 	Seed uint64
-	// Duration bounds the workload (faults included); Settle bounds the
+	// Duration bounds the fault schedule and is the least time the
+	// workload runs (longer only while the last fault heals); Settle bounds the
 	// wait, after it, for every accepted event to be seen in its inbox,
 	// and Quiet is the extra time given to late duplicates before the
 	// inboxes are read.
@@ -145,9 +146,12 @@ func Run(ctx context.Context, t Target, o Options) (*Report, error) {
 		readers.Wait()
 	}()
 
+	// The senders run for the duration, and past it until the last fault
+	// has healed (a slow recovery delays the faults after it): every
+	// planned fault runs under load.
 	start := time.Now()
 	rep.Started = start.UTC()
-	wctx, stopWork := context.WithDeadline(ctx, start.Add(o.Duration))
+	wctx, stopWork := context.WithCancel(ctx)
 	defer stopWork()
 	var senders sync.WaitGroup
 	for i, s := range push {
@@ -157,9 +161,14 @@ func Run(ctx context.Context, t Target, o Options) (*Report, error) {
 	if len(poll) > 0 {
 		senders.Go(func() { feedErr = w.poll(wctx, poll) })
 	}
-	rep.Faults = nemesis(ctx, wctx, t, c, start, rep.Schedule, o.Progress)
-	senders.Wait()
+	rep.Faults = nemesis(ctx, t, c, start, rep.Schedule, o.Progress)
+	select {
+	case <-ctx.Done():
+	case <-time.After(time.Until(start.Add(o.Duration))):
+	}
 	stopWork()
+	senders.Wait()
+	rep.WorkloadMs = ms(time.Since(start))
 	if feedErr != nil {
 		return rep, feedErr
 	}

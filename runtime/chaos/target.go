@@ -115,7 +115,12 @@ func (l *localTarget) WaitHealthy(ctx context.Context) error {
 	return l.c.WaitHealthy(ctx)
 }
 
+// Close SIGKILLs the nodes (their homes are removed next: nothing of them
+// is kept, so a graceful stop would only cost time) and removes the root.
 func (l *localTarget) Close() {
+	for i := range l.c.Names() {
+		l.c.Kill(i)
+	}
 	l.c.Close()
 	_ = os.RemoveAll(l.root)
 }
