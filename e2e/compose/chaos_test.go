@@ -15,13 +15,12 @@ import (
 	"github.com/agentproto/sentinel/runtime/chaos"
 )
 
-// chaosSeed over chaosDuration draws a pause longer than bus.ack_wait (10 s),
-// two kills and a partition (docker network disconnect / connect)
-// (`sentinel chaos --plan --compose x --seed 20
-// --duration 60s`).
+// chaosSeed over chaosDuration draws a kill, a pause longer than
+// bus.ack_wait (10 s) and a partition (docker network disconnect /
+// connect): `sentinel chaos --plan --compose x --seed 157 --duration 45s`.
 const (
-	chaosSeed     = "20"
-	chaosDuration = "60s"
+	chaosSeed     = "157"
+	chaosDuration = "45s"
 )
 
 // A bounded `sentinel chaos --compose` run against the shipped
@@ -59,6 +58,9 @@ func TestComposeChaos(t *testing.T) {
 	for i, f := range rep.Faults {
 		assert.Empty(t, f.Error, "fault %d", i)
 		kinds[f.Fault.Kind] = true
+		if f.Fault.Kind == chaos.Partition {
+			assert.Positive(t, f.CutNoticedMs, "the cut-off node's own probe (docker exec ... /sentinel health) said so")
+		}
 		t.Logf("fault %s of %s: writes back %.0f ms, delivers %.0f ms, healthy %.0f ms after the heal",
 			f.Fault.Kind, f.NodeName, f.WritesMs, f.DeliveryMs, f.HealthyMs)
 	}

@@ -42,6 +42,7 @@ type composeTarget struct {
 	networks   []string // each container's project network
 	mu         sync.Mutex
 	urls       []string
+	noticed    time.Duration
 	hc         *http.Client
 }
 
@@ -150,9 +151,49 @@ func (c *composeTarget) Resume(ctx context.Context, i int) error {
 	return err
 }
 
+// cutNoticeTimeout bounds the wait for a cut-off node to say so.
+const cutNoticeTimeout = 30 * time.Second
+
+// Cut disconnects node i from its network (which also removes its host
+// port mapping), then waits until the node itself reports it cannot
+// serve, looked at from inside with `docker exec <container> /sentinel
+// health` (exit 1): the hold of a partition starts once the cut is
+// felt. The wait is noted for the report (CutNoticed).
 func (c *composeTarget) Cut(ctx context.Context, i int) error {
-	_, err := docker(ctx, "network", "disconnect", c.networks[i], c.containers[i])
-	return err
+	t0 := time.Now()
+	if _, err := docker(ctx, "network", "disconnect", c.networks[i], c.containers[i]); err != nil {
+		return err
+	}
+	wctx, cancel := context.WithTimeout(ctx, cutNoticeTimeout)
+	defer cancel()
+	tick := time.NewTicker(250 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		ectx, ecancel := context.WithTimeout(wctx, 10*time.Second)
+		err := exec.CommandContext(ectx, "docker", "exec", c.containers[i], "/sentinel", "health").Run()
+		ecancel()
+		var exit *exec.ExitError
+		if errors.As(err, &exit) && exit.ExitCode() == 1 {
+			c.mu.Lock()
+			c.noticed = time.Since(t0)
+			c.mu.Unlock()
+			return nil
+		}
+		select {
+		case <-wctx.Done():
+			return fmt.Errorf("%s still said it was ready %s after the cut (docker exec ... /sentinel health): %w",
+				c.o.Services[i], cutNoticeTimeout, wctx.Err())
+		case <-tick.C:
+		}
+	}
+}
+
+// CutNoticed is how long the last cut-off node took to report it could
+// not serve.
+func (c *composeTarget) CutNoticed() time.Duration {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.noticed
 }
 
 // Reconnect joins node i to its network again under its service alias

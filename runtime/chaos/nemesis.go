@@ -25,9 +25,16 @@ type FaultResult struct {
 	// DeliveryMs is injection to the first inbox sighting of an event
 	// accepted after it; -1 when none was seen.
 	DeliveryMs float64 `json:"deliveryMs"`
+	// CutNoticedMs is, for a partition, the cut to the cut-off node's own
+	// health probe failing (docker exec ... /sentinel health).
+	CutNoticedMs float64 `json:"cutNoticedMs,omitempty"`
 	// Error is why the fault could not be injected or healed.
 	Error string `json:"error,omitempty"`
 }
+
+// cutNoticer is a target that measures how long a cut-off node takes to
+// report it (the compose target).
+type cutNoticer interface{ CutNoticed() time.Duration }
 
 // healthyTimeout bounds the wait for the cluster after a heal.
 const healthyTimeout = 2 * time.Minute
@@ -50,6 +57,9 @@ func nemesis(ctx context.Context, t Target, c *client, start time.Time, plan []F
 		progress("nemesis: %s (%s)", f, r.NodeName)
 		err := inject(ctx, t, f)
 		r.Healed = time.Now()
+		if n, ok := t.(cutNoticer); ok && f.Kind == Partition && err == nil {
+			r.CutNoticedMs = ms(n.CutNoticed())
+		}
 		if err == nil {
 			hctx, cancel := context.WithTimeout(ctx, healthyTimeout)
 			err = waitHealthy(hctx, t, c)

@@ -100,6 +100,12 @@ func (r *Report) WriteTable(w io.Writer) error {
 	if err := tw.Flush(); err != nil {
 		return err
 	}
+	for _, f := range r.Faults {
+		if f.CutNoticedMs > 0 {
+			fmt.Fprintf(&b, "partition of %s: it reported itself not ready (docker exec ... /sentinel health) %.1fs after the cut\n",
+				f.NodeName, f.CutNoticedMs/1000)
+		}
+	}
 	b.WriteString("\n")
 	tw = tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "PATH\tSENT\tACCEPTED\tUNKNOWN\tREFUSED")
