@@ -86,7 +86,10 @@ that could not be carried out, 2 on bad flags.`,
 			planOnly, _ := f.GetBool("plan")
 			asJSON, _ := f.GetBool("json")
 			dir, _ := f.GetString("dir")
-			progress := func(format string, args ...any) { fmt.Fprintf(io.ErrOut, "chaos: "+format+"\n", args...) }
+			began := time.Now()
+			progress := func(format string, args ...any) {
+				fmt.Fprintf(io.ErrOut, "chaos: %6.1fs "+format+"\n", append([]any{time.Since(began).Seconds()}, args...)...)
+			}
 			o.Progress = progress
 
 			if planOnly {
@@ -103,7 +106,10 @@ that could not be carried out, 2 on bad flags.`,
 			if err != nil {
 				return &ExitError{Code: api.ExitError, Err: err}
 			}
-			defer t.Close()
+			defer func() {
+				t.Close()
+				progress("done")
+			}()
 			plan := chaos.PlanFor(o, len(t.Names()), firstNonEmpty(o.Kinds, t.Kinds()))
 			if err := chaos.WriteSchedule(io.ErrOut, o.Seed, plan, t.Names()); err != nil {
 				return err

@@ -107,6 +107,7 @@ func Run(ctx context.Context, t Target, o Options) (*Report, error) {
 	}
 	c := newClient(t.Token())
 	defer c.close()
+	o.Progress("waiting until every node is ready and every stream and bucket current")
 	hctx, cancel := context.WithTimeout(ctx, healthyTimeout)
 	err = waitHealthy(hctx, t, c)
 	cancel()
@@ -204,6 +205,7 @@ func Run(ctx context.Context, t Target, o Options) (*Report, error) {
 		}
 		msgs = append(msgs, m...)
 	}
+	o.Progress("inboxes read: %d messages", len(msgs))
 	recovery(rep.Faults, sends, w.seen)
 	rep.Verdict = Check(sends, msgs)
 	rep.Paths = pathCounts(sends, msgs)
