@@ -105,6 +105,9 @@ func TestImportRules(t *testing.T) {
 			if me == "runtime/subscriptions" && dep != "" && dep != "bus" && dep != "runtime/sentinels" && dep != "runtime/deliver" {
 				fail("runtime/subscriptions imports only bus, runtime/sentinels, runtime/deliver (the Router contract) and the domain")
 			}
+			if me == "runtime/chaos" && dep != "" && dep != "runtime/bench" && dep != "runtime/app" {
+				fail("runtime/chaos imports only runtime/bench (the local cluster), runtime/app (the fake push signature) and the domain")
+			}
 			if me == "runtime/journal" && !under(dep, "bus") && dep != "" {
 				fail("runtime/journal imports bus and the domain only (docs/layout.md)")
 			}

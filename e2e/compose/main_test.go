@@ -23,6 +23,9 @@ var env struct {
 	root string
 	// image and natsImage are the tags built for this run.
 	image, natsImage string
+	// bin is the static sentinel binary the image holds, run on the host
+	// by the chaos test (removed with the images at the end).
+	bin string
 }
 
 func TestMain(m *testing.M) {
@@ -125,6 +128,7 @@ func buildImages() (func(), error) {
 		{"docker", "build", "-q", "-t", env.image, "-f", filepath.Join(env.root, "Dockerfile"), ctxs["sentinel"]},
 		{"docker", "build", "-q", "-t", env.natsImage, "-f", filepath.Join(env.root, "deploy", "natsserver", "Dockerfile"), ctxs["nats"]},
 	}
+	env.bin = filepath.Join(ctxs["sentinel"], "sentinel")
 	for _, s := range steps {
 		cmd := exec.Command(s[0], s[1:]...)
 		cmd.Dir = env.root

@@ -42,7 +42,7 @@ func runCluster(ctx context.Context, root string, o Options) (ClusterResult, err
 		return res, fmt.Errorf("the cluster phase needs at least %d nodes (streams are R%d), not %d", clusterReplicas, clusterReplicas, o.Cluster)
 	}
 	o.Progress("cluster: starting %d nodes (fsync=%s)", o.Cluster, res.Fsync)
-	c, err := startClusterNodes(ctx, filepath.Join(root, "cluster"), o.Binary, o.Cluster, o.clusterFsync())
+	c, err := startClusterNodes(ctx, filepath.Join(root, "cluster"), o.Binary, o.Cluster, o.clusterFsync(), "bench")
 	if err != nil {
 		return res, err
 	}

@@ -56,7 +56,9 @@ type clusterNodes struct {
 
 // startClusterNodes starts n nodes at once (each waits for the JetStream
 // meta leader, which needs a majority) and connects the bench to them.
-func startClusterNodes(ctx context.Context, root, bin string, n int, fsync bool) (*clusterNodes, error) {
+// Nodes are named prefix-1..n; extra (KEY=value) is added to every node's
+// environment.
+func startClusterNodes(ctx context.Context, root, bin string, n int, fsync bool, prefix string, extra ...string) (*clusterNodes, error) {
 	ports, err := freePorts(2 * n)
 	if err != nil {
 		return nil, err
@@ -79,7 +81,7 @@ func startClusterNodes(ctx context.Context, root, bin string, n int, fsync bool)
 		clientURLs = append(clientURLs, "nats://127.0.0.1:"+strconv.Itoa(ports[2*i+1]))
 	}
 	for i := range n {
-		name := "bench-" + strconv.Itoa(i+1)
+		name := prefix + "-" + strconv.Itoa(i+1)
 		home := filepath.Join(root, name)
 		if err := os.MkdirAll(home, 0o700); err != nil {
 			return nil, err
@@ -94,6 +96,7 @@ func startClusterNodes(ctx context.Context, root, bin string, n int, fsync bool)
 			"AGENTPROTO_NATS_LISTEN_TOKEN=" + natsToken,
 			"AGENTPROTO_TOKEN=" + apiToken,
 		}
+		env = append(env, extra...)
 		c.names, c.homes, c.env = append(c.names, name), append(c.homes, home), append(c.env, blankInherited(env))
 	}
 	errs := make([]error, n)

@@ -1,0 +1,4 @@
+package cli
+
+// chaosVerbs are the reliability verbs (sentinel chaos).
+var chaosVerbs = []verbBuilder{newChaosCmd}
