@@ -26,15 +26,7 @@ import (
 var binary string
 
 func TestMain(m *testing.M) {
-	bin, cleanup, err := e2etest.Build()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	binary = bin
-	code := m.Run()
-	cleanup()
-	os.Exit(code)
+	e2etest.Main(m, &binary)
 }
 
 // surfaceNode is a running `sentinel serve` on a temporary home with the

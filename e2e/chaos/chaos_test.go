@@ -8,8 +8,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"fmt"
-	"os"
 	"os/exec"
 	"testing"
 	"time"
@@ -24,15 +22,7 @@ import (
 var binary string
 
 func TestMain(m *testing.M) {
-	bin, cleanup, err := e2etest.Build()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	binary = bin
-	code := m.Run()
-	cleanup()
-	os.Exit(code)
+	e2etest.Main(m, &binary)
 }
 
 // seed 196 over 40 s draws one fault of each local kind (pause, graceful

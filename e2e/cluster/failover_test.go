@@ -78,7 +78,7 @@ func TestThreeNodesOneService(t *testing.T) {
 	t.Parallel()
 	gh := githubtest.New(t, githubtest.Options{Start: time.Now().Add(-time.Hour)})
 	gh.AddRepo(whRepo)
-	c := e2etest.StartCluster(t, binary, e2etest.ClusterOptions{Env: ghNodeEnv(gh,
+	c := e2etest.StartCluster(t, binary, e2etest.ClusterOptions{Env: e2etest.GHNodeEnv(gh,
 		"AGENTPROTO_PUBLIC_URL="+whPublicURL, "AGENTPROTO_BUS_MEMBER_TTL=2s", "AGENTPROTO_BUS_LEASE_TTL=3s")})
 	t.Run("CreateOnAListRemoveOnBDeliverToCReadOnA", func(t *testing.T) { createListRemoveDeliverRead(t, c) })
 	t.Run("TwoNodesCreateOnOneRepositoryOneHook", func(t *testing.T) {
@@ -108,11 +108,11 @@ func killWhileWebhookDeliveriesFlow(t *testing.T, c *e2etest.Cluster, gh *github
 	require.Len(t, hooks, 1, "the three sentinels share the repository's hook")
 	require.True(t, strings.HasPrefix(hooks[0].URL, whPrefix), hooks[0].URL)
 	path, secret := "/inbound/sentinel-"+strings.TrimPrefix(hooks[0].URL, whPrefix), hooks[0].Secret
-	ping := webhookFixture(t, "ping/event-1.json")
+	ping := e2etest.WebhookFixture(t, "ping/event-1.json")
 	for i := range prs {
 		n := nodeAPI(t, c, i)
 		eventually(t, c, 20*time.Second, func() bool {
-			ans, err := call(n.url, "", "POST", path, ping, ghHeaders("ping", newGUID(t), secret, ping))
+			ans, err := call(n.url, "", "POST", path, ping, ghHeaders("ping", e2etest.NewGUID(t), secret, ping))
 			return err == nil && ans.status == http.StatusOK
 		}, "node %d routes the hook", i+1)
 	}
@@ -125,7 +125,7 @@ func killWhileWebhookDeliveriesFlow(t *testing.T, c *e2etest.Cluster, gh *github
 		wg.Go(func() {
 			for k := 0; k < perSentinel; k++ {
 				body := commentDelivery(t, pr, j*perSentinel+k)
-				results[j] = append(results[j], sender.send(path, ghHeaders("issue_comment", newGUID(t), secret, body), body, 60*time.Second))
+				results[j] = append(results[j], sender.send(path, ghHeaders("issue_comment", e2etest.NewGUID(t), secret, body), body, 60*time.Second))
 				done.Add(1)
 			}
 		})

@@ -12,7 +12,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"os"
 	"strings"
 	"testing"
 	"time"
@@ -25,15 +24,7 @@ import (
 var binary string
 
 func TestMain(m *testing.M) {
-	bin, cleanup, err := e2etest.Build()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	binary = bin
-	code := m.Run()
-	cleanup()
-	os.Exit(code)
+	e2etest.Main(m, &binary)
 }
 
 // client sends the test's requests; it allows enough connections for the

@@ -128,7 +128,7 @@ func TestQuietPRPollsOnceAcrossNodesAndMoveOnKill(t *testing.T) {
 		}
 	}
 	log := watchGitHub(t, gh)
-	c := e2etest.StartCluster(t, binary, e2etest.ClusterOptions{Env: ghNodeEnv(gh, "GH_HOST=github.com",
+	c := e2etest.StartCluster(t, binary, e2etest.ClusterOptions{Env: e2etest.GHNodeEnv(gh, "GH_HOST=github.com",
 		"AGENTPROTO_POLL_ACTIVE_INTERVAL="+tick.String(), "AGENTPROTO_POLL_IDLE_INTERVAL="+tick.String(),
 		"AGENTPROTO_BUS_MEMBER_TTL=2s", "AGENTPROTO_BUS_LEASE_TTL="+leaseTTL.String())})
 	for i, p := range prs {

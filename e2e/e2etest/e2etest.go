@@ -34,6 +34,20 @@ func Build() (bin string, cleanup func(), err error) {
 	return bin, func() { _ = os.RemoveAll(dir) }, nil
 }
 
+// Main is the TestMain of an e2e package: it builds the binary into *bin,
+// runs the tests and exits with their code (1 when the build fails).
+func Main(m *testing.M, bin *string) {
+	b, cleanup, err := Build()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	*bin = b
+	code := m.Run()
+	cleanup()
+	os.Exit(code)
+}
+
 // CleanEnv is the test process environment without AGENTPROTO_* settings.
 func CleanEnv() []string {
 	var out []string

@@ -7,10 +7,8 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"fmt"
 	"io"
 	"net/http"
-	"os"
 	"strings"
 	"testing"
 	"time"
@@ -21,15 +19,7 @@ import (
 var binary string
 
 func TestMain(m *testing.M) {
-	bin, cleanup, err := e2etest.Build()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	binary = bin
-	code := m.Run()
-	cleanup()
-	os.Exit(code)
+	e2etest.Main(m, &binary)
 }
 
 // node is a running `sentinel serve` process with request helpers.

@@ -9,16 +9,12 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"os"
-	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentproto/sentinel"
-	"github.com/agentproto/sentinel/providers/github/githubtest"
 )
 
 // pushClient posts push deliveries; it allows enough idle connections for
@@ -26,46 +22,6 @@ import (
 var pushClient = &http.Client{
 	Timeout:   60 * time.Second,
 	Transport: &http.Transport{MaxIdleConnsPerHost: 128, MaxConnsPerHost: 0},
-}
-
-// ghNodeEnv is the environment that points the node's gh at the fake
-// GitHub: the fake's isolated environment, with every inherited variable
-// the fake dropped (GH_*, GITHUB_*, proxies, XDG_*...) blanked, since
-// startNode starts from os.Environ().
-func ghNodeEnv(gh *githubtest.Server, extra ...string) []string {
-	env := gh.Env(gh.Token())
-	keep := map[string]bool{}
-	for _, kv := range env {
-		k, _, _ := strings.Cut(kv, "=")
-		keep[k] = true
-	}
-	var out []string
-	for _, kv := range os.Environ() {
-		if k, _, _ := strings.Cut(kv, "="); !keep[k] {
-			out = append(out, k+"=")
-		}
-	}
-	out = append(out, env...)
-	return append(out, extra...)
-}
-
-// webhookFixture reads a real GitHub payload from the provider's testdata.
-func webhookFixture(t *testing.T, rel string) []byte {
-	t.Helper()
-	raw, err := os.ReadFile(filepath.Join("..", "..", "providers", "github", "testdata", "webhooks", rel))
-	require.NoError(t, err)
-	return raw
-}
-
-// newGUID returns a random delivery id shaped like GitHub's
-// X-GitHub-Delivery (a UUID).
-func newGUID(t *testing.T) string {
-	t.Helper()
-	var b [16]byte
-	_, err := rand.Read(b[:])
-	require.NoError(t, err)
-	h := hex.EncodeToString(b[:])
-	return h[0:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:32]
 }
 
 // randomHex returns n random bytes as hex.

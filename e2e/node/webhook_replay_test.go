@@ -7,6 +7,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/agentproto/sentinel/e2e/e2etest"
 	"github.com/agentproto/sentinel/providers/github"
 	"github.com/agentproto/sentinel/providers/github/githubtest"
 )
@@ -22,7 +23,7 @@ func TestWebhookReplayUnderNewDeliveryIDsLandsOnce(t *testing.T) {
 	gh := githubtest.New(t, githubtest.Options{Start: time.Now().Add(-time.Hour)})
 	gh.AddRepo(whRepo)
 	home := t.TempDir()
-	n := startNode(t, home, ghNodeEnv(gh, "AGENTPROTO_PUBLIC_URL="+whPublicURL)...)
+	n := startNode(t, home, e2etest.GHNodeEnv(gh, "AGENTPROTO_PUBLIC_URL="+whPublicURL)...)
 	id := createSentinel(t, n, map[string]any{"subject": "github:" + whRepo + "#2", "types": []string{"*"},
 		"until": map[string]any{"kind": "count", "n": 3}, "sessionId": "s1", "provider": "webhook"})
 	hook := onlyHook(t, gh)
@@ -32,27 +33,27 @@ func TestWebhookReplayUnderNewDeliveryIDsLandsOnce(t *testing.T) {
 		return postRaw(inbound, ghHeaders(event, guid, github.SignWebhook(hook.secret, body)), body)
 	}
 
-	review := webhookFixture(t, "pull_request_review/submitted-1.json")
-	sync := webhookFixture(t, "pull_request/synchronize-1.json")
-	a := deliver("pull_request_review", newGUID(t), review)
+	review := e2etest.WebhookFixture(t, "pull_request_review/submitted-1.json")
+	sync := e2etest.WebhookFixture(t, "pull_request/synchronize-1.json")
+	a := deliver("pull_request_review", e2etest.NewGUID(t), review)
 	require.Equal(t, http.StatusOK, a.status, a.raw)
 	require.EqualValues(t, 1, a.body["delivered"], a.raw)
 	// The same signed body under new delivery ids: accepted (GitHub must
 	// not see failures) and stored nothing new.
 	for range 3 {
-		a = deliver("pull_request_review", newGUID(t), review)
+		a = deliver("pull_request_review", e2etest.NewGUID(t), review)
 		require.Equal(t, http.StatusOK, a.status, a.raw)
 		require.EqualValues(t, 0, a.body["delivered"], "a replay under a new delivery id stores nothing: %s", a.raw)
 	}
 	// The same body under another event name is refused.
-	a = deliver("pull_request", newGUID(t), review)
+	a = deliver("pull_request", e2etest.NewGUID(t), review)
 	require.Equal(t, http.StatusBadRequest, a.status, a.raw)
 	require.Equal(t, "event_payload_mismatch", a.body["error"], a.raw)
-	a = deliver("issue_comment", newGUID(t), sync)
+	a = deliver("issue_comment", e2etest.NewGUID(t), sync)
 	require.Equal(t, http.StatusBadRequest, a.status, a.raw)
 	require.Equal(t, "event_payload_mismatch", a.body["error"], a.raw)
 	// A different event still lands.
-	a = deliver("pull_request", newGUID(t), sync)
+	a = deliver("pull_request", e2etest.NewGUID(t), sync)
 	require.Equal(t, http.StatusOK, a.status, a.raw)
 	require.EqualValues(t, 1, a.body["delivered"], a.raw)
 

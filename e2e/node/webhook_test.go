@@ -9,6 +9,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/agentproto/sentinel/e2e/e2etest"
 	"github.com/agentproto/sentinel/providers/github"
 	"github.com/agentproto/sentinel/providers/github/githubtest"
 )
@@ -53,7 +54,7 @@ func onlyHook(t *testing.T, gh *githubtest.Server) webhookHook {
 func TestWebhookDeliveriesEndToEnd(t *testing.T) {
 	gh := githubtest.New(t, githubtest.Options{Start: time.Now().Add(-time.Hour)})
 	gh.AddRepo(whRepo)
-	env := ghNodeEnv(gh, "AGENTPROTO_PUBLIC_URL="+whPublicURL)
+	env := e2etest.GHNodeEnv(gh, "AGENTPROTO_PUBLIC_URL="+whPublicURL)
 	home := t.TempDir()
 	n := startNode(t, home, env...)
 
@@ -95,11 +96,11 @@ func TestWebhookDeliveriesEndToEnd(t *testing.T) {
 		{"check_suite", "check_suite/completed-several-prs.json"},
 		{"issue_comment", "issue_comment/created-1.json"}, // PR #1: no sentinel watches it
 	} {
-		guid := newGUID(t)
+		guid := e2etest.NewGUID(t)
 		if reviewGUID == "" {
 			reviewGUID = guid
 		}
-		body := webhookFixture(t, d.file)
+		body := e2etest.WebhookFixture(t, d.file)
 		a := deliver(d.event, guid, body)
 		requireStored(a)
 		require.GreaterOrEqual(t, a.body["delivered"], float64(1), a.raw)
@@ -109,14 +110,14 @@ func TestWebhookDeliveriesEndToEnd(t *testing.T) {
 	}
 
 	// A redelivery (same X-GitHub-Delivery) is absorbed.
-	reviewBody := webhookFixture(t, "pull_request_review/submitted-1.json")
+	reviewBody := e2etest.WebhookFixture(t, "pull_request_review/submitted-1.json")
 	a = deliver("pull_request_review", reviewGUID, reviewBody)
 	requireStored(a)
 	require.EqualValues(t, 0, a.body["delivered"], "a redelivery stores nothing new: %s", a.raw)
 
 	// 100 concurrent identical deliveries: one inbox message.
-	labeled := webhookFixture(t, "pull_request/labeled-1.json")
-	labeledGUID := newGUID(t)
+	labeled := e2etest.WebhookFixture(t, "pull_request/labeled-1.json")
+	labeledGUID := e2etest.NewGUID(t)
 	want = append(want, github.WebhookEventID(labeled))
 	answers := make([]answer, 100)
 	var wg sync.WaitGroup
@@ -134,7 +135,7 @@ func TestWebhookDeliveriesEndToEnd(t *testing.T) {
 
 	// Refused deliveries: the right status, and nothing delivered.
 	before := eventCount(t, n, id)
-	body := webhookFixture(t, "pull_request/opened-1.json")
+	body := e2etest.WebhookFixture(t, "pull_request/opened-1.json")
 	// refused are the ids of the refused bodies that are never accepted
 	// later (body itself is, under lostGUID below).
 	var refused []string
@@ -150,7 +151,7 @@ func TestWebhookDeliveriesEndToEnd(t *testing.T) {
 		}
 		return a
 	}
-	guid := func() string { return newGUID(t) }
+	guid := func() string { return e2etest.NewGUID(t) }
 
 	good := github.SignWebhook(hook.secret, body)
 	tampered := good[:len(good)-1] + string("0123456789abcdef"[(strings.IndexByte("0123456789abcdef", good[len(good)-1])+1)%16])
@@ -185,7 +186,7 @@ func TestWebhookDeliveriesEndToEnd(t *testing.T) {
 	// Ping and unsupported event types are acknowledged and ignored.
 	for _, d := range []struct{ event, file string }{{"ping", "ping/event-1.json"}, {"push", "push/event-1.json"}} {
 		g := guid()
-		a := deliver(d.event, g, webhookFixture(t, d.file))
+		a := deliver(d.event, g, e2etest.WebhookFixture(t, d.file))
 		require.Equal(t, http.StatusOK, a.status, "%s: %s", d.event, a.raw)
 		require.JSONEq(t, `{"ok":true,"action":"ignored","events":0}`, a.raw, d.event)
 	}
@@ -196,9 +197,9 @@ func TestWebhookDeliveriesEndToEnd(t *testing.T) {
 	// node was down; on restart the node asks GitHub to redeliver it.
 	stopNode(t, n)
 	require.NotContains(t, n.logs.String(), hook.secret, "the hook secret is never logged")
-	lostGUID := newGUID(t)
+	lostGUID := e2etest.NewGUID(t)
 	lostID := gh.AddDelivery(whRepo, hook.id, githubtest.Delivery{GUID: lostGUID, Event: "pull_request", Action: "opened", StatusCode: http.StatusBadGateway})
-	okID := gh.AddDelivery(whRepo, hook.id, githubtest.Delivery{GUID: newGUID(t), Event: "pull_request", Action: "edited"})
+	okID := gh.AddDelivery(whRepo, hook.id, githubtest.Delivery{GUID: e2etest.NewGUID(t), Event: "pull_request", Action: "edited"})
 	n = startNode(t, home, env...)
 	inbound = n.url + "/inbound/sentinel-" + hook.key
 	waitUntil(t, n, 20*time.Second, func() bool {
@@ -227,8 +228,8 @@ func TestWebhookDeliveriesEndToEnd(t *testing.T) {
 
 	// A merged PR is terminal: the sentinel expires and lets go of the
 	// hook, which stays for the other sentinel until it goes too.
-	closedGUID := newGUID(t)
-	closed := webhookFixture(t, "pull_request/closed-merged-by-maintainer.json")
+	closedGUID := e2etest.NewGUID(t)
+	closed := e2etest.WebhookFixture(t, "pull_request/closed-merged-by-maintainer.json")
 	requireStored(deliver("pull_request", closedGUID, closed))
 	want = append(want, github.WebhookEventID(closed))
 	waitUntil(t, n, 20*time.Second, func() bool { return sentinelView(t, n, id)["status"] == "expired" }, "the sentinel expires")
@@ -236,7 +237,7 @@ func TestWebhookDeliveriesEndToEnd(t *testing.T) {
 	a = n.do("DELETE", "/sentinels/"+other, nil, n.token)
 	require.Equal(t, http.StatusOK, a.status, a.raw)
 	waitUntil(t, n, 20*time.Second, func() bool { return len(gh.Hooks(whRepo)) == 0 }, "the hook is deleted with its last holder")
-	a = deliver("pull_request", newGUID(t), body)
+	a = deliver("pull_request", e2etest.NewGUID(t), body)
 	require.Equal(t, http.StatusNotFound, a.status, "the route of a deleted hook is gone: %s", a.raw)
 	require.NotContains(t, a.raw, hook.key)
 	gh.Verify(t)

@@ -5,7 +5,6 @@
 package ui_test
 
 import (
-	"fmt"
 	"os"
 	"os/exec"
 	"testing"
@@ -29,15 +28,7 @@ func TestMain(m *testing.M) {
 			break
 		}
 	}
-	bin, cleanup, err := e2etest.Build()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	binary = bin
-	code := m.Run()
-	cleanup()
-	os.Exit(code)
+	e2etest.Main(m, &binary)
 }
 
 // needBrowser skips the test without a browser, or fails it with CI=true.
