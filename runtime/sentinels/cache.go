@@ -9,11 +9,11 @@ import (
 	"sort"
 	"sync"
 	"sync/atomic"
-	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/agentproto/sentinel"
+	"github.com/agentproto/sentinel/providers"
 )
 
 // cache is an in-memory mirror of the records bucket, fed by a KV watcher
@@ -40,8 +40,11 @@ type cache struct {
 	// records came, went or moved since it was built (page.go).
 	index []pageKey
 	stale bool
-	// upTo is the bucket sequence the watcher has delivered up to.
+	// upTo is the bucket sequence the watcher has delivered up to; wake
+	// (under wmu, nil when nobody waits) is closed when it advances.
 	upTo atomic.Uint64
+	wmu  sync.Mutex
+	wake chan struct{}
 	stop context.CancelFunc
 	done chan struct{}
 }
@@ -82,7 +85,7 @@ func (s *Store) StartCache(ctx context.Context) error {
 				}
 				if e.Operation() == jetstream.KeyValuePut {
 					if !c.newer(e.Key(), e.Revision()) {
-						c.upTo.Store(max(c.upTo.Load(), e.Revision()))
+						c.advance(e.Revision())
 						continue // this node's own write, already applied
 					}
 					if rec, err := decode(e.Value()); err == nil {
@@ -91,7 +94,7 @@ func (s *Store) StartCache(ctx context.Context) error {
 				} else {
 					c.forget(e.Key(), e.Revision())
 				}
-				c.upTo.Store(max(c.upTo.Load(), e.Revision()))
+				c.advance(e.Revision())
 			}
 		}
 	}()
@@ -149,20 +152,62 @@ func (s *Store) SyncMirror(ctx context.Context) error {
 		return nil
 	}
 	last := bs.StreamInfo().State.LastSeq
-	for c.upTo.Load() < last {
+	for {
+		wake := c.waiter()
+		if c.upTo.Load() >= last {
+			return nil
+		}
 		select {
 		case <-ctx.Done():
 			return fmt.Errorf("sentinel records mirror behind the bucket: %w", context.Cause(ctx))
-		case <-time.After(2 * time.Millisecond):
+		case <-wake:
 		}
 	}
-	return nil
+}
+
+// advance records that the watcher delivered the bucket up to rev and
+// wakes SyncMirror's waiters (only the watcher goroutine calls it).
+func (c *cache) advance(rev uint64) {
+	if rev <= c.upTo.Load() {
+		return
+	}
+	c.upTo.Store(rev)
+	c.wmu.Lock()
+	if c.wake != nil {
+		close(c.wake)
+		c.wake = nil
+	}
+	c.wmu.Unlock()
+}
+
+// waiter returns a channel closed at the next advance. A caller reads
+// upTo after taking it, so an advance between the two is never missed.
+func (c *cache) waiter() <-chan struct{} {
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
+	if c.wake == nil {
+		c.wake = make(chan struct{})
+	}
+	return c.wake
 }
 
 // ListFresh is List read from the bucket itself, bypassing the mirror
 // (which may trail other nodes' writes and deletes by a moment).
 func (s *Store) ListFresh(ctx context.Context) ([]*sentinel.Sentinel, error) {
 	return NewStore(s.kv).List(ctx) // a store without a mirror reads the bucket
+}
+
+// WithHook returns the records bound to a hook key, oldest first (from
+// the mirror when there is one).
+func (s *Store) WithHook(ctx context.Context, key string) ([]*sentinel.Sentinel, error) {
+	if c := s.mirror(); c != nil {
+		return c.withHook(key), nil
+	}
+	recs, err := s.List(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return withHook(recs, key), nil
 }
 
 func (s *Store) mirror() *cache {
@@ -249,6 +294,21 @@ func (c *cache) forget(id string, rev uint64) {
 		delete(c.gone, c.order[0])
 		c.order = slices.Delete(c.order, 0, 1)
 	}
+}
+
+// withHook returns copies of the records bound to a hook key, oldest
+// first: one pass over the mirror without copying the others.
+func (c *cache) withHook(key string) []*sentinel.Sentinel {
+	c.mu.RLock()
+	var out []*sentinel.Sentinel
+	for _, r := range c.recs {
+		if providers.HookKeyOf(r.Handle) == key {
+			out = append(out, copyRecord(r))
+		}
+	}
+	c.mu.RUnlock()
+	sortRecords(out)
+	return out
 }
 
 // list returns copies of every record, oldest first.
