@@ -12,7 +12,7 @@ import (
 // baselines, then each kill and the failover summary against the targets.
 func (c *ClusterResult) writeTable(out io.Writer, warmup int) {
 	w := tabwriter.NewWriter(out, 2, 4, 2, ' ', 0)
-	fmt.Fprintf(out, "\nCluster: %d `sentinel serve` nodes on loopback, R%d, fsync=%s: push round-robin over the nodes beside raw JetStream R%d on the same servers (%d events each, %d warm-up, concurrency %d)\n",
+	fmt.Fprintf(out, "\nCluster: %d `sentinel serve` nodes on loopback, R%d, fsync=%s: push round-robin over the nodes beside raw JetStream R%d and an HTTP relay on the same servers (%d events each, %d warm-up, concurrency %d)\n",
 		c.Nodes, c.Replicas, c.Fsync, c.Replicas, c.Events, warmup, c.Concurrency)
 	fmt.Fprintln(w, "path\tevents/s\tp50 ms\tp90 ms\tp99 ms\tmax ms")
 	row := func(name string, x Path) {
@@ -20,7 +20,9 @@ func (c *ClusterResult) writeTable(out io.Writer, warmup int) {
 	}
 	row(fmt.Sprintf("push (%d nodes, R%d)", c.Nodes, c.Replicas), c.Push)
 	row(fmt.Sprintf("raw JetStream R%d", c.Replicas), c.Raw)
+	row(fmt.Sprintf("HTTP relay R%d", c.Replicas), c.Relay)
 	fmt.Fprintf(w, "push/raw\t%.2fx (target >= 0.50x: %s)\t+%.3f\t\t+%.3f\t\n", c.Ratio, met(c.Ratio >= 0.5), c.AddedP50Ms, c.AddedP99Ms)
+	fmt.Fprintf(w, "push/relay\t%.2fx\t+%.3f\t\t+%.3f\t\n", c.RelayRatio, c.RelayAddedP50Ms, c.RelayAddedP99Ms)
 	w.Flush()
 	f := c.Failover
 	if len(f.Samples) == 0 {
