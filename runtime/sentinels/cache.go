@@ -36,10 +36,13 @@ type cache struct {
 	gone  map[string]uint64 // delete revision of recently deleted ids
 	order []string          // gone's ids, oldest first
 	ready bool
-	// index holds the records' keys in list order for Page; stale says
-	// records came, went or moved since it was built (page.go).
+	// index holds the records' keys in list order for Page (page.go);
+	// added holds the keys of records that came or moved since, merged in
+	// at the next page, and dead counts index entries whose record went or
+	// moved (skipped by pages, dropped at the next merge).
 	index []pageKey
-	stale bool
+	added []pageKey
+	dead  int
 	// upTo is the bucket sequence the watcher has delivered up to; wake
 	// (under wmu, nil when nobody waits) is closed when it advances.
 	upTo atomic.Uint64
@@ -251,9 +254,25 @@ func (c *cache) put(id string, rec *sentinel.Sentinel, rev uint64) {
 	delete(c.gone, id)
 	c.known[id] = rev
 	if old, ok := c.recs[id]; !ok || old.CreatedTs != rec.CreatedTs {
-		c.stale = true
+		if ok {
+			c.dead++
+		}
+		c.track(keyOf(rec))
 	}
 	c.recs[id] = rec
+}
+
+// track notes a key the page index lacks (mu must be held for writing).
+// Before the first page there is no index to keep; past a churn of half
+// the records without a page, the next page sorts afresh.
+func (c *cache) track(k pageKey) {
+	if c.index == nil {
+		return
+	}
+	c.added = append(c.added, k)
+	if len(c.added) > len(c.recs)/2+1024 {
+		c.index, c.added, c.dead = nil, nil, 0
+	}
 }
 
 // del applies this store's own delete (at rev, 0 when unknown): the record
@@ -266,7 +285,7 @@ func (c *cache) del(id string, rev uint64) {
 		return
 	}
 	if _, ok := c.recs[id]; ok {
-		c.stale = true
+		c.dead++
 	}
 	delete(c.recs, id)
 }
@@ -282,7 +301,7 @@ func (c *cache) forget(id string, rev uint64) {
 		return
 	}
 	if _, ok := c.recs[id]; ok {
-		c.stale = true
+		c.dead++
 	}
 	delete(c.recs, id)
 	delete(c.known, id)
