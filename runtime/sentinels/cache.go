@@ -330,30 +330,61 @@ func (c *cache) withHook(key string) []*sentinel.Sentinel {
 	return out
 }
 
-// list returns copies of every record, oldest first.
+// list returns copies of every record, oldest first: in the order of the
+// page index (sorted once, then kept by merges, page.go), so a list costs
+// the copies, not a sort of every record; the copies share one
+// allocation.
 func (c *cache) list() []*sentinel.Sentinel {
 	c.mu.RLock()
-	out := make([]*sentinel.Sentinel, 0, len(c.recs))
-	for _, r := range c.recs {
-		out = append(out, copyRecord(r))
+	if c.index == nil || len(c.added) > 0 || c.dead > len(c.index)/4 {
+		c.mu.RUnlock()
+		c.mu.Lock()
+		c.refreshIndex()
+		c.mu.Unlock()
+		c.mu.RLock()
 	}
-	c.mu.RUnlock()
-	sortRecords(out)
+	defer c.mu.RUnlock()
+	slab := make([]sentinel.Sentinel, len(c.recs))
+	out := make([]*sentinel.Sentinel, 0, len(c.recs))
+	if len(c.added) > 0 || c.index == nil {
+		// Records came between the refresh and the read lock: list them
+		// all the plain way.
+		for _, r := range c.recs {
+			copyInto(&slab[len(out)], r)
+			out = append(out, &slab[len(out)])
+		}
+		sortRecords(out)
+		return out
+	}
+	for _, k := range c.index {
+		r, ok := c.recs[k.id]
+		if !ok || r.CreatedTs != k.created || len(out) == len(slab) {
+			continue
+		}
+		copyInto(&slab[len(out)], r)
+		out = append(out, &slab[len(out)])
+	}
 	return out
 }
 
 // copyRecord copies a record deeply enough that callers may modify it.
 func copyRecord(r *sentinel.Sentinel) *sentinel.Sentinel {
-	cp := *r
-	cp.Spec.Match = slices.Clone(r.Spec.Match)
-	for i := range cp.Spec.Match {
-		cp.Spec.Match[i].Types = slices.Clone(r.Spec.Match[i].Types)
-	}
-	cp.Handle.State = maps.Clone(r.Handle.State)
-	cp.TerminalSubjects = slices.Clone(r.TerminalSubjects)
-	cp.ClosedSubjects = slices.Clone(r.ClosedSubjects)
-	cp.Seen = bytes.Clone(r.Seen)
+	var cp sentinel.Sentinel
+	copyInto(&cp, r)
 	return &cp
+}
+
+// copyInto writes into dst a copy of r as deep as copyRecord's.
+func copyInto(dst, r *sentinel.Sentinel) {
+	*dst = *r
+	dst.Spec.Match = slices.Clone(r.Spec.Match)
+	for i := range dst.Spec.Match {
+		dst.Spec.Match[i].Types = slices.Clone(r.Spec.Match[i].Types)
+	}
+	dst.Handle.State = maps.Clone(r.Handle.State)
+	dst.TerminalSubjects = slices.Clone(r.TerminalSubjects)
+	dst.ClosedSubjects = slices.Clone(r.ClosedSubjects)
+	dst.Seen = bytes.Clone(r.Seen)
 }
 
 func sortRecords(out []*sentinel.Sentinel) {
