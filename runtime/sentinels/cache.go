@@ -213,6 +213,35 @@ func (s *Store) WithHook(ctx context.Context, key string) ([]*sentinel.Sentinel,
 	return withHook(recs, key), nil
 }
 
+// Select returns the ids of the records pred accepts, in no particular
+// order. From the mirror it copies nothing: pred sees the mirror's own
+// records under its read lock and must neither keep nor modify them (nor
+// call back into the store).
+func (s *Store) Select(ctx context.Context, pred func(*sentinel.Sentinel) bool) ([]string, error) {
+	if c := s.mirror(); c != nil {
+		c.mu.RLock()
+		defer c.mu.RUnlock()
+		var ids []string
+		for id, r := range c.recs {
+			if pred(r) {
+				ids = append(ids, id)
+			}
+		}
+		return ids, nil
+	}
+	recs, err := s.List(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var ids []string
+	for _, r := range recs {
+		if pred(r) {
+			ids = append(ids, r.ID)
+		}
+	}
+	return ids, nil
+}
+
 func (s *Store) mirror() *cache {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
