@@ -96,3 +96,21 @@ func TestPageIndexMergesChurn(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkList lists a mirror of 100,000 records (copies, in list
+// order), as a poll tick does.
+func BenchmarkList(b *testing.B) {
+	c := &cache{recs: map[string]*sentinel.Sentinel{}, known: map[string]uint64{}, gone: map[string]uint64{}, ready: true}
+	for i := range 100000 {
+		r := &sentinel.Sentinel{ID: sentinel.NewSentinelID(), Status: sentinel.StatusActive, Provider: "fake", CreatedTs: int64(1000 + i),
+			Spec:   sentinel.Spec{Match: []sentinel.Clause{{Subject: "github:o/r#1", Types: []string{"*"}}}, Target: sentinel.Target{Kind: sentinel.TargetSession, SessionID: "s1"}},
+			Handle: sentinel.Handle{State: map[string]any{"hookKey": "fk-x", "subjects": []string{"github:o/r#1"}}}}
+		c.recs[r.ID] = r
+	}
+	b.ResetTimer()
+	for range b.N {
+		if got := c.list(); len(got) != 100000 {
+			b.Fatalf("listed %d", len(got))
+		}
+	}
+}
