@@ -6,6 +6,8 @@ import (
 	"sort"
 	"strings"
 	"text/tabwriter"
+
+	"github.com/agentproto/sentinel/bus"
 )
 
 // writeTable renders the cluster phase: the push path beside its
@@ -28,7 +30,7 @@ func (c *ClusterResult) writeTable(out io.Writer, warmup int) {
 	if len(f.Samples) == 0 {
 		return
 	}
-	fmt.Fprintf(out, "\nFailover: SIGKILL of the node leading SENTINEL_EVENTS to the next push answered 200 by a surviving node (%d kills)\n", f.Kills)
+	fmt.Fprintf(out, "\nFailover: SIGKILL of the node leading %s to the next push answered 200 by a surviving node (%d kills)\n", bus.StreamEvents, f.Kills)
 	fmt.Fprintln(w, "kill\tkilled\tms\taccepted by\tprobes\trefused\t503\tother\tcodes\tnew leader\trestart to ready ms")
 	for i, s := range f.Samples {
 		fmt.Fprintf(w, "%d\t%s\t%.0f\t%s\t%d\t%d\t%d\t%d\t%s\t%s\t%.0f\n", i+1, s.Killed, s.Ms, s.AcceptedBy, s.Probes, s.Refused, s.Unavailable, s.Failed, codes(s.Codes), s.NewLeader, s.RestartToReadyMs)
