@@ -110,6 +110,9 @@ func Open(ctx context.Context, nc *nats.Conn, cfg Config) (*Bus, error) {
 			return nil, fmt.Errorf("bus: provision consumer %s: %w", ConsumerName(p), err)
 		}
 	}
+	if err := b.migrateLegacyEvents(ctx); err != nil {
+		return nil, err
+	}
 	return b, nil
 }
 
@@ -194,12 +197,12 @@ func (b *Bus) retireExtraPartitions(ctx context.Context) error {
 	if b.Cfg.Replicas > 1 {
 		return nil // a cluster's count is pinned by agreePartitions
 	}
-	info, err := b.Events.Info(ctx)
+	undelivered, err := b.undelivered(ctx)
 	if err != nil {
-		return fmt.Errorf("bus: events stream: %w", err)
+		return err
 	}
-	if info.State.Msgs > 0 {
-		return fmt.Errorf("bus: the events stream still holds %d undelivered events across %d partitions: start with bus.partitions=%d until they are delivered, then change it", info.State.Msgs, existing, existing)
+	if undelivered > 0 {
+		return fmt.Errorf("bus: the events stream still holds %d undelivered events across %d partitions: start with bus.partitions=%d until they are delivered, then change it", undelivered, existing, existing)
 	}
 	for _, name := range extra {
 		if err := b.Events.DeleteConsumer(ctx, name); err != nil {
@@ -214,10 +217,10 @@ func (b *Bus) streamConfigs() []jetstream.StreamConfig {
 	return []jetstream.StreamConfig{
 		{
 			Name:         StreamEvents,
-			Description:  "SentinelEvents, partitioned by sentinel id",
+			Description:  "SentinelEvents, partitioned by sentinel id (limits retention, trimmed below the partitions' ack floors)",
 			Subjects:     []string{eventsPrefix + "*.*"},
 			Storage:      jetstream.FileStorage,
-			Retention:    jetstream.WorkQueuePolicy,
+			Retention:    jetstream.LimitsPolicy,
 			Duplicates:   c.EventsDuplicates,
 			Replicas:     c.Replicas,
 			MaxConsumers: -1,

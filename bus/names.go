@@ -9,7 +9,10 @@ import (
 
 // Stream names.
 const (
-	StreamEvents    = "SENTINEL_EVENTS"
+	// StreamEvents keeps the events with limits retention, trimmed below
+	// what every partition acknowledged (events.go); it replaced the
+	// work-queue stream LegacyStreamEvents, whose events Open moves into it.
+	StreamEvents    = "SENTINEL_EVENTS_V2"
 	StreamInbox     = "SENTINEL_INBOX"
 	StreamParked    = "SENTINEL_PARKED"
 	StreamLifecycle = "SENTINEL_LIFECYCLE"
@@ -38,7 +41,7 @@ const (
 const SeenMarkerTTL = time.Minute
 
 const (
-	eventsPrefix    = "sentinel.events."
+	eventsPrefix    = "sentinel.events.v2."
 	inboxPrefix     = "sentinel.inbox."
 	parkedPrefix    = "sentinel.parked."
 	lifecyclePrefix = "sentinel.lifecycle."

@@ -104,5 +104,10 @@ func runClusterPush(ctx context.Context, c *clusterNodes, o Options, res *Cluste
 	}
 	res.AddedP50Ms = res.Push.Latency.P50Ms - res.Raw.Latency.P50Ms
 	res.AddedP99Ms = res.Push.Latency.P99Ms - res.Raw.Latency.P99Ms
+	if res.Relay.EventsPerSec > 0 {
+		res.RelayRatio = res.Push.EventsPerSec / res.Relay.EventsPerSec
+	}
+	res.RelayAddedP50Ms = res.Push.Latency.P50Ms - res.Relay.Latency.P50Ms
+	res.RelayAddedP99Ms = res.Push.Latency.P99Ms - res.Relay.Latency.P99Ms
 	return nil
 }

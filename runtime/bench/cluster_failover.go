@@ -25,7 +25,7 @@ type FailoverResult struct {
 
 // FailoverSample is one kill.
 type FailoverSample struct {
-	// Killed is the node that led SENTINEL_EVENTS and was SIGKILLed.
+	// Killed is the node that led the events stream (bus.StreamEvents) and was SIGKILLed.
 	Killed string `json:"killed"`
 	// Ms is SIGKILL to the first push answered 200, by AcceptedBy.
 	Ms         float64 `json:"ms"`

@@ -35,19 +35,15 @@ type baseline struct {
 }
 
 // clusterBaselines lists the baselines of the cluster phase, measured in
-// this order after the push path.
-//
-// Hook for the performance issue's HTTP-relay baseline: add a field
-// `HTTPRelay Path json:"httpRelay"` (and `RelayRatio`) to PushResult, which
-// ClusterResult embeds, and append here
-//
-//	{name: "httpRelay", into: &res.HTTPRelay, start: <a relay publishing to an R3 stream over c.js>}
-//
-// then set the ratio in runClusterPush beside throughputRatio.
+// this order after the push path: raw JetStream R3 and the HTTP relay
+// (its streams R3) on the same servers.
 func clusterBaselines(res *ClusterResult) []baseline {
 	return []baseline{
 		{name: "rawJetStream", into: &res.Raw, start: func(ctx context.Context, c *clusterNodes, senders int) (sender, error) {
 			return newRawPath(ctx, c.js, c.nc, senders, clusterReplicas)
+		}},
+		{name: "httpRelay", into: &res.Relay, start: func(ctx context.Context, c *clusterNodes, senders int) (sender, error) {
+			return newRelayOn(ctx, c.js, c.nc, c.http, senders, clusterReplicas)
 		}},
 	}
 }

@@ -6,13 +6,15 @@ import (
 	"sort"
 	"strings"
 	"text/tabwriter"
+
+	"github.com/agentproto/sentinel/bus"
 )
 
 // writeTable renders the cluster phase: the push path beside its
 // baselines, then each kill and the failover summary against the targets.
 func (c *ClusterResult) writeTable(out io.Writer, warmup int) {
 	w := tabwriter.NewWriter(out, 2, 4, 2, ' ', 0)
-	fmt.Fprintf(out, "\nCluster: %d `sentinel serve` nodes on loopback, R%d, fsync=%s: push round-robin over the nodes beside raw JetStream R%d on the same servers (%d events each, %d warm-up, concurrency %d)\n",
+	fmt.Fprintf(out, "\nCluster: %d `sentinel serve` nodes on loopback, R%d, fsync=%s: push round-robin over the nodes beside raw JetStream R%d and an HTTP relay on the same servers (%d events each, %d warm-up, concurrency %d)\n",
 		c.Nodes, c.Replicas, c.Fsync, c.Replicas, c.Events, warmup, c.Concurrency)
 	fmt.Fprintln(w, "path\tevents/s\tp50 ms\tp90 ms\tp99 ms\tmax ms")
 	row := func(name string, x Path) {
@@ -20,13 +22,15 @@ func (c *ClusterResult) writeTable(out io.Writer, warmup int) {
 	}
 	row(fmt.Sprintf("push (%d nodes, R%d)", c.Nodes, c.Replicas), c.Push)
 	row(fmt.Sprintf("raw JetStream R%d", c.Replicas), c.Raw)
+	row(fmt.Sprintf("HTTP relay R%d", c.Replicas), c.Relay)
 	fmt.Fprintf(w, "push/raw\t%.2fx (target >= 0.50x: %s)\t+%.3f\t\t+%.3f\t\n", c.Ratio, met(c.Ratio >= 0.5), c.AddedP50Ms, c.AddedP99Ms)
+	fmt.Fprintf(w, "push/relay\t%.2fx\t+%.3f\t\t+%.3f\t\n", c.RelayRatio, c.RelayAddedP50Ms, c.RelayAddedP99Ms)
 	w.Flush()
 	f := c.Failover
 	if len(f.Samples) == 0 {
 		return
 	}
-	fmt.Fprintf(out, "\nFailover: SIGKILL of the node leading SENTINEL_EVENTS to the next push answered 200 by a surviving node (%d kills)\n", f.Kills)
+	fmt.Fprintf(out, "\nFailover: SIGKILL of the node leading %s to the next push answered 200 by a surviving node (%d kills)\n", bus.StreamEvents, f.Kills)
 	fmt.Fprintln(w, "kill\tkilled\tms\taccepted by\tprobes\trefused\t503\tother\tcodes\tnew leader\trestart to ready ms")
 	for i, s := range f.Samples {
 		fmt.Fprintf(w, "%d\t%s\t%.0f\t%s\t%d\t%d\t%d\t%d\t%s\t%s\t%.0f\n", i+1, s.Killed, s.Ms, s.AcceptedBy, s.Probes, s.Refused, s.Unavailable, s.Failed, codes(s.Codes), s.NewLeader, s.RestartToReadyMs)

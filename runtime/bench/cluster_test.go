@@ -45,9 +45,12 @@ func TestClusterPhaseSmall(t *testing.T) {
 	require.Equal(t, "default", c.Fsync)
 	require.Equal(t, 12, c.Push.Latency.N, "every measured push landed in its inbox")
 	require.Equal(t, 12, c.Raw.Latency.N)
+	require.Equal(t, 12, c.Relay.Latency.N, "the HTTP relay is measured beside them")
 	require.Positive(t, c.Push.EventsPerSec)
 	require.Positive(t, c.Raw.EventsPerSec)
+	require.Positive(t, c.Relay.EventsPerSec)
 	require.Positive(t, c.Ratio)
+	require.Positive(t, c.RelayRatio)
 
 	f := c.Failover
 	require.Equal(t, 1, f.Kills)
@@ -67,6 +70,7 @@ func TestClusterPhaseSmall(t *testing.T) {
 	var out bytes.Buffer
 	require.NoError(t, rep.WriteTable(&out))
 	require.Contains(t, out.String(), "raw JetStream R3")
+	require.Contains(t, out.String(), "HTTP relay R3")
 	require.Contains(t, out.String(), "Failover: SIGKILL")
 
 	raw, err := json.Marshal(rep)
@@ -75,7 +79,7 @@ func TestClusterPhaseSmall(t *testing.T) {
 		Cluster map[string]json.RawMessage `json:"cluster"`
 	}
 	require.NoError(t, json.Unmarshal(raw, &doc))
-	for _, name := range []string{"push", "rawJetStream", "throughputRatio", "addedP50Ms", "addedP99Ms", "fsync", "concurrency", "events", "failover"} {
+	for _, name := range []string{"push", "rawJetStream", "throughputRatio", "addedP50Ms", "addedP99Ms", "httpRelay", "relayRatio", "relayAddedP50Ms", "relayAddedP99Ms", "fsync", "concurrency", "events", "failover"} {
 		require.Contains(t, doc.Cluster, name, "the cluster phase uses the push phase's JSON names")
 	}
 	var lat struct {

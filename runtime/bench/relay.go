@@ -42,7 +42,7 @@ const (
 // RELAYBENCH_OUT with a message id and acks. Timing stops when the inbox
 // message is seen, as for the node.
 type relayPath struct {
-	n      *node
+	http   *http.Client
 	js     jetstream.JetStream
 	secret []byte
 	url    string
@@ -53,10 +53,15 @@ type relayPath struct {
 }
 
 func newRelayPath(ctx context.Context, n *node, c int) (*relayPath, error) {
-	js := n.app.Bus.JS
+	return newRelayOn(ctx, n.app.Bus.JS, n.app.Bus.NC, n.http, c, 1)
+}
+
+// newRelayOn builds the relay over any JetStream (the cluster phase's, with
+// its streams at the cluster's replicas).
+func newRelayOn(ctx context.Context, js jetstream.JetStream, nc *nats.Conn, hc *http.Client, c, replicas int) (*relayPath, error) {
 	mk := func(name, subj string) (jetstream.Stream, error) {
 		return js.CreateOrUpdateStream(ctx, jetstream.StreamConfig{Name: name, Subjects: []string{subj},
-			Storage: jetstream.FileStorage, Duplicates: 2 * time.Minute})
+			Storage: jetstream.FileStorage, Duplicates: 2 * time.Minute, Replicas: replicas})
 	}
 	in, err := mk("RELAYBENCH_IN", "relaybench.in.>")
 	if err != nil {
@@ -65,14 +70,14 @@ func newRelayPath(ctx context.Context, n *node, c int) (*relayPath, error) {
 	if _, err := mk("RELAYBENCH_OUT", "relaybench.out.>"); err != nil {
 		return nil, err
 	}
-	r := &relayPath{n: n, js: js, secret: make([]byte, 32), pulls: newPullers(ctx)}
+	r := &relayPath{http: hc, js: js, secret: make([]byte, 32), pulls: newPullers(ctx)}
 	if _, err := rand.Read(r.secret); err != nil {
 		return nil, err
 	}
 	for w := range c {
 		ws := strconv.Itoa(w)
 		ch := make(chan struct{}, 1)
-		sub, err := n.app.Bus.NC.Subscribe("relaybench.out."+ws+".>", func(*nats.Msg) {
+		sub, err := nc.Subscribe("relaybench.out."+ws+".>", func(*nats.Msg) {
 			select {
 			case ch <- struct{}{}:
 			default:
@@ -188,7 +193,7 @@ func (r *relayPath) send(ctx context.Context, w int, id string) error {
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set(relaySignatureHeader, r.sign(body))
 	req.Header.Set(relayDeliveryHeader, id)
-	resp, err := r.n.http.Do(req)
+	resp, err := r.http.Do(req)
 	if err != nil {
 		return err
 	}

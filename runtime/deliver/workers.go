@@ -57,6 +57,7 @@ type Workers struct {
 	Cfg      WorkersConfig
 
 	stopping    atomic.Bool
+	acked       atomic.Int64 // acks since the last trim of the events stream
 	wg          sync.WaitGroup
 	stopFetch   context.CancelFunc
 	cancelWork  context.CancelFunc
@@ -95,7 +96,46 @@ func (w *Workers) Start(ctx context.Context) error {
 		w.wg.Add(1)
 		go w.sweepSeen(fetchCtx)
 	}
+	w.acked.Store(1) // trim once after a start: the last run may have acked since its last trim
+	w.wg.Add(1)
+	go w.trimLoop(fetchCtx)
 	return nil
+}
+
+// trimEvery is how often the workers purge the events every partition
+// acknowledged (bus.TrimEvents), when anything was acknowledged since the
+// last trim; an idle node sends nothing.
+const trimEvery = 5 * time.Second
+
+// trimTimeout bounds one trim.
+const trimTimeout = 10 * time.Second
+
+// trimLoop trims the events stream every trimEvery while events are being
+// acknowledged. A failed trim is retried at the next tick; until then the
+// stream only holds more acknowledged events (the seen window absorbs
+// them if a consumer is ever reset).
+func (w *Workers) trimLoop(ctx context.Context) {
+	defer w.wg.Done()
+	t := time.NewTicker(trimEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		n := w.acked.Swap(0)
+		if n == 0 {
+			continue
+		}
+		tctx, cancel := context.WithTimeout(ctx, trimTimeout)
+		_, err := w.Bus.TrimEvents(tctx)
+		cancel()
+		if err != nil && ctx.Err() == nil {
+			w.acked.Add(n)
+			w.Log.Warn("trimming acknowledged events failed; retrying", "err", err)
+		}
+	}
 }
 
 // sweepTimeout bounds the one-off sweep of the seen window's legacy keys.
@@ -180,7 +220,9 @@ func (w *Workers) handle(ctx context.Context, msg jetstream.Msg) {
 		if w.Park.Park(ctx, sid, park.Record{SentinelID: sid, Item: string(msg.Data()), Reason: "undecodable event"}, "") == nil {
 			w.Metrics.IncVec(func(m *metrics.Metrics) prometheusCounterVec { return m.Parked }, "undecodable")
 		}
-		_ = msg.Term()
+		if msg.Term() == nil {
+			w.acked.Add(1)
+		}
 		return
 	}
 	hctx, cancel := context.WithTimeout(ctx, w.Cfg.HandleTimeout)
@@ -205,6 +247,8 @@ func (w *Workers) handle(ctx context.Context, msg jetstream.Msg) {
 	// while this ack is in flight is simply retried.)
 	if err := msg.Ack(); err != nil {
 		w.Log.Warn("ack failed; the event will be redelivered and deduplicated", "sentinel", sid, "event", ev.ID, "err", err)
+	} else {
+		w.acked.Add(1)
 	}
 	w.Log.Debug("event handled", "sentinel", sid, "event", ev.ID, "result", string(res))
 }

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
+	"reflect"
 
 	"github.com/agentproto/sentinel"
 	"github.com/agentproto/sentinel/providers"
@@ -62,8 +64,17 @@ func (s *Service) markError(ctx context.Context, id, msg string) {
 	}
 }
 
+// sameHandle reports whether two handles are the same (their states
+// printing alike). The usual case, an unchanged state, is settled without
+// printing (a start re-attaches every sentinel).
 func sameHandle(a, b sentinel.Handle) bool {
-	return a.Provider == b.Provider && a.RemoteID == b.RemoteID && a.Cursor == b.Cursor && fmt.Sprint(a.State) == fmt.Sprint(b.State)
+	if a.Provider != b.Provider || a.RemoteID != b.RemoteID || a.Cursor != b.Cursor {
+		return false
+	}
+	if maps.EqualFunc(a.State, b.State, func(x, y any) bool { return reflect.DeepEqual(x, y) }) {
+		return true
+	}
+	return fmt.Sprint(a.State) == fmt.Sprint(b.State)
 }
 
 // ReconcileAll runs one reconciliation pass for every pollable sentinel

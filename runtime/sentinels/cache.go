@@ -9,7 +9,6 @@ import (
 	"sort"
 	"sync"
 	"sync/atomic"
-	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
 
@@ -36,12 +35,18 @@ type cache struct {
 	gone  map[string]uint64 // delete revision of recently deleted ids
 	order []string          // gone's ids, oldest first
 	ready bool
-	// index holds the records' keys in list order for Page; stale says
-	// records came, went or moved since it was built (page.go).
+	// index holds the records' keys in list order for Page (page.go);
+	// added holds the keys of records that came or moved since, merged in
+	// at the next page, and dead counts index entries whose record went or
+	// moved (skipped by pages, dropped at the next merge).
 	index []pageKey
-	stale bool
-	// upTo is the bucket sequence the watcher has delivered up to.
+	added []pageKey
+	dead  int
+	// upTo is the bucket sequence the watcher has delivered up to; wake
+	// (under wmu, nil when nobody waits) is closed when it advances.
 	upTo atomic.Uint64
+	wmu  sync.Mutex
+	wake chan struct{}
 	stop context.CancelFunc
 	done chan struct{}
 }
@@ -82,7 +87,7 @@ func (s *Store) StartCache(ctx context.Context) error {
 				}
 				if e.Operation() == jetstream.KeyValuePut {
 					if !c.newer(e.Key(), e.Revision()) {
-						c.upTo.Store(max(c.upTo.Load(), e.Revision()))
+						c.advance(e.Revision())
 						continue // this node's own write, already applied
 					}
 					if rec, err := decode(e.Value()); err == nil {
@@ -91,7 +96,7 @@ func (s *Store) StartCache(ctx context.Context) error {
 				} else {
 					c.forget(e.Key(), e.Revision())
 				}
-				c.upTo.Store(max(c.upTo.Load(), e.Revision()))
+				c.advance(e.Revision())
 			}
 		}
 	}()
@@ -149,14 +154,43 @@ func (s *Store) SyncMirror(ctx context.Context) error {
 		return nil
 	}
 	last := bs.StreamInfo().State.LastSeq
-	for c.upTo.Load() < last {
+	for {
+		wake := c.waiter()
+		if c.upTo.Load() >= last {
+			return nil
+		}
 		select {
 		case <-ctx.Done():
 			return fmt.Errorf("sentinel records mirror behind the bucket: %w", context.Cause(ctx))
-		case <-time.After(2 * time.Millisecond):
+		case <-wake:
 		}
 	}
-	return nil
+}
+
+// advance records that the watcher delivered the bucket up to rev and
+// wakes SyncMirror's waiters (only the watcher goroutine calls it).
+func (c *cache) advance(rev uint64) {
+	if rev <= c.upTo.Load() {
+		return
+	}
+	c.upTo.Store(rev)
+	c.wmu.Lock()
+	if c.wake != nil {
+		close(c.wake)
+		c.wake = nil
+	}
+	c.wmu.Unlock()
+}
+
+// waiter returns a channel closed at the next advance. A caller reads
+// upTo after taking it, so an advance between the two is never missed.
+func (c *cache) waiter() <-chan struct{} {
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
+	if c.wake == nil {
+		c.wake = make(chan struct{})
+	}
+	return c.wake
 }
 
 // ListFresh is List read from the bucket itself, bypassing the mirror
@@ -206,9 +240,25 @@ func (c *cache) put(id string, rec *sentinel.Sentinel, rev uint64) {
 	delete(c.gone, id)
 	c.known[id] = rev
 	if old, ok := c.recs[id]; !ok || old.CreatedTs != rec.CreatedTs {
-		c.stale = true
+		if ok {
+			c.dead++
+		}
+		c.track(keyOf(rec))
 	}
 	c.recs[id] = rec
+}
+
+// track notes a key the page index lacks (mu must be held for writing).
+// Before the first page there is no index to keep; past a churn of half
+// the records without a page, the next page sorts afresh.
+func (c *cache) track(k pageKey) {
+	if c.index == nil {
+		return
+	}
+	c.added = append(c.added, k)
+	if len(c.added) > len(c.recs)/2+1024 {
+		c.index, c.added, c.dead = nil, nil, 0
+	}
 }
 
 // del applies this store's own delete (at rev, 0 when unknown): the record
@@ -221,7 +271,7 @@ func (c *cache) del(id string, rev uint64) {
 		return
 	}
 	if _, ok := c.recs[id]; ok {
-		c.stale = true
+		c.dead++
 	}
 	delete(c.recs, id)
 }
@@ -237,7 +287,7 @@ func (c *cache) forget(id string, rev uint64) {
 		return
 	}
 	if _, ok := c.recs[id]; ok {
-		c.stale = true
+		c.dead++
 	}
 	delete(c.recs, id)
 	delete(c.known, id)
@@ -251,30 +301,24 @@ func (c *cache) forget(id string, rev uint64) {
 	}
 }
 
-// list returns copies of every record, oldest first.
-func (c *cache) list() []*sentinel.Sentinel {
-	c.mu.RLock()
-	out := make([]*sentinel.Sentinel, 0, len(c.recs))
-	for _, r := range c.recs {
-		out = append(out, copyRecord(r))
-	}
-	c.mu.RUnlock()
-	sortRecords(out)
-	return out
-}
-
 // copyRecord copies a record deeply enough that callers may modify it.
 func copyRecord(r *sentinel.Sentinel) *sentinel.Sentinel {
-	cp := *r
-	cp.Spec.Match = slices.Clone(r.Spec.Match)
-	for i := range cp.Spec.Match {
-		cp.Spec.Match[i].Types = slices.Clone(r.Spec.Match[i].Types)
-	}
-	cp.Handle.State = maps.Clone(r.Handle.State)
-	cp.TerminalSubjects = slices.Clone(r.TerminalSubjects)
-	cp.ClosedSubjects = slices.Clone(r.ClosedSubjects)
-	cp.Seen = bytes.Clone(r.Seen)
+	var cp sentinel.Sentinel
+	copyInto(&cp, r)
 	return &cp
+}
+
+// copyInto writes into dst a copy of r as deep as copyRecord's.
+func copyInto(dst, r *sentinel.Sentinel) {
+	*dst = *r
+	dst.Spec.Match = slices.Clone(r.Spec.Match)
+	for i := range dst.Spec.Match {
+		dst.Spec.Match[i].Types = slices.Clone(r.Spec.Match[i].Types)
+	}
+	dst.Handle.State = maps.Clone(r.Handle.State)
+	dst.TerminalSubjects = slices.Clone(r.TerminalSubjects)
+	dst.ClosedSubjects = slices.Clone(r.ClosedSubjects)
+	dst.Seen = bytes.Clone(r.Seen)
 }
 
 func sortRecords(out []*sentinel.Sentinel) {

@@ -35,16 +35,13 @@ func (s *Service) Inbound(ctx context.Context, in providers.Inbound) (InboundRes
 	if in.HookKey == "" {
 		return InboundResult{}, providers.ErrUnknownHook
 	}
-	recs, err := s.boundCandidates(ctx)
+	recs, err := s.bound(ctx, in.HookKey, true)
 	if err != nil {
 		return InboundResult{}, fmt.Errorf("%w: %w", ErrPersist, err)
 	}
 	byProvider := map[string][]*sentinel.Sentinel{}
 	var order []string
 	for _, r := range recs {
-		if providers.HookKeyOf(r.Handle) != in.HookKey {
-			continue
-		}
 		if _, seen := byProvider[r.Provider]; !seen {
 			order = append(order, r.Provider)
 		}
@@ -102,34 +99,55 @@ func (s *Service) Inbound(ctx context.Context, in providers.Inbound) (InboundRes
 	return res, nil
 }
 
-// boundCandidates lists the records to match a hook key against. In a
-// cluster the mirror first catches up with the bucket, so a sentinel
-// another node created a moment ago gets its events too.
-func (s *Service) boundCandidates(ctx context.Context) ([]*sentinel.Sentinel, error) {
-	if s.Store.LeaderGet != nil {
+// bound lists the records bound to a hook key, oldest first. In a
+// cluster the mirror first catches up with the bucket (catchUp), so a
+// sentinel another node created a moment ago gets its events too; a
+// mirror that cannot catch up in 2 s is bypassed for the bucket itself.
+func (s *Service) bound(ctx context.Context, key string, catchUp bool) ([]*sentinel.Sentinel, error) {
+	if catchUp && s.Store.LeaderGet != nil {
 		sctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 		err := s.Store.SyncMirror(sctx)
 		cancel()
 		if err != nil {
-			return s.Store.ListFresh(ctx)
+			recs, err := s.Store.ListFresh(ctx)
+			if err != nil {
+				return nil, err
+			}
+			return withHook(recs, key), nil
 		}
 	}
-	return s.Store.List(ctx)
+	return s.Store.WithHook(ctx, key)
 }
 
-// KnownHook reports whether a record is bound to the hook key (from the
-// mirror, caught up first in a cluster).
+func withHook(recs []*sentinel.Sentinel, key string) []*sentinel.Sentinel {
+	var out []*sentinel.Sentinel
+	for _, r := range recs {
+		if providers.HookKeyOf(r.Handle) == key {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// KnownHook reports whether a record is bound to the hook key. A key the
+// mirror knows is answered from it; one it does not know is looked up
+// again once the mirror caught up (in a cluster), so a sentinel another
+// node created a moment ago is known. A push request then pays a single
+// catch-up, in Inbound, which reads the records it delivers to after it
+// (a key removed meanwhile answers ErrUnknownHook there).
 func (s *Service) KnownHook(ctx context.Context, key string) (bool, error) {
-	recs, err := s.boundCandidates(ctx)
+	recs, err := s.bound(ctx, key, false)
 	if err != nil {
 		return false, err
 	}
-	for _, r := range recs {
-		if providers.HookKeyOf(r.Handle) == key {
-			return true, nil
-		}
+	if len(recs) > 0 || s.Store.LeaderGet == nil {
+		return len(recs) > 0, nil
 	}
-	return false, nil
+	recs, err = s.bound(ctx, key, true)
+	if err != nil {
+		return false, err
+	}
+	return len(recs) > 0, nil
 }
 
 // DeliverPushed publishes events for one sentinel into the events stream

@@ -153,17 +153,18 @@ func (s *Store) Page(ctx context.Context, q Query) (Page, error) {
 // page answers a page of q (q.Limit > 0) from the mirror's index: a
 // binary search for the cursor, then the records in list order until the
 // page is full, so a page costs O(log n + what it skips) instead of a pass
-// over every record. The index is rebuilt (O(n log n)) on the first page
-// after records came or went. A record created while its index is being
-// used may miss that page; one removed meanwhile is skipped.
+// over every record. The index is sorted once (the first page); records
+// that came or moved since are sorted among themselves and merged in at
+// the next page (O(n + k log k), no sort of every record), and entries of
+// records that went are skipped, then dropped at a merge. A record created
+// while a page is being answered may miss that page; one removed meanwhile
+// is skipped.
 func (c *cache) page(q Query, after *pageKey) Page {
 	c.mu.RLock()
-	if c.stale || c.index == nil {
+	if c.index == nil || len(c.added) > 0 || c.dead > len(c.index)/4 {
 		c.mu.RUnlock()
 		c.mu.Lock()
-		if c.stale || c.index == nil {
-			c.rebuildIndex()
-		}
+		c.refreshIndex()
 		c.mu.Unlock()
 		c.mu.RLock()
 	}
@@ -188,15 +189,42 @@ func (c *cache) page(q Query, after *pageKey) Page {
 	return p
 }
 
-// rebuildIndex sorts the records' keys in list order (mu must be held for
-// writing).
-func (c *cache) rebuildIndex() {
-	idx := make([]pageKey, 0, len(c.recs))
-	for _, r := range c.recs {
-		idx = append(idx, keyOf(r))
+// refreshIndex brings the index up to date (mu must be held for writing):
+// the first time a sort of every key, then a merge of the sorted added
+// keys that keeps only entries of live records, each once.
+func (c *cache) refreshIndex() {
+	if c.index == nil {
+		idx := make([]pageKey, 0, len(c.recs))
+		for _, r := range c.recs {
+			idx = append(idx, keyOf(r))
+		}
+		sort.Slice(idx, func(i, j int) bool { return idx[i].less(idx[j]) })
+		c.index, c.added, c.dead = idx, nil, 0
+		return
 	}
-	sort.Slice(idx, func(i, j int) bool { return idx[i].less(idx[j]) })
-	c.index, c.stale = idx, false
+	if len(c.added) == 0 && c.dead <= len(c.index)/4 {
+		return
+	}
+	add := c.added
+	sort.Slice(add, func(i, j int) bool { return add[i].less(add[j]) })
+	out := make([]pageKey, 0, len(c.recs))
+	live := func(k pageKey) bool {
+		r, ok := c.recs[k.id]
+		return ok && r.CreatedTs == k.created && (len(out) == 0 || out[len(out)-1] != k)
+	}
+	i, j := 0, 0
+	for i < len(c.index) || j < len(add) {
+		var k pageKey
+		if j == len(add) || (i < len(c.index) && !add[j].less(c.index[i])) {
+			k, i = c.index[i], i+1
+		} else {
+			k, j = add[j], j+1
+		}
+		if live(k) {
+			out = append(out, k)
+		}
+	}
+	c.index, c.added, c.dead = out, nil, 0
 }
 
 // selection keeps the first limit+1 matches in list order: a bounded

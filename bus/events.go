@@ -1,0 +1,148 @@
+package bus
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// The events stream keeps its events with limits retention: an ack no
+// longer deletes the event (with work-queue retention each ack removed it,
+// and with one event in flight that emptied the stream's last block, so
+// the store deleted and created a block file per event: about half of the
+// node's CPU on the push path, BENCHMARKS.md). Events every partition has
+// acknowledged are purged in bulk instead (TrimEvents), so the stream
+// holds what is undelivered plus what was acknowledged since the last
+// trim, and nothing undelivered ever ages out.
+//
+// JetStream refuses to change a stream's retention, so the limits stream
+// has a new name and subjects; Open moves what the old work-queue stream
+// (LegacyStreamEvents) still holds into it, then deletes the old stream
+// (migrateLegacyEvents). Every node of a cluster must run this version
+// before any of them serves again: stop all, upgrade, start.
+
+// LegacyStreamEvents is the work-queue events stream of earlier versions.
+const LegacyStreamEvents = "SENTINEL_EVENTS"
+
+// migrateLegacyEvents copies the events the legacy stream still holds
+// (undelivered, or delivered and not yet acknowledged) into their
+// partitions of the events stream in stream order, each with its own
+// Nats-Msg-Id, then deletes the legacy stream. It is idempotent and safe
+// to interrupt: a copy repeated within the duplicates window is dropped
+// by the message id, and one repeated later reaches a sentinel whose seen
+// window holds it. Nodes migrating at once keep each sentinel's order
+// (every copier copies in order and waits for each PubAck, so the first
+// copy of each event is stored in order); the legacy stream is deleted
+// only after a complete copy.
+func (b *Bus) migrateLegacyEvents(ctx context.Context) error {
+	old, err := b.JS.Stream(ctx, LegacyStreamEvents)
+	if errors.Is(err, jetstream.ErrStreamNotFound) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("bus: legacy events stream: %w", err)
+	}
+	if old.CachedInfo().Config.Retention != jetstream.WorkQueuePolicy {
+		return fmt.Errorf("bus: stream %s exists without work-queue retention: it is not this project's legacy events stream; remove it", LegacyStreamEvents)
+	}
+	if err := b.copyLegacyEvents(ctx, old); err != nil {
+		if errors.Is(err, jetstream.ErrStreamNotFound) {
+			return nil // another node copied everything and deleted it
+		}
+		return fmt.Errorf("bus: move events from %s: %w", LegacyStreamEvents, err)
+	}
+	if err := b.JS.DeleteStream(ctx, LegacyStreamEvents); err != nil && !errors.Is(err, jetstream.ErrStreamNotFound) {
+		return fmt.Errorf("bus: delete %s after moving its events: %w", LegacyStreamEvents, err)
+	}
+	return nil
+}
+
+// copyLegacyEvents reads the legacy stream message by message (a work
+// queue allows no consumer beside its partition consumers), each the first
+// stored at or after the sequence past the previous one.
+func (b *Bus) copyLegacyEvents(ctx context.Context, old jetstream.Stream) error {
+	info, err := old.Info(ctx)
+	if err != nil {
+		return err
+	}
+	for seq := info.State.FirstSeq; info.State.Msgs > 0 && seq <= info.State.LastSeq; {
+		msg, err := old.GetMsg(ctx, seq, jetstream.WithGetMsgSubject(legacyEventsAll))
+		if errors.Is(err, jetstream.ErrMsgNotFound) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		sid := msg.Subject[strings.LastIndexByte(msg.Subject, '.')+1:]
+		id := msg.Header.Get(jetstream.MsgIDHeader)
+		if id == "" {
+			return fmt.Errorf("event %d on %s has no message id", msg.Sequence, msg.Subject)
+		}
+		if _, err := b.publishRetrying(ctx, EventSubject(Partition(sid, b.Cfg.Partitions), sid), msg.Data, id); err != nil {
+			return err
+		}
+		seq = msg.Sequence + 1
+	}
+	return nil
+}
+
+// legacyEventsAll matches every event of the legacy stream.
+const legacyEventsAll = "sentinel.events.*.*"
+
+// TrimEvents purges the events every partition has acknowledged: below
+// the lowest ack floor of the partition consumers that still have events
+// pending or in flight (a consumer with neither has acknowledged every
+// event the stream held when the trim began). It returns the sequence
+// below which the stream now holds nothing (0 when it purged nothing).
+// Safe to run on every node at once (a purge below an ack floor is
+// idempotent).
+func (b *Bus) TrimEvents(ctx context.Context) (uint64, error) {
+	info, err := b.Events.Info(ctx)
+	if err != nil {
+		return 0, fmt.Errorf("bus: trim events: %w", err)
+	}
+	st := info.State
+	if st.Msgs == 0 {
+		return 0, nil
+	}
+	floor := st.LastSeq
+	for p := 0; p < b.Cfg.Partitions; p++ {
+		c, err := b.Events.Consumer(ctx, ConsumerName(p))
+		if err != nil {
+			return 0, fmt.Errorf("bus: trim events: consumer %s: %w", ConsumerName(p), err)
+		}
+		ci := c.CachedInfo()
+		if ci.NumPending == 0 && ci.NumAckPending == 0 {
+			continue
+		}
+		floor = min(floor, ci.AckFloor.Stream)
+	}
+	if floor < st.FirstSeq {
+		return 0, nil
+	}
+	if err := b.Events.Purge(ctx, jetstream.WithPurgeSequence(floor+1)); err != nil {
+		return 0, fmt.Errorf("bus: trim events below %d: %w", floor+1, err)
+	}
+	return floor + 1, nil
+}
+
+// undelivered counts the events the partition consumers of the events
+// stream have not acknowledged yet (pending or in flight).
+func (b *Bus) undelivered(ctx context.Context) (uint64, error) {
+	var n uint64
+	names := b.Events.ConsumerNames(ctx)
+	for name := range names.Name() {
+		c, err := b.Events.Consumer(ctx, name)
+		if err != nil {
+			return 0, fmt.Errorf("bus: consumer %s: %w", name, err)
+		}
+		n += c.CachedInfo().NumPending + uint64(c.CachedInfo().NumAckPending)
+	}
+	if err := names.Err(); err != nil {
+		return 0, fmt.Errorf("bus: list consumers: %w", err)
+	}
+	return n, nil
+}

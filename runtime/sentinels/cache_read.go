@@ -1,0 +1,105 @@
+package sentinels
+
+import (
+	"context"
+
+	"github.com/agentproto/sentinel"
+	"github.com/agentproto/sentinel/providers"
+)
+
+// The mirror's read side beyond Peek: the records of a hook key, every
+// record in list order, and scans without copies.
+
+// WithHook returns the records bound to a hook key, oldest first (from
+// the mirror when there is one).
+func (s *Store) WithHook(ctx context.Context, key string) ([]*sentinel.Sentinel, error) {
+	if c := s.mirror(); c != nil {
+		return c.withHook(key), nil
+	}
+	recs, err := s.List(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return withHook(recs, key), nil
+}
+
+// Select returns the ids of the records pred accepts, in no particular
+// order. From the mirror it copies nothing: pred sees the mirror's own
+// records under its read lock and must neither keep nor modify them (nor
+// call back into the store).
+func (s *Store) Select(ctx context.Context, pred func(*sentinel.Sentinel) bool) ([]string, error) {
+	if c := s.mirror(); c != nil {
+		c.mu.RLock()
+		defer c.mu.RUnlock()
+		var ids []string
+		for id, r := range c.recs {
+			if pred(r) {
+				ids = append(ids, id)
+			}
+		}
+		return ids, nil
+	}
+	recs, err := s.List(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var ids []string
+	for _, r := range recs {
+		if pred(r) {
+			ids = append(ids, r.ID)
+		}
+	}
+	return ids, nil
+}
+
+// withHook returns copies of the records bound to a hook key, oldest
+// first: one pass over the mirror without copying the others.
+func (c *cache) withHook(key string) []*sentinel.Sentinel {
+	c.mu.RLock()
+	var out []*sentinel.Sentinel
+	for _, r := range c.recs {
+		if providers.HookKeyOf(r.Handle) == key {
+			out = append(out, copyRecord(r))
+		}
+	}
+	c.mu.RUnlock()
+	sortRecords(out)
+	return out
+}
+
+// list returns copies of every record, oldest first: in the order of the
+// page index (sorted once, then kept by merges, page.go), so a list costs
+// the copies, not a sort of every record; the copies share one
+// allocation.
+func (c *cache) list() []*sentinel.Sentinel {
+	c.mu.RLock()
+	if c.index == nil || len(c.added) > 0 || c.dead > len(c.index)/4 {
+		c.mu.RUnlock()
+		c.mu.Lock()
+		c.refreshIndex()
+		c.mu.Unlock()
+		c.mu.RLock()
+	}
+	defer c.mu.RUnlock()
+	slab := make([]sentinel.Sentinel, len(c.recs))
+	out := make([]*sentinel.Sentinel, 0, len(c.recs))
+	if len(c.added) > 0 || c.index == nil {
+		// Records came between the refresh and the read lock: list them
+		// all the plain way.
+		for _, r := range c.recs {
+			copyInto(&slab[len(out)], r)
+			out = append(out, &slab[len(out)])
+		}
+		sortRecords(out)
+		return out
+	}
+	for _, k := range c.index {
+		r, ok := c.recs[k.id]
+		if !ok || r.CreatedTs != k.created || len(out) == len(slab) {
+			continue
+		}
+		copyInto(&slab[len(out)], r)
+		out = append(out, &slab[len(out)])
+	}
+	return out
+}

@@ -1,0 +1,125 @@
+package sentinels_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/stretchr/testify/require"
+
+	"github.com/agentproto/sentinel"
+	"github.com/agentproto/sentinel/bus"
+	"github.com/agentproto/sentinel/providers"
+	"github.com/agentproto/sentinel/providers/fake"
+	"github.com/agentproto/sentinel/runtime/runtimetest"
+	"github.com/agentproto/sentinel/runtime/sentinels"
+)
+
+// clustered gives the env's store a leader read, as a node of a cluster
+// has, and counts the record mirror's catch-ups (each asks the records
+// bucket's stream for its state).
+func clustered(t *testing.T, e *runtimetest.Env) *atomic.Int64 {
+	t.Helper()
+	b := e.Bus.Bus
+	e.Store.LeaderGet = func(ctx context.Context, id string) ([]byte, uint64, error) {
+		raw, rev, err := b.LeaderLast(ctx, bus.KVStream(bus.BucketSentinels), bus.KVSubject(bus.BucketSentinels, id))
+		if errors.Is(err, bus.ErrNoMessage) {
+			return nil, 0, fmt.Errorf("%s: %w", id, sentinel.ErrNotFound)
+		}
+		return raw, rev, err
+	}
+	var n atomic.Int64
+	sub, err := b.NC.Subscribe("$JS.API.STREAM.INFO."+bus.KVStream(bus.BucketSentinels), func(*nats.Msg) { n.Add(1) })
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = sub.Unsubscribe() })
+	require.NoError(t, b.NC.Flush())
+	return &n
+}
+
+func signedPush(e *runtimetest.Env, key, eventID string) providers.Inbound {
+	subject := "github:acme/widgets#7"
+	ev := sentinel.NewEvent(eventID, "//agentproto.local/sentinel/test", "github.check_suite.completed", subject, []string{subject},
+		e.Clock.Now(), "check suite completed", false, map[string]any{"id": eventID})
+	body, _ := json.Marshal(ev)
+	h := http.Header{}
+	h.Set(fake.SignatureHeader, e.Fake.Sign(body))
+	return providers.Inbound{HookKey: key, Body: body, Header: h, Now: e.Clock.Now()}
+}
+
+// A push request for a known hook key catches the record mirror up once
+// (in Inbound), not once per step: KnownHook answers a key the mirror
+// knows from the mirror.
+func TestPushRequestCatchesTheMirrorUpOnce(t *testing.T) {
+	e := runtimetest.Start(t, runtimetest.Options{NoWorkers: true})
+	rec := e.Watch(req("fake"))
+	key := providers.HookKeyOf(rec.Handle)
+	require.True(t, strings.HasPrefix(key, "fk-"))
+	syncs := clustered(t, e)
+	ctx := context.Background()
+
+	known, err := e.Service.KnownHook(ctx, key)
+	require.NoError(t, err)
+	require.True(t, known)
+	res, err := e.Service.Inbound(ctx, signedPush(e, key, "evt_1"))
+	require.NoError(t, err)
+	require.Equal(t, 1, res.Delivered)
+	require.NoError(t, e.Bus.Bus.NC.Flush())
+	require.Equal(t, int64(1), syncs.Load(), "one catch-up for the whole request")
+}
+
+// A hook key the mirror does not know yet (another node created its
+// sentinel a moment ago) is known once the mirror caught up, and its
+// events are stored.
+func TestPushForASentinelAnotherNodeJustCreated(t *testing.T) {
+	e := runtimetest.Start(t, runtimetest.Options{NoWorkers: true})
+	syncs := clustered(t, e)
+	ctx := context.Background()
+	other := sentinels.NewStore(e.Bus.Bus.Sentinels) // another node: no mirror of ours sees its write first
+	for i := range 20 {
+		id := sentinel.NewSentinelID()
+		key := "fk-" + strings.ToLower(id)
+		require.NoError(t, other.Create(ctx, &sentinel.Sentinel{ID: id, Provider: "fake", Status: sentinel.StatusActive,
+			Spec:   sentinel.Spec{Target: sentinel.Target{Kind: sentinel.TargetSession, SessionID: "s1"}},
+			Handle: sentinel.Handle{State: map[string]any{"hookKey": key}}}))
+		before := syncs.Load()
+		known, err := e.Service.KnownHook(ctx, key)
+		require.NoError(t, err)
+		require.True(t, known, "create %d is known at once", i)
+		res, err := e.Service.Inbound(ctx, signedPush(e, key, fmt.Sprintf("evt_%d", i)))
+		require.NoError(t, err)
+		require.Equal(t, 1, res.Sentinels)
+		require.Equal(t, 1, res.Delivered)
+		require.NoError(t, e.Bus.Bus.NC.Flush())
+		require.LessOrEqual(t, syncs.Load()-before, int64(2), "at most one catch-up per step")
+	}
+	unknown, err := e.Service.KnownHook(ctx, "fk-nobody")
+	require.NoError(t, err)
+	require.False(t, unknown)
+	_, err = e.Service.Inbound(ctx, signedPush(e, "fk-nobody", "evt_x"))
+	require.ErrorIs(t, err, providers.ErrUnknownHook)
+}
+
+// SyncMirror returns once the watcher delivered the write it waits for
+// (woken by the watcher, not polling), and at once without a mirror.
+func TestSyncMirrorWakesWhenTheWatcherArrives(t *testing.T) {
+	e := runtimetest.Start(t, runtimetest.Options{NoWorkers: true})
+	ctx := context.Background()
+	other := sentinels.NewStore(e.Bus.Bus.Sentinels)
+	id := sentinel.NewSentinelID()
+	require.NoError(t, other.Create(ctx, &sentinel.Sentinel{ID: id, Status: sentinel.StatusActive}))
+	sctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	require.NoError(t, e.Store.SyncMirror(sctx))
+	_, _, err := e.Store.Peek(ctx, id)
+	require.NoError(t, err)
+
+	e.Store.StopCache()
+	require.NoError(t, e.Store.SyncMirror(ctx), "without a mirror there is nothing to wait for")
+}
