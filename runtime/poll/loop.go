@@ -182,7 +182,9 @@ func (l *Loop) pollKeys(ctx context.Context, targets []func(string) bool) {
 	if own.Writable() != nil {
 		return
 	}
-	recs, err := l.Store.List(ctx)
+	recs, err := l.owned(ctx, own, func(key string) bool {
+		return slices.ContainsFunc(targets, func(m func(string) bool) bool { return m(key) })
+	})
 	if err != nil {
 		l.Log.Warn("poll: list sentinels failed", "err", err)
 		return
@@ -192,10 +194,6 @@ func (l *Loop) pollKeys(ctx context.Context, targets []func(string) bool) {
 		if ctx.Err() != nil {
 			return
 		}
-		key := pollKey(r)
-		if !r.Status.Pollable() || !own.OwnsPoll(key) || !slices.ContainsFunc(targets, func(m func(string) bool) bool { return m(key) }) {
-			continue
-		}
 		l.pollOne(ctx, r)
 	}
 }
@@ -203,20 +201,43 @@ func (l *Loop) pollKeys(ctx context.Context, targets []func(string) bool) {
 // Interval returns the active interval when any pollable sentinel delivered
 // an event within the hot window, else the idle interval.
 func (l *Loop) Interval(ctx context.Context) time.Duration {
-	recs, err := l.Store.List(ctx)
-	if err != nil {
-		return l.Cfg.ActiveInterval
-	}
 	hotSince := l.Now().Add(-l.Cfg.HotWindow).UnixMilli()
 	if p := l.lastPublishMs.Load(); p > 0 && p >= hotSince {
 		return l.Cfg.ActiveInterval
 	}
-	for _, r := range recs {
-		if r.Status.Pollable() && r.LastEventTs > 0 && r.LastEventTs >= hotSince {
-			return l.Cfg.ActiveInterval
-		}
+	// A scan of the mirror, without copying a record.
+	hot, err := l.Store.Select(ctx, func(r *sentinel.Sentinel) bool {
+		return r.Status.Pollable() && r.LastEventTs > 0 && r.LastEventTs >= hotSince
+	})
+	if err != nil || len(hot) > 0 {
+		return l.Cfg.ActiveInterval
 	}
 	return l.Cfg.IdleInterval
+}
+
+// owned returns the records this node polls now, in id order (ids are
+// ULIDs: creation order), copying only those from the mirror.
+func (l *Loop) owned(ctx context.Context, own cluster.Ownership, also func(key string) bool) ([]*sentinel.Sentinel, error) {
+	ids, err := l.Store.Select(ctx, func(r *sentinel.Sentinel) bool {
+		if !r.Status.Pollable() {
+			return false
+		}
+		key := pollKey(r)
+		return own.OwnsPoll(key) && (also == nil || also(key))
+	})
+	if err != nil {
+		return nil, err
+	}
+	slices.Sort(ids)
+	out := make([]*sentinel.Sentinel, 0, len(ids))
+	for _, id := range ids {
+		rec, _, err := l.Store.Peek(ctx, id)
+		if err != nil {
+			continue // removed since the scan
+		}
+		out = append(out, rec)
+	}
+	return out, nil
 }
 
 // TryTick runs one tick unless one is in flight; it reports whether it ran.
@@ -257,7 +278,7 @@ func (l *Loop) runTick(ctx context.Context) {
 	if own.OwnsJob(cluster.JobTombstones) {
 		l.sweepCancels(ctx)
 	}
-	recs, err := l.Store.List(ctx)
+	recs, err := l.owned(ctx, own, nil)
 	if err != nil {
 		l.Log.Warn("poll tick: list sentinels failed", "err", err)
 		return
@@ -268,9 +289,6 @@ func (l *Loop) runTick(ctx context.Context) {
 	for _, r := range recs {
 		if ctx.Err() != nil {
 			return
-		}
-		if !r.Status.Pollable() || !own.OwnsPoll(pollKey(r)) {
-			continue
 		}
 		l.pollOne(ctx, r)
 	}
