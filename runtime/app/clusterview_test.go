@@ -42,8 +42,12 @@ func viewOf(t *testing.T, a *app.App) (api.ClusterView, error) {
 	return apiclient.Cluster{C: apiclient.New(a.URL(), a.Token)}.View(ctx)
 }
 
-// scrape reads the cluster and storage gauges of a node's /metrics.
-func scrape(t *testing.T, a *app.App) map[string]float64 {
+// scrape reads the gauges of a node's /metrics whose names start with one
+// of prefixes (default: the cluster gauges).
+func scrape(t *testing.T, a *app.App, prefixes ...string) map[string]float64 {
+	if len(prefixes) == 0 {
+		prefixes = []string{"sentinel_cluster_"}
+	}
 	req, err := http.NewRequest(http.MethodGet, a.URL()+"/metrics", nil)
 	require.NoError(t, err)
 	req.Header.Set("Authorization", "Bearer "+a.Token)
@@ -55,7 +59,7 @@ func scrape(t *testing.T, a *app.App) map[string]float64 {
 	sc := bufio.NewScanner(resp.Body)
 	for sc.Scan() {
 		line := sc.Text()
-		if strings.HasPrefix(line, "sentinel_cluster_") || strings.HasPrefix(line, "sentinel_storage_") {
+		if slices.ContainsFunc(prefixes, func(p string) bool { return strings.HasPrefix(line, p) }) {
 			name, val, _ := strings.Cut(line, " ")
 			f, err := strconv.ParseFloat(val, 64)
 			require.NoError(t, err, line)

@@ -87,14 +87,14 @@ func TestAFullStoreRefusesWritesLosesNothingAndRecovers(t *testing.T) {
 	require.Equal(t, 503, resp.StatusCode, string(raw))
 	require.Contains(t, string(raw), `"error":"storage_full"`)
 	require.Equal(t, accepted, inboxTexts(n, "box"), "reads are served, nothing accepted is lost")
-	require.Equal(t, 1.0, scrape(t, n.app)["sentinel_storage_full"])
+	require.Equal(t, 1.0, scrape(t, n.app, "sentinel_storage_")["sentinel_storage_full"])
 
 	require.NoError(t, js.DeleteStream(ctx, "TEST_BALLAST"))
 	bustest.Eventually(t, 10*time.Second, func() bool { return readyReason(t, n) == "" }, "ready again once space returns")
 	status, code = postNote(t, n, "box", "after")
 	require.Equal(t, 201, status, code)
 	require.Equal(t, append(accepted, "after"), inboxTexts(n, "box"), "each accepted write exactly once")
-	require.Equal(t, 0.0, scrape(t, n.app)["sentinel_storage_full"])
+	require.Equal(t, 0.0, scrape(t, n.app, "sentinel_storage_")["sentinel_storage_full"])
 }
 
 // TestAFullDiskRestartsTheEmbeddedServerOnceSpaceIsBack fills the real
@@ -150,7 +150,7 @@ func TestAFullDiskRestartsTheEmbeddedServerOnceSpaceIsBack(t *testing.T) {
 	require.Equal(t, accepted, got[:len(accepted)], "nothing accepted before the disk filled is lost")
 	require.Equal(t, "after", got[len(got)-1])
 	require.Equal(t, 1, strings.Count(logs.String(), "embedded nats-server restarted"), "one restart")
-	require.Equal(t, 1.0, scrape(t, n.app)["sentinel_storage_restarts"])
+	require.Equal(t, 1.0, scrape(t, n.app, "sentinel_storage_")["sentinel_storage_restarts"])
 }
 
 // fillDisk writes path until the filesystem under it is full.

@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/agentproto/sentinel"
@@ -184,7 +185,16 @@ func (w *Webhooks) stopAll() {
 	}
 }
 
-// work pulls one subscription's consumer and delivers until ctx ends.
+// webhookPullWait bounds one pull of a subscription's consumer: the
+// worker keeps one request waiting at the server, renewed this often.
+const webhookPullWait = 30 * time.Second
+
+// work pulls one subscription's consumer and delivers until ctx ends. Each
+// pull is a fresh Fetch(1) issued after the previous event was settled:
+// a long-lived Messages iterator with a batch of one can skip its
+// follow-up request under load and then wait 30 s for its heartbeat
+// timer (nats.go v1.55; BENCHMARKS.md, "A benchmark that always
+// finishes"), as the delivery workers found (runtime/deliver).
 func (w *Webhooks) work(ctx context.Context, id string) {
 	s := w.svc
 	for ctx.Err() == nil {
@@ -195,21 +205,22 @@ func (w *Webhooks) work(ctx context.Context, id string) {
 			}
 			continue
 		}
-		it, err := cons.Messages(jetstream.PullMaxMessages(1))
-		if err != nil {
-			if !sleepCtx(ctx, 200*time.Millisecond) {
-				return
-			}
-			continue
-		}
 		for ctx.Err() == nil {
-			msg, err := it.Next(jetstream.NextContext(ctx))
+			fctx, cancel := context.WithTimeout(ctx, webhookPullWait)
+			batch, err := cons.Fetch(1, jetstream.FetchContext(fctx))
 			if err != nil {
+				cancel()
+				break // the consumer went away, or the bus: look it up again
+			}
+			for msg := range batch.Messages() {
+				w.deliver(ctx, id, msg)
+			}
+			cancel()
+			if err := batch.Error(); err != nil && !errors.Is(err, context.DeadlineExceeded) &&
+				!errors.Is(err, context.Canceled) && !errors.Is(err, nats.ErrTimeout) {
 				break
 			}
-			w.deliver(ctx, id, msg)
 		}
-		it.Stop()
 		if !sleepCtx(ctx, 50*time.Millisecond) {
 			return
 		}
