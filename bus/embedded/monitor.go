@@ -134,3 +134,14 @@ func (s *Server) InMajority() (in, ok bool) {
 	}
 	return reach >= need, true
 }
+
+// StoreUsed is the file storage this server's JetStream holds now, in
+// bytes (its own replicas only: in a cluster, what counts against its
+// MaxStore).
+func (s *Server) StoreUsed() (int64, error) {
+	jsz, err := s.current().Jsz(&server.JSzOptions{})
+	if err != nil {
+		return 0, fmt.Errorf("embedded: jetstream usage: %w", err)
+	}
+	return int64(jsz.Store), nil
+}

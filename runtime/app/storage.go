@@ -12,23 +12,20 @@ import (
 const DefaultMinFree = 64 << 20
 
 // newStorageGuard makes the storage guard over the embedded server's store
-// (the filesystem's free space, JetStream's limit, the restart after a
-// full disk), or, in external mode, over JetStream refusals only.
+// (the filesystem's free space, the server's JetStream limit, the restart
+// after a full disk), or, in external mode, over JetStream refusals only
+// (the servers' disks and limits are theirs).
 func (a *App) newStorageGuard() *storage.Guard {
 	cfg := storage.Config{
 		MinFree:  a.Cfg.NATS.MinFree,
 		Interval: a.Cfg.NATS.StorageCheck,
 		Log:      a.Log.With("component", "storage"),
-		Used: func(ctx context.Context) (int64, error) {
-			ai, err := a.Bus.JS.AccountInfo(ctx)
-			if err != nil {
-				return 0, err
-			}
-			return int64(ai.Store), nil
-		},
 	}
-	if a.nats != nil {
-		cfg.Dir, cfg.Server, cfg.MaxStore = a.nats.StoreDir(), a.nats, a.nats.MaxStore()
+	if srv := a.nats; srv != nil {
+		// This server's own use against its own limit (in a cluster an
+		// account's figure counts every replica on every server).
+		cfg.Dir, cfg.Server, cfg.MaxStore = srv.StoreDir(), srv, srv.MaxStore()
+		cfg.Used = func(context.Context) (int64, error) { return srv.StoreUsed() }
 	}
 	return storage.New(cfg)
 }
