@@ -63,6 +63,13 @@ type Sentinel struct {
 	// LastHandledID is the id of the last event whose counters were applied,
 	// so a redelivery after a crash does not count the event twice.
 	LastHandledID string `json:"lastHandledId,omitempty"`
+	// Unconfirmed is the id of the last handled event when its inbox
+	// message was written beside this record (the delivery pipeline's
+	// direct path): the record was stored not knowing whether that write
+	// landed, so a redelivery of the event writes the message again
+	// (idempotently) instead of trusting the seen mark. The next handled
+	// event's write clears it.
+	Unconfirmed string `json:"unconfirmed,omitempty"`
 }
 
 // View is the public projection of a sentinel: what sentinel_list, the HTTP

@@ -45,6 +45,10 @@ type Handler struct {
 	Now         func() time.Time
 	// Observe, when set, is called with every answer's status.
 	Observe func(status int)
+	// Step, when set, is told how long the body read (step
+	// "ingress_read") and the handling after it ("ingress_handle": lookup,
+	// verify, parse, publish) of each request took.
+	Step func(step string, d time.Duration)
 	// Writable, when set, tells a node cut off from its cluster: events
 	// that could not be stored then answer 503 cluster_unavailable (the
 	// sender may try another node; event ids make that safe), not 500.
@@ -88,16 +92,20 @@ func (h *Handler) handle(w http.ResponseWriter, r *http.Request) int {
 	if r.ContentLength > h.MaxBody {
 		return early(w, http.StatusRequestEntityTooLarge, "body_too_large")
 	}
+	start := time.Now()
 	body, held, err := h.read(w, r)
 	defer h.budget.give(held)
 	if err != nil {
 		return bodyError(w, err)
 	}
+	h.step(stepRead, start)
 	now := time.Now
 	if h.Now != nil {
 		now = h.Now
 	}
+	start = time.Now()
 	res, err := h.Svc.Inbound(r.Context(), providers.Inbound{HookKey: key, Body: body, Header: r.Header.Clone(), Now: now()})
+	h.step(stepHandle, start)
 	var ie *providers.InboundError
 	switch {
 	case errors.Is(err, providers.ErrUnknownHook):
@@ -122,6 +130,19 @@ func (h *Handler) handle(w http.ResponseWriter, r *http.Request) int {
 	}
 	httpapi.WriteJSON(w, http.StatusOK, map[string]any{"ok": true, "events": res.Events, "sentinels": res.Sentinels, "delivered": res.Delivered})
 	return http.StatusOK
+}
+
+// The step names Step is told (metrics.StepIngressRead and
+// metrics.StepIngressHandle).
+const (
+	stepRead   = "ingress_read"
+	stepHandle = "ingress_handle"
+)
+
+func (h *Handler) step(step string, start time.Time) {
+	if h.Step != nil {
+		h.Step(step, time.Since(start))
+	}
 }
 
 // read reads the body within MaxBody, reserving its bytes from the budget:

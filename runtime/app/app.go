@@ -242,6 +242,7 @@ func (a *App) wire(ctx context.Context) error {
 	sapi := a.sentinelsAPI() // dryrun.go
 	in := &inbound.Handler{Svc: inboundAPI{svc: a.Sentinels, full: a.storage.Trip}, MaxBody: a.Cfg.MaxInboundBytes, MaxInFlight: a.Cfg.MaxInboundBytesInFlight,
 		Observe:  func(status int) { a.Metrics.InboundRequests.WithLabelValues(fmt.Sprint(status)).Inc() },
+		Step:     a.Metrics.ObserveStep,
 		Writable: a.Writable}
 	routes.Public = append(routes.Public, in.Mount)
 	routes.API = append(routes.API, func(r chi.Router) { httpapi.SentinelRoutes(r, sapi) })

@@ -46,17 +46,36 @@ type Pipeline struct {
 	Journal Journal
 }
 
-// Handle runs the pipeline for one event of one sentinel. A nil error means
-// the event is handled and may be acked; an error means it must stay
-// retryable (nothing was marked seen).
+// Handle runs the pipeline for the first delivery of one event of one
+// sentinel (HandleAttempt with attempt 1).
 func (p *Pipeline) Handle(ctx context.Context, sentinelID string, ev *sentinel.Event) (Result, error) {
+	return p.HandleAttempt(ctx, sentinelID, ev, 1)
+}
+
+// HandleAttempt runs the pipeline for the attempt-th delivery of one event
+// of one sentinel (the message's delivery count). A nil error means the
+// event is handled and may be acked; an error means it must stay
+// retryable: nothing was marked seen, or the record marks it Unconfirmed
+// and its redelivery (attempt > 1) completes the inbox write (direct.go).
+func (p *Pipeline) HandleAttempt(ctx context.Context, sentinelID string, ev *sentinel.Event, attempt uint64) (Result, error) {
+	start := time.Now()
+	defer p.Metrics.StepSince(metrics.StepPipeline, start)
 	rec, rev, err := p.Store.Fresh(ctx, sentinelID)
+	p.Metrics.StepSince(metrics.StepRecordRead, start)
 	if errors.Is(err, sentinels.ErrNotFound) {
 		p.note(sentinelID, nil, ev, journal.Stopped, "the sentinel no longer exists", nil)
 		return ResultStopped, nil
 	}
 	if err != nil {
 		return "", err
+	}
+	// 0. A redelivery of the event the record holds unconfirmed: its inbox
+	// write may not have landed. Before the record's status or seen mark
+	// (both already say handled) it is written again, idempotently.
+	if attempt > 1 && rec.Unconfirmed == ev.ID {
+		if pl, ok := p.Router.(Planner); ok {
+			return p.confirm(ctx, pl, rec, ev)
+		}
 	}
 	// 1. Gone or not pollable: stop.
 	if !rec.Status.Pollable() {
@@ -122,27 +141,68 @@ func (p *Pipeline) Handle(ctx context.Context, sentinelID string, ev *sentinel.E
 		p.note(sentinelID, rec, ev, journal.Self, "caused by the provider's own GitHub identity: muted (muteSelf)", nil)
 		return ResultMuted, nil
 	}
-	// 6. Deliver.
+	// 6. Deliver. On the direct path (direct.go) the inbox message and the
+	// record are written beside each other; otherwise the event is routed
+	// (resume, successor, forward, park) and the record written after.
+	if pl, ok := p.Router.(Planner); ok {
+		resolved := time.Now()
+		send, err := pl.Plan(ctx, rec, ev)
+		p.Metrics.StepSince(metrics.StepResolve, resolved)
+		if err != nil {
+			return "", fmt.Errorf("deliver %s to %s: %w", ev.ID, sentinelID, err)
+		}
+		if send != nil {
+			return p.deliverDirect(ctx, send, rec, rev, ev, closure, now)
+		}
+	}
+	routed := time.Now()
 	out, err := p.Router.Route(ctx, rec, ev)
+	p.Metrics.StepSince(metrics.StepInbox, routed)
 	if err != nil {
 		return "", fmt.Errorf("deliver %s to %s: %w", ev.ID, sentinelID, err)
 	}
-	// 7. Mark seen (the in-record ring), counters, target, status, until:
-	// one atomic write. The outcome is stored (an inbox message or a park
-	// record), so the write runs on a fresh bounded context: a resume hook
-	// that used up the handle deadline must not send the event round again.
+	// 7. The outcome is stored (an inbox message or a park record), so the
+	// record is written on a fresh bounded context: a resume hook that
+	// used up the handle deadline must not send the event round again.
 	sctx, cancel := settleContext(ctx)
 	defer cancel()
-	expired := false
+	w, err := p.writeRecord(sctx, rec, rev, ev, out, closure, now, false)
+	if err != nil {
+		return "", err
+	}
+	return p.finish(sctx, rec, ev, out, w), nil
+}
+
+// written is what writeRecord did.
+type written struct {
+	updated *sentinel.Sentinel
+	// expired: this event met the sentinel's until condition.
+	expired bool
+	// elsewhere: the record already held the event when it was written
+	// again after a conflict: another handler of its redelivery stored it.
+	elsewhere bool
+	// gone: the sentinel was removed meanwhile.
+	gone bool
+}
+
+// writeRecord marks the event seen (the in-record ring), applies its
+// counters, the routing outcome (target, status), the closure and the until
+// condition: one atomic write, compare-and-set on rev, re-decided on the
+// record as it is when it changed since it was read. unconfirmed records
+// that the event's inbox message is being written beside this write
+// (Sentinel.Unconfirmed).
+func (p *Pipeline) writeRecord(ctx context.Context, rec *sentinel.Sentinel, rev uint64, ev *sentinel.Event, out Outcome, closure closureAction, now time.Time, unconfirmed bool) (written, error) {
+	start := time.Now()
+	defer p.Metrics.StepSince(metrics.StepRecordWrite, start)
+	var w written
 	first := true
-	handledElsewhere := false
-	updated, err := p.Store.UpdateFrom(sctx, sentinelID, rec, rev, func(r *sentinel.Sentinel) error {
-		expired = false
+	updated, err := p.Store.UpdateFrom(ctx, rec.ID, rec, rev, func(r *sentinel.Sentinel) error {
+		w.expired = false
 		if !first && r.HasSeen(ev.ID) {
 			// Fenced: the record changed since it was read and already holds
 			// this event: another node (this event's redelivery, after this
 			// node paused past the ack wait) handled it. Its write stands.
-			handledElsewhere = true
+			w.elsewhere = true
 			return sentinels.ErrSkip
 		}
 		if !first {
@@ -153,13 +213,17 @@ func (p *Pipeline) Handle(ctx context.Context, sentinelID string, ev *sentinel.E
 		}
 		first = false
 		applyClosure(r, closure, ev.Subject)
-		if err := p.addSeen(sctx, sentinelID, r, ev.ID); err != nil {
+		if err := p.addSeen(ctx, rec.ID, r, ev.ID); err != nil {
 			return err
 		}
 		if r.LastHandledID != ev.ID {
 			r.EventCount++
 			r.LastEventTs = now.UnixMilli()
 			r.LastHandledID = ev.ID
+		}
+		r.Unconfirmed = ""
+		if unconfirmed {
+			r.Unconfirmed = ev.ID
 		}
 		if out.RetargetTo != "" && r.Spec.Target.Kind == sentinel.TargetSession {
 			r.Spec.Target.SessionID = out.RetargetTo
@@ -173,45 +237,55 @@ func (p *Pipeline) Handle(ctx context.Context, sentinelID string, ev *sentinel.E
 		switch r.Spec.Until.Kind {
 		case sentinel.UntilSubjectTerminal:
 			if ev.Terminal && r.AddTerminal(r.Spec.TerminalClauseSubjects(ev)) {
-				expired = true
+				w.expired = true
 			}
 		case sentinel.UntilCount:
-			expired = r.EventCount >= r.Spec.Until.N
+			w.expired = r.EventCount >= r.Spec.Until.N
 		case sentinel.UntilAt:
-			expired = now.UnixMilli() >= r.Spec.Until.Ms
+			w.expired = now.UnixMilli() >= r.Spec.Until.Ms
 		}
-		if expired && r.Status.Pollable() {
+		if w.expired && r.Status.Pollable() {
 			r.Status = sentinel.StatusExpired
 		}
 		return nil
 	})
 	if errors.Is(err, sentinels.ErrNotFound) {
-		// Removed while delivering: the message is already stored.
-		p.noteOutcome(rec, ev, out)
-		return ResultDelivered, nil
+		return written{gone: true}, nil
 	}
 	if err != nil {
-		return "", err
+		return written{}, err
 	}
-	if handledElsewhere {
-		p.note(sentinelID, rec, ev, journal.Duplicate, "handled by another node meanwhile", nil)
-		return ResultDuplicate, nil
+	w.updated = updated
+	return w, nil
+}
+
+// finish journals and counts a routed event whose record was written, and
+// cancels the provider of a sentinel the event expired.
+func (p *Pipeline) finish(ctx context.Context, rec *sentinel.Sentinel, ev *sentinel.Event, out Outcome, w written) Result {
+	switch {
+	case w.gone:
+		// Removed while delivering: the message is already stored.
+		p.noteOutcome(rec, ev, out)
+		return ResultDelivered
+	case w.elsewhere:
+		p.note(rec.ID, rec, ev, journal.Duplicate, "handled by another node meanwhile", nil)
+		return ResultDuplicate
 	}
 	p.noteOutcome(rec, ev, out)
-	if expired {
+	if w.expired {
 		p.Metrics.Inc(func(m *metrics.Metrics) prometheusCounter { return m.Expired })
-		p.Expirer.CancelProvider(sctx, updated)
+		p.Expirer.CancelProvider(ctx, w.updated)
 	}
 	switch {
 	case out.Parked:
 		p.Metrics.IncVec(func(m *metrics.Metrics) prometheusCounterVec { return m.Parked }, "dead_target")
-		return ResultParked, nil
+		return ResultParked
 	case out.Duplicate:
 		p.Metrics.Inc(func(m *metrics.Metrics) prometheusCounter { return m.InboxDuplicates })
-		return ResultDuplicate, nil
+		return ResultDuplicate
 	}
 	p.Metrics.Inc(func(m *metrics.Metrics) prometheusCounter { return m.Delivered })
-	return ResultDelivered, nil
+	return ResultDelivered
 }
 
 // GiveUp settles an event that cannot be delivered (a permanent failure,

@@ -42,6 +42,7 @@ type Metrics struct {
 	inboxDepth      prometheus.Gauge
 	cluster         clusterGauges
 	storage         storageGauges
+	steps           stepHistograms
 }
 
 // New creates the metrics on a fresh registry (with Go and process
@@ -73,6 +74,8 @@ func New() *Metrics {
 	m.storage = newStorageGauges()
 	m.storage.register(f)
 	m.initJournal()
+	m.steps = newStepHistograms()
+	f(m.steps.vec)
 	for _, c := range []prometheus.Collector{m.JournalDropped, m.EventsPublished, m.EventsDuplicate, m.Delivered, m.Filtered, m.SeenDuplicates, m.InboxDuplicates, m.Parked, m.DeliveryRetries, m.Expired, m.PollDuration, m.PollErrors, m.InboundRequests, m.InboxMessages, m.FollowDigests, m.githubQuota, m.consumerPending, m.inboxDepth} {
 		f(c)
 	}

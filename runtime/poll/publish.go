@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"time"
 
 	"github.com/agentproto/sentinel"
 	"github.com/agentproto/sentinel/bus"
@@ -38,7 +39,9 @@ func (p *Publisher) Publish(ctx context.Context, sentinelID string, events []sen
 		if err != nil {
 			return fresh, fmt.Errorf("encode event %s: %w", ev.ID, err)
 		}
+		start := time.Now()
 		dup, err := p.Bus.PublishEvent(ctx, sentinelID, ev.ID, raw)
+		p.Metrics.StepSince(metrics.StepPublish, start)
 		if err != nil {
 			return fresh, err
 		}

@@ -29,6 +29,14 @@ func (p *proxyRouter) Route(ctx context.Context, rec *sentinel.Sentinel, ev *sen
 	return p.r.Load().Route(ctx, rec, ev)
 }
 
+func (p *proxyRouter) Plan(ctx context.Context, rec *sentinel.Sentinel, ev *sentinel.Event) (deliver.Send, error) {
+	return p.r.Load().Plan(ctx, rec, ev)
+}
+
+func (p *proxyRouter) Prepare(rec *sentinel.Sentinel, ev *sentinel.Event) (deliver.Send, error) {
+	return p.r.Load().Prepare(rec, ev)
+}
+
 type env struct {
 	*runtimetest.Env
 	Reg      *sessions.Registry

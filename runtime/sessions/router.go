@@ -69,15 +69,57 @@ func (r *Router) Route(ctx context.Context, rec *sentinel.Sentinel, ev *sentinel
 	if res.To != t.SessionID {
 		out.RetargetTo = res.To
 	}
-	r.mergedHook(ctx, rec, ev, res.To)
+	r.mergedHook(ctx, rec.Spec.Label, rec.Spec.Group, ev, res.To)
 	return out, nil
 }
 
+// Plan implements deliver.Planner: the direct path is taken when the
+// target session is alive or unregistered (Resolve would deliver to it as
+// it is, with no hook).
+func (r *Router) Plan(ctx context.Context, rec *sentinel.Sentinel, ev *sentinel.Event) (deliver.Send, error) {
+	s, err := r.Resolver.Registry.Lookup(ctx, rec.Spec.Target.SessionID)
+	if err != nil {
+		return nil, err
+	}
+	if s != nil && (s.Forgotten || !s.Alive(r.Resolver.Registry.Now())) {
+		return nil, nil
+	}
+	return r.Prepare(rec, ev)
+}
+
+// Prepare implements deliver.Planner: the Send stores the event's message
+// in the target session's inbox (idempotent: the inbox refuses a second
+// copy) and raises pr-merged, as Route does; a recipient that rejects the
+// delivery parks the event and orphans the sentinel, as Route does. The
+// Send reads nothing of rec (the pipeline writes it meanwhile).
+func (r *Router) Prepare(rec *sentinel.Sentinel, ev *sentinel.Event) (deliver.Send, error) {
+	id, label, group, t := rec.ID, rec.Spec.Label, rec.Spec.Group, rec.Spec.Target
+	msg := inbox.SentinelMessage(rec.ID, rec.Provider, t.SessionID, t.Urgency, ev, sentinel.FormatTime(r.Now()))
+	if err := msg.Validate(); err != nil {
+		return nil, err
+	}
+	return func(ctx context.Context) (deliver.Outcome, error) {
+		stored, dup, err := r.Append(ctx, msg)
+		if isNotAlive(err) {
+			return r.parkID(ctx, id, ev, fmt.Sprintf("session %s reported alive but rejected the delivery: %v", t.SessionID, err))
+		}
+		if err != nil {
+			return deliver.Outcome{}, err
+		}
+		r.mergedHook(ctx, label, group, ev, t.SessionID)
+		return deliver.Outcome{Duplicate: dup, Message: &stored}, nil
+	}, nil
+}
+
 func (r *Router) park(ctx context.Context, rec *sentinel.Sentinel, ev *sentinel.Event, reason string) (deliver.Outcome, error) {
-	if err := r.Park.Park(ctx, rec.ID, park.Record{SentinelID: rec.ID, Event: ev, Reason: reason}, "dead:"+rec.ID+":"+ev.ID); err != nil {
+	return r.parkID(ctx, rec.ID, ev, reason)
+}
+
+func (r *Router) parkID(ctx context.Context, id string, ev *sentinel.Event, reason string) (deliver.Outcome, error) {
+	if err := r.Park.Park(ctx, id, park.Record{SentinelID: id, Event: ev, Reason: reason}, "dead:"+id+":"+ev.ID); err != nil {
 		return deliver.Outcome{}, err
 	}
-	r.Log.Info("sentinel event parked", "sentinel", rec.ID, "event", ev.ID, "reason", reason)
+	r.Log.Info("sentinel event parked", "sentinel", id, "event", ev.ID, "reason", reason)
 	return deliver.Outcome{Parked: true, Orphaned: true, Reason: reason}, nil
 }
 
@@ -91,8 +133,8 @@ const AutoLinkLabelPrefix = "auto:pr#"
 
 // mergedHook raises pr-merged for the owning session when an auto-linked
 // sentinel delivers its PR's merged closed event.
-func (r *Router) mergedHook(ctx context.Context, rec *sentinel.Sentinel, ev *sentinel.Event, to string) {
-	if r.Merged == nil || !strings.HasPrefix(rec.Spec.Label, AutoLinkLabelPrefix) || ev.Type != "github.pull_request.closed" || !ev.Terminal {
+func (r *Router) mergedHook(ctx context.Context, label, group string, ev *sentinel.Event, to string) {
+	if r.Merged == nil || !strings.HasPrefix(label, AutoLinkLabelPrefix) || ev.Type != "github.pull_request.closed" || !ev.Terminal {
 		return
 	}
 	var data struct {
@@ -105,11 +147,11 @@ func (r *Router) mergedHook(ctx context.Context, rec *sentinel.Sentinel, ev *sen
 	if err != nil || ref.Number == 0 {
 		return
 	}
-	owner := rec.Spec.Group
+	owner := group
 	if owner == "" {
 		owner = to
 	}
 	r.Merged(ctx, owner, fmt.Sprintf("https://github.com/%s/pull/%d", ref.FullName(), ref.Number))
 }
 
-var _ deliver.Router = (*Router)(nil)
+var _ deliver.Planner = (*Router)(nil)

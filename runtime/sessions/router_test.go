@@ -189,3 +189,29 @@ func TestRouterBranches(t *testing.T) {
 		require.Contains(t, parkedReasons(t, e, rec.ID)[0], "ended (crashed)")
 	})
 }
+
+// The direct path (the inbox and record writes beside each other) is
+// planned only for a target delivered to as it is: an alive or
+// unregistered session. A session whose delivery needs a decision (resume,
+// successor, forward, park) takes the routed path, whose record write
+// follows the stored outcome and leaves no unconfirmed mark.
+func TestRouterPlansOnlyLiveTargets(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	rec := fire(t, e, "never-registered-2")
+	require.Equal(t, "evt_1_"+rec.ID, rec.Unconfirmed, "unregistered: direct")
+
+	e.register(t, sessions.RegisterInput{ID: "alive-2"})
+	rec = fire(t, e, "alive-2")
+	require.Equal(t, "evt_1_"+rec.ID, rec.Unconfirmed, "alive: direct")
+
+	e.register(t, sessions.RegisterInput{ID: "ended-2"})
+	watched := e.Watch(sentinel.WatchRequest{Subject: "github:acme/plan#1", SessionID: "ended-2", Types: []string{"*"}, Provider: "fake"})
+	_, err := e.Reg.End(ctx, "ended-2", sessions.ReasonOperatorStopped)
+	require.NoError(t, err)
+	fireOn(t, e, watched, "evt_1")
+	got := e.Get(watched.ID)
+	require.Empty(t, got.Unconfirmed, "ended: routed (parked)")
+	require.Equal(t, sentinel.StatusOrphaned, got.Status)
+	require.Len(t, parkedReasons(t, e, watched.ID), 1)
+}

@@ -2,6 +2,7 @@ package subscriptions
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/agentproto/sentinel"
 	"github.com/agentproto/sentinel/runtime/deliver"
@@ -28,4 +29,36 @@ func (r Router) Route(ctx context.Context, rec *sentinel.Sentinel, ev *sentinel.
 	return deliver.Outcome{Duplicate: dup}, nil
 }
 
-var _ deliver.Router = Router{}
+// Plan implements deliver.Planner: a subscription's feed always takes its
+// events as they are; other targets ask Next (nil when Next cannot plan).
+func (r Router) Plan(ctx context.Context, rec *sentinel.Sentinel, ev *sentinel.Event) (deliver.Send, error) {
+	if rec.Spec.Target.Kind == sentinel.TargetMCPEvents {
+		return r.Prepare(rec, ev)
+	}
+	if pl, ok := r.Next.(deliver.Planner); ok {
+		return pl.Plan(ctx, rec, ev)
+	}
+	return nil, nil
+}
+
+// Prepare implements deliver.Planner (idempotent: the feed and the inbox
+// refuse a second copy).
+func (r Router) Prepare(rec *sentinel.Sentinel, ev *sentinel.Event) (deliver.Send, error) {
+	if t := rec.Spec.Target; t.Kind == sentinel.TargetMCPEvents {
+		// The Send reads nothing of rec (the pipeline writes it meanwhile).
+		return func(ctx context.Context) (deliver.Outcome, error) {
+			dup, err := r.Feed.Append(ctx, t.Mode, t.SubscriptionID, ev)
+			if err != nil {
+				return deliver.Outcome{}, err
+			}
+			return deliver.Outcome{Duplicate: dup}, nil
+		}, nil
+	}
+	pl, ok := r.Next.(deliver.Planner)
+	if !ok {
+		return nil, fmt.Errorf("deliver %s: the router of %s targets cannot deliver directly", ev.ID, rec.Spec.Target.Kind)
+	}
+	return pl.Prepare(rec, ev)
+}
+
+var _ deliver.Planner = Router{}
