@@ -18,6 +18,7 @@ import (
 	"github.com/agentproto/sentinel"
 	"github.com/agentproto/sentinel/bus"
 	"github.com/agentproto/sentinel/runtime/inbox"
+	"github.com/agentproto/sentinel/runtime/metrics"
 )
 
 // PushResult is the push path at one fsync setting beside its two
@@ -39,6 +40,12 @@ type PushResult struct {
 	RelayRatio      float64 `json:"relayRatio"`
 	RelayAddedP50Ms float64 `json:"relayAddedP50Ms"`
 	RelayAddedP99Ms float64 `json:"relayAddedP99Ms"`
+	// StepsUs is the node's mean time per event in each step of its way
+	// (metrics.Steps, sentinel_event_step_seconds) over the measured
+	// events, in microseconds. Steps overlap: ingress_handle holds publish,
+	// pipeline holds the record and inbox steps, and on the direct path the
+	// inbox and record writes run beside each other.
+	StepsUs map[string]float64 `json:"stepsUs,omitempty"`
 }
 
 // Path is one measured path: events per second over the measured window
@@ -100,6 +107,7 @@ func runPush(ctx context.Context, n *node, o Options) (PushResult, error) {
 			return res, fmt.Errorf("%s warm-up: %w", p.name, err)
 		}
 	}
+	stepsBefore := n.app.Metrics.StepTotals()
 	lats := make([][]time.Duration, len(paths))
 	walls := make([]time.Duration, len(paths))
 	rounds := min(pushRounds, max(1, o.Events/(10*o.Concurrency)))
@@ -123,6 +131,7 @@ func runPush(ctx context.Context, n *node, o Options) (PushResult, error) {
 			p.out.EventsPerSec = float64(len(lats[i])) / walls[i].Seconds()
 		}
 	}
+	res.StepsUs = stepMeans(stepsBefore, n.app.Metrics.StepTotals())
 	if res.Raw.EventsPerSec > 0 {
 		res.Ratio = res.Push.EventsPerSec / res.Raw.EventsPerSec
 	}
@@ -134,6 +143,19 @@ func runPush(ctx context.Context, n *node, o Options) (PushResult, error) {
 	res.RelayAddedP50Ms = res.Push.Latency.P50Ms - res.Relay.Latency.P50Ms
 	res.RelayAddedP99Ms = res.Push.Latency.P99Ms - res.Relay.Latency.P99Ms
 	return res, nil
+}
+
+// stepMeans is each step's mean between two readings, in microseconds
+// (steps not taken between them are left out).
+func stepMeans(before, after metrics.StepTotals) map[string]float64 {
+	out := map[string]float64{}
+	for step, a := range after {
+		b := before[step]
+		if n := a.Count - b.Count; n > 0 {
+			out[step] = float64((a.Sum - b.Sum).Microseconds()) / float64(n)
+		}
+	}
+	return out
 }
 
 // measure runs total sends over c workers (worker w sends its share one at

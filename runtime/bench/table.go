@@ -5,6 +5,8 @@ import (
 	"io"
 	"strings"
 	"text/tabwriter"
+
+	"github.com/agentproto/sentinel/runtime/metrics"
 )
 
 // WriteTable renders the report as aligned human tables.
@@ -29,6 +31,18 @@ func (r *Report) WriteTable(out io.Writer) error {
 			fmt.Fprintf(w, "%s\tpush/relay\t%.2fx\t%+.3f\t\t%+.3f\t\n", p.Fsync, p.RelayRatio, p.RelayAddedP50Ms, p.RelayAddedP99Ms)
 		}
 		w.Flush()
+		for _, p := range r.Push {
+			if len(p.StepsUs) == 0 {
+				continue
+			}
+			var parts []string
+			for _, step := range metrics.Steps {
+				if us, ok := p.StepsUs[step]; ok {
+					parts = append(parts, fmt.Sprintf("%s %.0f", step, us))
+				}
+			}
+			fmt.Fprintf(out, "node steps, fsync %s (mean us per event; they overlap): %s\n", p.Fsync, strings.Join(parts, ", "))
+		}
 	}
 	if r.Cluster != nil {
 		r.Cluster.writeTable(out, r.Options.Warmup)
