@@ -2,6 +2,8 @@ package bustest
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"fmt"
 	"net"
 	"sync"
@@ -33,6 +35,12 @@ func StartCluster(t testing.TB, n int, opts ...Option) []*Env {
 	for i, p := range ports {
 		routes[i] = fmt.Sprintf("nats://127.0.0.1:%d", p)
 	}
+	// A name and a route secret of its own: a route that reaches another
+	// test's server (a port freed here and taken there) is refused instead
+	// of merging two clusters.
+	var salt [6]byte
+	_, _ = rand.Read(salt[:])
+	suffix := hex.EncodeToString(salt[:])
 	envs := make([]*Env, n)
 	errs := make([]error, n)
 	var wg sync.WaitGroup
@@ -47,7 +55,7 @@ func StartCluster(t testing.TB, n int, opts ...Option) []*Env {
 			ec.SyncAlways = false
 			ec.StoreDir = t.TempDir()
 			ec.ServerName = fmt.Sprintf("n%d", i+1)
-			ec.Cluster = embedded.Cluster{Name: "bustest", Listen: fmt.Sprintf("127.0.0.1:%d", ports[i]), Routes: routes, Token: "bustest-route-token"}
+			ec.Cluster = embedded.Cluster{Name: "bustest-" + suffix, Listen: fmt.Sprintf("127.0.0.1:%d", ports[i]), Routes: routes, Token: "bustest-route-token-" + suffix}
 			for _, o := range opts {
 				o(&bc, &ec)
 			}

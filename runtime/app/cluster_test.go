@@ -2,6 +2,8 @@ package app_test
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"fmt"
 	"log/slog"
 	"net"
@@ -45,6 +47,12 @@ func clusterConfigs(t *testing.T, n int) []app.Config {
 	for _, p := range ports {
 		routes = append(routes, fmt.Sprintf("nats://127.0.0.1:%d", p))
 	}
+	// A name and a route secret of its own: a route that reaches another
+	// test's server (a port freed here and taken there) is refused instead
+	// of merging two clusters.
+	var salt [6]byte
+	_, _ = rand.Read(salt[:])
+	suffix := hex.EncodeToString(salt[:])
 	var out []app.Config
 	for i := 0; i < n; i++ {
 		cfg := app.DefaultConfig()
@@ -53,10 +61,10 @@ func clusterConfigs(t *testing.T, n int) []app.Config {
 		cfg.NATS.SyncAlways = false
 		cfg.Testing.FakeProvider = true
 		cfg.Node.Name = fmt.Sprintf("n%d", i+1)
-		cfg.Cluster.Name = "test"
+		cfg.Cluster.Name = "test-" + suffix
 		cfg.Cluster.Listen = fmt.Sprintf("127.0.0.1:%d", ports[i])
 		cfg.Cluster.Routes = routes
-		cfg.Cluster.Token = "route-secret-for-tests"
+		cfg.Cluster.Token = "route-secret-for-tests-" + suffix
 		cfg.Cluster.Wait = time.Minute
 		out = append(out, cfg)
 	}

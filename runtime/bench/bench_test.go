@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentproto/sentinel/runtime/bench"
+	"github.com/agentproto/sentinel/runtime/metrics"
 )
 
 // TestRunSmall runs every phase at toy sizes in-process (no Go benchmark)
@@ -34,6 +35,9 @@ func TestRunSmall(t *testing.T) {
 	require.Positive(t, p.Relay.EventsPerSec)
 	require.Positive(t, p.RelayRatio)
 	require.LessOrEqual(t, p.Push.Latency.P50Ms, p.Push.Latency.P99Ms)
+	for _, step := range []string{metrics.StepIngressHandle, metrics.StepPublish, metrics.StepQueued, metrics.StepInbox, metrics.StepRecordWrite, metrics.StepPipeline} {
+		require.Positive(t, p.StepsUs[step], "the node's mean %s time", step)
+	}
 
 	require.NotNil(t, rep.Scale)
 	s := rep.Scale

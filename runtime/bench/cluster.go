@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+
+	"github.com/agentproto/sentinel/runtime/metrics"
 )
 
 // clusterReplicas is the replication of every stream and bucket of a
@@ -94,9 +96,23 @@ func runClusterPush(ctx context.Context, c *clusterNodes, o Options, res *Cluste
 			return fmt.Errorf("%s warm-up: %w", p.name, err)
 		}
 	}
-	for _, p := range paths {
+	for i, p := range paths {
+		var before metrics.StepTotals
+		if i == 0 {
+			before, err = c.stepTotals(ctx)
+			if err != nil {
+				return err
+			}
+		}
 		if p.into.Latency, p.into.EventsPerSec, err = measure(ctx, o.Events, o.Concurrency, "run", p.s.send); err != nil {
 			return fmt.Errorf("%s: %w", p.name, err)
+		}
+		if i == 0 {
+			after, err := c.stepTotals(ctx)
+			if err != nil {
+				return err
+			}
+			res.StepsUs = stepMeans(before, after)
 		}
 	}
 	if res.Raw.EventsPerSec > 0 {

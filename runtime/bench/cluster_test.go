@@ -11,6 +11,7 @@ import (
 
 	"github.com/agentproto/sentinel/e2e/e2etest"
 	"github.com/agentproto/sentinel/runtime/bench"
+	"github.com/agentproto/sentinel/runtime/metrics"
 )
 
 // TestClusterPhaseSmall runs a tiny cluster phase on three `sentinel
@@ -51,6 +52,8 @@ func TestClusterPhaseSmall(t *testing.T) {
 	require.Positive(t, c.Relay.EventsPerSec)
 	require.Positive(t, c.Ratio)
 	require.Positive(t, c.RelayRatio)
+	require.Positive(t, c.StepsUs[metrics.StepPipeline], "the nodes' step times are read off their /metrics")
+	require.Positive(t, c.StepsUs[metrics.StepRecordWrite])
 
 	f := c.Failover
 	require.Equal(t, 1, f.Kills)

@@ -9,6 +9,20 @@ import (
 	"github.com/agentproto/sentinel/runtime/metrics"
 )
 
+// writeSteps prints a path's mean time per step, in the order an event
+// takes them (nothing when none was measured).
+func writeSteps(out io.Writer, label string, steps map[string]float64) {
+	var parts []string
+	for _, step := range metrics.Steps {
+		if us, ok := steps[step]; ok {
+			parts = append(parts, fmt.Sprintf("%s %.0f", step, us))
+		}
+	}
+	if len(parts) > 0 {
+		fmt.Fprintf(out, "%s (mean us per event; they overlap): %s\n", label, strings.Join(parts, ", "))
+	}
+}
+
 // WriteTable renders the report as aligned human tables.
 func (r *Report) WriteTable(out io.Writer) error {
 	w := tabwriter.NewWriter(out, 2, 4, 2, ' ', 0)
@@ -32,16 +46,7 @@ func (r *Report) WriteTable(out io.Writer) error {
 		}
 		w.Flush()
 		for _, p := range r.Push {
-			if len(p.StepsUs) == 0 {
-				continue
-			}
-			var parts []string
-			for _, step := range metrics.Steps {
-				if us, ok := p.StepsUs[step]; ok {
-					parts = append(parts, fmt.Sprintf("%s %.0f", step, us))
-				}
-			}
-			fmt.Fprintf(out, "node steps, fsync %s (mean us per event; they overlap): %s\n", p.Fsync, strings.Join(parts, ", "))
+			writeSteps(out, "node steps, fsync "+p.Fsync, p.StepsUs)
 		}
 	}
 	if r.Cluster != nil {

@@ -1,6 +1,7 @@
 package metrics
 
 import (
+	"math"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -99,7 +100,7 @@ func (m *Metrics) StepTotals() StepTotals {
 				}
 			}
 			h := s.GetHistogram()
-			out[step] = StepTotal{time.Duration(h.GetSampleSum() * float64(time.Second)), h.GetSampleCount()}
+			out[step] = StepTotal{time.Duration(math.Round(h.GetSampleSum() * float64(time.Second))), h.GetSampleCount()}
 		}
 	}
 	return out
