@@ -23,7 +23,7 @@ func (c *ClusterResult) writeTable(out io.Writer, warmup int) {
 	row(fmt.Sprintf("push (%d nodes, R%d)", c.Nodes, c.Replicas), c.Push)
 	row(fmt.Sprintf("raw JetStream R%d", c.Replicas), c.Raw)
 	row(fmt.Sprintf("HTTP relay R%d", c.Replicas), c.Relay)
-	fmt.Fprintf(w, "push/raw\t%.2fx (target >= 0.50x: %s)\t+%.3f\t\t+%.3f\t\n", c.Ratio, met(c.Ratio >= 0.5), c.AddedP50Ms, c.AddedP99Ms)
+	fmt.Fprintf(w, "push/raw\t%.3fx (target >= 0.50x: %s)\t+%.3f\t\t+%.3f\t\n", c.Ratio, met(c.Ratio >= 0.5), c.AddedP50Ms, c.AddedP99Ms)
 	fmt.Fprintf(w, "push/relay\t%.2fx\t+%.3f\t\t+%.3f\t\n", c.RelayRatio, c.RelayAddedP50Ms, c.RelayAddedP99Ms)
 	w.Flush()
 	writeSteps(out, "node steps, all nodes", c.StepsUs)

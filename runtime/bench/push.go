@@ -83,17 +83,17 @@ func runPush(ctx context.Context, n *node, o Options) (PushResult, error) {
 	}
 	pusher, err := newPushPath(ctx, n, sg, o.Concurrency)
 	if err != nil {
-		return res, err
+		return res, fmt.Errorf("push path: set up: %w", err)
 	}
 	defer pusher.close()
 	raw, err := newRawPath(ctx, n.app.Bus.JS, n.app.Bus.NC, o.Concurrency, 1)
 	if err != nil {
-		return res, err
+		return res, fmt.Errorf("raw JetStream: set up: %w", err)
 	}
 	defer raw.close()
 	relay, err := newRelayPath(ctx, n, o.Concurrency)
 	if err != nil {
-		return res, err
+		return res, fmt.Errorf("HTTP relay: set up: %w", err)
 	}
 	defer relay.close()
 	paths := []struct {
