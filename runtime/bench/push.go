@@ -17,7 +17,6 @@ import (
 
 	"github.com/agentproto/sentinel"
 	"github.com/agentproto/sentinel/bus"
-	"github.com/agentproto/sentinel/runtime/inbox"
 	"github.com/agentproto/sentinel/runtime/metrics"
 )
 
@@ -286,62 +285,18 @@ func (p *pushPath) close() {
 // it to RAWBENCH_OUT with a message id and acks; a core subscription sees
 // it land.
 type rawPath struct {
-	js     jetstream.JetStream
-	pulls  *pullers
-	subs   []*nats.Subscription
-	landed []chan struct{}
+	*chain
 }
 
-// newRawPath provisions the two streams with replicas replicas on the
-// server js talks to and starts c consumers; nc sees the output land.
+// newRawPath provisions the raw chain (streams RAWBENCH_IN and
+// RAWBENCH_OUT) with replicas replicas on the server js talks to and
+// starts c consumers; nc sees the output land.
 func newRawPath(ctx context.Context, js jetstream.JetStream, nc *nats.Conn, c, replicas int) (*rawPath, error) {
-	mk := func(name, subj string) (jetstream.Stream, error) {
-		return js.CreateOrUpdateStream(ctx, jetstream.StreamConfig{Name: name, Subjects: []string{subj},
-			Storage: jetstream.FileStorage, Duplicates: 2 * time.Minute, Replicas: replicas})
-	}
-	in, err := mk("RAWBENCH_IN", "rawbench.in.>")
+	ch, err := newChain(ctx, js, nc, "RAWBENCH", c, replicas, "sen_raw", "fake")
 	if err != nil {
 		return nil, err
 	}
-	if _, err := mk("RAWBENCH_OUT", "rawbench.out.>"); err != nil {
-		return nil, err
-	}
-	r := &rawPath{js: js, pulls: newPullers(ctx)}
-	for w := range c {
-		ws := strconv.Itoa(w)
-		ch := make(chan struct{}, 1)
-		sub, err := nc.Subscribe("rawbench.out."+ws+".>", func(*nats.Msg) {
-			select {
-			case ch <- struct{}{}:
-			default:
-			}
-		})
-		if err != nil {
-			r.close()
-			return nil, err
-		}
-		r.subs = append(r.subs, sub)
-		r.landed = append(r.landed, ch)
-		// One consumer per sender, as the node has one per partition.
-		cons, err := in.CreateOrUpdateConsumer(ctx, jetstream.ConsumerConfig{Durable: "rawbench" + ws,
-			FilterSubject: "rawbench.in." + ws, AckPolicy: jetstream.AckExplicitPolicy, MaxAckPending: 1})
-		if err != nil {
-			r.close()
-			return nil, err
-		}
-		r.pulls.run(cons, func(ctx context.Context, m jetstream.Msg) {
-			var ev sentinel.Event
-			_ = json.Unmarshal(m.Data(), &ev)
-			msg := inbox.SentinelMessage("sen_raw", "fake", "bench", sentinel.UrgencyNextTurn, &ev, sentinel.FormatTime(time.Now()))
-			raw, _ := json.Marshal(msg)
-			if _, err := js.Publish(ctx, "rawbench.out."+ws+"."+msg.ID, raw, jetstream.WithMsgID(msg.ID)); err != nil {
-				_ = m.Nak()
-				return
-			}
-			_ = m.Ack()
-		})
-	}
-	return r, nil
+	return &rawPath{ch}, nil
 }
 
 func (r *rawPath) send(ctx context.Context, w int, id string) error {
@@ -353,13 +308,6 @@ func (r *rawPath) send(ctx context.Context, w int, id string) error {
 		return err
 	}
 	return wait(ctx, r.landed[w], "raw message")
-}
-
-func (r *rawPath) close() {
-	r.pulls.stop()
-	for _, s := range r.subs {
-		_ = s.Unsubscribe()
-	}
 }
 
 func wait(ctx context.Context, ch <-chan struct{}, what string) error {

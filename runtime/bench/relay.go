@@ -19,9 +19,6 @@ import (
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
-
-	"github.com/agentproto/sentinel"
-	"github.com/agentproto/sentinel/runtime/inbox"
 )
 
 // The HTTP relay's wire: a signed POST /relay/<sender> whose delivery id
@@ -42,14 +39,11 @@ const (
 // RELAYBENCH_OUT with a message id and acks. Timing stops when the inbox
 // message is seen, as for the node.
 type relayPath struct {
+	*chain
 	http   *http.Client
-	js     jetstream.JetStream
 	secret []byte
 	url    string
 	srv    *http.Server
-	pulls  *pullers
-	subs   []*nats.Subscription
-	landed []chan struct{}
 }
 
 func newRelayPath(ctx context.Context, n *node, c int) (*relayPath, error) {
@@ -59,43 +53,14 @@ func newRelayPath(ctx context.Context, n *node, c int) (*relayPath, error) {
 // newRelayOn builds the relay over any JetStream (the cluster phase's, with
 // its streams at the cluster's replicas).
 func newRelayOn(ctx context.Context, js jetstream.JetStream, nc *nats.Conn, hc *http.Client, c, replicas int) (*relayPath, error) {
-	mk := func(name, subj string) (jetstream.Stream, error) {
-		return js.CreateOrUpdateStream(ctx, jetstream.StreamConfig{Name: name, Subjects: []string{subj},
-			Storage: jetstream.FileStorage, Duplicates: 2 * time.Minute, Replicas: replicas})
-	}
-	in, err := mk("RELAYBENCH_IN", "relaybench.in.>")
+	ch, err := newChain(ctx, js, nc, "RELAYBENCH", c, replicas, "sen_relay", "relay")
 	if err != nil {
 		return nil, err
 	}
-	if _, err := mk("RELAYBENCH_OUT", "relaybench.out.>"); err != nil {
-		return nil, err
-	}
-	r := &relayPath{http: hc, js: js, secret: make([]byte, 32), pulls: newPullers(ctx)}
+	r := &relayPath{chain: ch, http: hc, secret: make([]byte, 32)}
 	if _, err := rand.Read(r.secret); err != nil {
+		r.close()
 		return nil, err
-	}
-	for w := range c {
-		ws := strconv.Itoa(w)
-		ch := make(chan struct{}, 1)
-		sub, err := nc.Subscribe("relaybench.out."+ws+".>", func(*nats.Msg) {
-			select {
-			case ch <- struct{}{}:
-			default:
-			}
-		})
-		if err != nil {
-			r.close()
-			return nil, err
-		}
-		r.subs = append(r.subs, sub)
-		r.landed = append(r.landed, ch)
-		cons, err := in.CreateOrUpdateConsumer(ctx, jetstream.ConsumerConfig{Durable: "relaybench" + ws,
-			FilterSubject: "relaybench.in." + ws, AckPolicy: jetstream.AckExplicitPolicy, MaxAckPending: 1})
-		if err != nil {
-			r.close()
-			return nil, err
-		}
-		r.pulls.run(cons, func(ctx context.Context, m jetstream.Msg) { relayDeliver(ctx, js, ws, m) })
 	}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -140,27 +105,6 @@ func (r *relayPath) receive(w http.ResponseWriter, req *http.Request) {
 		return
 	}
 	w.WriteHeader(http.StatusOK)
-}
-
-// relayDeliver is the relay's consumer: the inbox message, published with
-// a message id, then the ack.
-func relayDeliver(ctx context.Context, js jetstream.JetStream, sender string, m jetstream.Msg) {
-	var ev sentinel.Event
-	if err := json.Unmarshal(m.Data(), &ev); err != nil {
-		_ = m.Term()
-		return
-	}
-	msg := inbox.SentinelMessage("sen_relay", "relay", "bench", sentinel.UrgencyNextTurn, &ev, sentinel.FormatTime(time.Now()))
-	raw, err := json.Marshal(msg)
-	if err != nil {
-		_ = m.Term()
-		return
-	}
-	if _, err := js.Publish(ctx, "relaybench.out."+sender+"."+msg.ID, raw, jetstream.WithMsgID(msg.ID)); err != nil {
-		_ = m.Nak()
-		return
-	}
-	_ = m.Ack()
 }
 
 func (r *relayPath) sign(body []byte) string {
@@ -213,8 +157,5 @@ func (r *relayPath) close() {
 		}
 		cancel()
 	}
-	r.pulls.stop()
-	for _, s := range r.subs {
-		_ = s.Unsubscribe()
-	}
+	r.chain.close()
 }
