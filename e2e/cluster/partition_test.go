@@ -15,7 +15,6 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/agentproto/sentinel"
 	"github.com/agentproto/sentinel/e2e/e2etest"
 )
 
@@ -153,30 +152,9 @@ func TestPartitionedNodeRefusesAndStopsPollingOthersCarryOn(t *testing.T) {
 	// Twelve sentinels on twelve repositories: the cut node almost
 	// surely polls some of them.
 	const sentinels = 12
-	subject := func(k int) string { return fmt.Sprintf("github:acme/p%d#1", k) }
-	session := func(k int) string { return fmt.Sprintf("part-s%d", k) }
-	ids := make([]string, sentinels)
-	for k := range sentinels {
-		ids[k] = createSentinel(t, nodeAPI(t, c, k%3), map[string]any{"subject": subject(k), "types": []string{"*"}, "sessionId": session(k),
-			"provider": "fake", "until": "never"})
-	}
-	want := make([][]string, sentinels)
-	round := func(r int) {
-		var evs []sentinel.Event
-		for k := range sentinels {
-			id := fmt.Sprintf("evt_part_%d_%d", r, k)
-			evs = append(evs, feedEvent(id, subject(k)))
-			want[k] = append(want[k], id)
-		}
-		feed.add(t, evs...)
-	}
-	delivered := func(n api) {
-		t.Helper()
-		for k := range sentinels {
-			inboxHolds(t, c, n, session(k), want[k], 90*time.Second)
-		}
-	}
-	round(1)
+	wl := newFeedWorkload(t, c, feed, "part", sentinels, 3)
+	delivered := func(n api) { wl.delivered(n, 90*time.Second) }
+	wl.round(1)
 	delivered(a)
 	phase("round 1 delivered")
 	const series = `sentinel_poll_duration_seconds_count{provider="fake"}`
@@ -195,10 +173,10 @@ func TestPartitionedNodeRefusesAndStopsPollingOthersCarryOn(t *testing.T) {
 		return err == nil && ans.status == http.StatusServiceUnavailable
 	}, "the cut node's /readyz turns 503")
 	t.Logf("the cut node reported 503 %s after the cut", time.Since(cutAt).Round(100*time.Millisecond))
-	ans := cutOff.do("POST", "/sentinels", map[string]any{"subject": subject(99), "sessionId": session(99), "provider": "fake"})
+	ans := cutOff.do("POST", "/sentinels", map[string]any{"subject": wl.subject(99), "sessionId": wl.session(99), "provider": "fake"})
 	require.Equal(t, http.StatusServiceUnavailable, ans.status, ans.raw)
 	require.Equal(t, "cluster_unavailable", ans.body["error"], ans.raw)
-	ans, err := fakePush(cutOff.url, ids[0], fakeEnvelope(t, "evt_part_refused", subject(0)))
+	ans, err := fakePush(cutOff.url, wl.ids[0], fakeEnvelope(t, "evt_part_refused", wl.subject(0)))
 	require.NoError(t, err)
 	require.Equal(t, http.StatusServiceUnavailable, ans.status, "a push to the cut node is refused, so the sender moves on: %s", ans.raw)
 	// A tick in flight at the cut may still finish: from one tick later,
@@ -213,19 +191,19 @@ func TestPartitionedNodeRefusesAndStopsPollingOthersCarryOn(t *testing.T) {
 	// routes to it close (tens of seconds): the sender moves between the
 	// two on 503s and sends again after a 500 persist_failed.
 	majority := &failoverSender{urls: c.URLs()[:cut], redeliverFailed: true}
-	push := fakeEnvelope(t, "evt_part_push", subject(0))
-	r := majority.send(fakeRoute(ids[0]), fakeHeaders(push), push, 60*time.Second)
+	push := fakeEnvelope(t, "evt_part_push", wl.subject(0))
+	r := majority.send(fakeRoute(wl.ids[0]), fakeHeaders(push), push, 60*time.Second)
 	require.Equal(t, http.StatusOK, r.status, "%d attempts: %s", r.attempts, r.last)
 	t.Logf("the majority took the push after %d attempts", r.attempts)
-	want[0] = append(want[0], "evt_part_push")
+	wl.want[0] = append(wl.want[0], "evt_part_push")
 	delivered(a)
 	phase("the push delivered by the majority")
-	round(2)
+	wl.round(2)
 	delivered(a)
 	phase("round 2 delivered by the majority")
 	eventually(t, c, 20*time.Second, func() bool { return time.Since(since) > 3*time.Second }, "three ticks pass")
 	require.Equal(t, stopped, polls(), "the cut node polls nothing")
-	ans = a.do("POST", "/sentinels", map[string]any{"subject": subject(99), "sessionId": session(99), "provider": "fake"})
+	ans = a.do("POST", "/sentinels", map[string]any{"subject": wl.subject(99), "sessionId": wl.session(99), "provider": "fake"})
 	require.Equal(t, http.StatusCreated, ans.status, "the majority takes writes: %s", ans.raw)
 
 	// Heal: ready again, polling again, nothing lost.
@@ -237,7 +215,7 @@ func TestPartitionedNodeRefusesAndStopsPollingOthersCarryOn(t *testing.T) {
 		return err == nil && ans.status == http.StatusOK
 	}, "the healed node is ready again")
 	t.Logf("the healed node was ready %s after the heal", time.Since(healAt).Round(100*time.Millisecond))
-	round(3)
+	wl.round(3)
 	for i := range 3 {
 		delivered(nodeAPI(t, c, i))
 	}
