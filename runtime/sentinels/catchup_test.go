@@ -123,3 +123,36 @@ func TestSyncMirrorWakesWhenTheWatcherArrives(t *testing.T) {
 	e.Store.StopCache()
 	require.NoError(t, e.Store.SyncMirror(ctx), "without a mirror there is nothing to wait for")
 }
+
+// A push for a key the mirror knows is stored for the sentinels the
+// mirror binds to it while the mirror catches up, and for every sentinel
+// the catch-up adds (another node bound one more to the key a moment ago)
+// before the answer: each push reaches every sentinel created before it.
+func TestPushReachesASentinelTheCatchUpAdds(t *testing.T) {
+	e := runtimetest.Start(t, runtimetest.Options{NoWorkers: true})
+	syncs := clustered(t, e)
+	ctx := context.Background()
+	other := sentinels.NewStore(e.Bus.Bus.Sentinels)
+	key := "fk-shared-key"
+	create := func() string {
+		id := sentinel.NewSentinelID()
+		require.NoError(t, other.Create(ctx, &sentinel.Sentinel{ID: id, Provider: "fake", Status: sentinel.StatusActive,
+			Spec:   sentinel.Spec{Target: sentinel.Target{Kind: sentinel.TargetSession, SessionID: "s1"}},
+			Handle: sentinel.Handle{State: map[string]any{"hookKey": key}}}))
+		return id
+	}
+	create()
+	sctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	require.NoError(t, e.Store.SyncMirror(sctx))
+	for i := range 10 {
+		create()
+		before := syncs.Load()
+		res, err := e.Service.Inbound(ctx, signedPush(e, key, fmt.Sprintf("evt_%d", i)))
+		require.NoError(t, err)
+		require.Equal(t, i+2, res.Sentinels, "push %d: every sentinel bound to the key", i)
+		require.Equal(t, i+2, res.Delivered, "push %d: stored for each", i)
+		require.NoError(t, e.Bus.Bus.NC.Flush())
+		require.Equal(t, int64(1), syncs.Load()-before, "one catch-up per request")
+	}
+}

@@ -29,74 +29,128 @@ type InboundResult struct {
 // bound to the key, has their provider verify and parse the request (the
 // signature over the raw body is checked before anything is parsed), and
 // stores the events for every bound sentinel, answering once each is
-// persisted. Errors: providers.ErrUnknownHook (404), *providers.InboundError
-// (401/400), ErrPersist (500).
+// persisted. In a cluster the record mirror catches up with the bucket
+// beside the first publishes (the sentinels the mirror already binds to
+// the key are stored at once); a sentinel the catch-up adds (another node
+// created it a moment ago) is stored before the answer. Errors:
+// providers.ErrUnknownHook (404), *providers.InboundError (401/400),
+// ErrPersist (500).
 func (s *Service) Inbound(ctx context.Context, in providers.Inbound) (InboundResult, error) {
 	if in.HookKey == "" {
 		return InboundResult{}, providers.ErrUnknownHook
 	}
-	recs, err := s.bound(ctx, in.HookKey, true)
+	var caughtUp chan boundRecords
+	if s.Store.LeaderGet != nil {
+		caughtUp = make(chan boundRecords, 1)
+		go func() {
+			recs, err := s.bound(ctx, in.HookKey, true)
+			caughtUp <- boundRecords{recs, err}
+		}()
+	}
+	recs, err := s.Store.WithHook(ctx, in.HookKey)
 	if err != nil {
+		if caughtUp != nil {
+			<-caughtUp
+		}
 		return InboundResult{}, fmt.Errorf("%w: %w", ErrPersist, err)
 	}
-	byProvider := map[string][]*sentinel.Sentinel{}
-	var order []string
-	for _, r := range recs {
-		if _, seen := byProvider[r.Provider]; !seen {
-			order = append(order, r.Provider)
-		}
-		byProvider[r.Provider] = append(byProvider[r.Provider], r)
-	}
-	if len(order) == 0 {
-		return InboundResult{}, providers.ErrUnknownHook
-	}
-	res := InboundResult{}
-	parsedAny := false
-	for _, slug := range order {
-		prov, ok := s.Registry.Get(slug)
-		if !ok {
-			continue
-		}
-		parser, ok := prov.(providers.InboundParser)
-		if !ok {
-			continue
-		}
-		bound := byProvider[slug]
-		events, err := parser.ParseInbound(ctx, in, bound[0].Handle)
+	st := &inboundState{parsed: map[string][]sentinel.Event{}, stored: map[string]bool{}}
+	err = s.store(ctx, in, recs, st)
+	if caughtUp != nil {
+		fresh := <-caughtUp
 		if err != nil {
 			return InboundResult{}, err
 		}
-		parsedAny = true
-		res.Sentinels += len(bound)
-		if len(events) > res.Events {
-			res.Events = len(events)
+		if fresh.err != nil {
+			return InboundResult{}, fmt.Errorf("%w: %w", ErrPersist, fresh.err)
 		}
-		if len(events) == 0 {
-			continue
-		}
-		now := s.Now().UnixMilli()
-		for _, rec := range bound {
-			if !rec.Status.Pollable() {
-				continue
-			}
-			if rec.ExpiredAt(now) {
-				if err := s.Expirer.Expire(ctx, rec.ID, "until.at passed"); err != nil {
-					s.Log.Warn("expiry at ingress failed", "sentinel", rec.ID, "err", err)
-				}
-				continue
-			}
-			n, err := s.Publisher.Publish(ctx, rec.ID, events, "push")
-			if err != nil {
-				return InboundResult{}, fmt.Errorf("%w: %w", ErrPersist, err)
-			}
-			res.Delivered += n
-		}
+		err = s.store(ctx, in, fresh.recs, st)
 	}
-	if !parsedAny {
+	if err != nil {
+		return InboundResult{}, err
+	}
+	if !st.parsedAny {
 		return InboundResult{}, providers.ErrUnknownHook
 	}
-	res.Ignored = res.Events == 0
-	return res, nil
+	st.res.Ignored = st.res.Events == 0
+	return st.res, nil
+}
+
+// boundRecords is what the mirror's catch-up found bound to a key.
+type boundRecords struct {
+	recs []*sentinel.Sentinel
+	err  error
+}
+
+// inboundState is one push request's progress over the records it was
+// bound to: each provider's parse of the request (verified once), the
+// sentinels whose events are stored, and the result so far.
+type inboundState struct {
+	parsed    map[string][]sentinel.Event
+	stored    map[string]bool
+	parsedAny bool
+	res       InboundResult
+}
+
+// store parses the request for the providers of recs not parsed yet and
+// stores its events for every record of recs not stored yet.
+func (s *Service) store(ctx context.Context, in providers.Inbound, recs []*sentinel.Sentinel, st *inboundState) error {
+	now := s.Now().UnixMilli()
+	for _, rec := range recs {
+		if st.stored[rec.ID] {
+			continue
+		}
+		events, ok, err := s.parse(ctx, in, rec, st)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			continue
+		}
+		st.stored[rec.ID] = true
+		st.res.Sentinels++
+		if len(events) == 0 || !rec.Status.Pollable() {
+			continue
+		}
+		if rec.ExpiredAt(now) {
+			if err := s.Expirer.Expire(ctx, rec.ID, "until.at passed"); err != nil {
+				s.Log.Warn("expiry at ingress failed", "sentinel", rec.ID, "err", err)
+			}
+			continue
+		}
+		n, err := s.Publisher.Publish(ctx, rec.ID, events, "push")
+		if err != nil {
+			return fmt.Errorf("%w: %w", ErrPersist, err)
+		}
+		st.res.Delivered += n
+	}
+	return nil
+}
+
+// parse returns the request's events as rec's provider reads them,
+// verifying and parsing once per provider (with the handle of the first
+// record of that provider); ok is false for a provider that is unknown or
+// takes no pushes.
+func (s *Service) parse(ctx context.Context, in providers.Inbound, rec *sentinel.Sentinel, st *inboundState) ([]sentinel.Event, bool, error) {
+	if events, done := st.parsed[rec.Provider]; done {
+		return events, true, nil
+	}
+	prov, ok := s.Registry.Get(rec.Provider)
+	if !ok {
+		return nil, false, nil
+	}
+	parser, ok := prov.(providers.InboundParser)
+	if !ok {
+		return nil, false, nil
+	}
+	events, err := parser.ParseInbound(ctx, in, rec.Handle)
+	if err != nil {
+		return nil, false, err
+	}
+	st.parsed[rec.Provider] = events
+	st.parsedAny = true
+	st.res.Events = max(st.res.Events, len(events))
+	return events, true, nil
 }
 
 // bound lists the records bound to a hook key, oldest first. In a
