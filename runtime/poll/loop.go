@@ -192,9 +192,10 @@ func (l *Loop) runTick(ctx context.Context) {
 	if own.OwnsJob(cluster.JobTombstones) {
 		l.sweepCancels(ctx)
 	}
-	// A whole tick lists every record (the mirror's list shares one
-	// allocation for its copies: cheaper than a copy per polled record).
-	recs, err := l.Store.List(ctx)
+	// A whole tick reads every record without copying one (Store.Shared):
+	// pollOne only reads its record and hands the provider a copy of the
+	// handle.
+	recs, err := l.Store.Shared(ctx)
 	if err != nil {
 		l.Log.Warn("poll tick: list sentinels failed", "err", err)
 		return
@@ -213,6 +214,9 @@ func (l *Loop) runTick(ctx context.Context) {
 	}
 }
 
+// pollOne polls one sentinel and persists what the poll moved. rec may be
+// the mirror's own record (Store.Shared): it is only read, and the
+// provider gets a copy of its handle.
 func (l *Loop) pollOne(ctx context.Context, rec *sentinel.Sentinel) {
 	prov, ok := l.Registry.Get(rec.Provider)
 	if !ok {
@@ -222,15 +226,18 @@ func (l *Loop) pollOne(ctx context.Context, rec *sentinel.Sentinel) {
 	if !ok || !prov.Capabilities().Poll {
 		return
 	}
-	log := l.Log.With("sentinel", rec.ID, "provider", rec.Provider)
+	// The logger with the sentinel's attributes is built only when
+	// something is logged (a quiet poll logs nothing).
+	log := func() *slog.Logger { return l.Log.With("sentinel", rec.ID, "provider", rec.Provider) }
+	handle := sentinels.HandleCopy(rec.Handle)
 	pctx, cancel := context.WithTimeout(ctx, l.Cfg.PollTimeout)
 	defer cancel()
 	start := time.Now()
-	res, err := poller.Poll(pctx, rec.Handle, l.Cfg.BatchLimit)
+	res, err := poller.Poll(pctx, handle, l.Cfg.BatchLimit)
 	l.Metrics.ObservePoll(rec.Provider, time.Since(start).Seconds())
 	if err != nil {
 		l.Metrics.IncVec(func(m *metrics.Metrics) promCounterVec { return m.PollErrors }, rec.Provider)
-		log.Warn("poll failed", "err", err)
+		log().Warn("poll failed", "err", err)
 		l.setLastError(ctx, rec.ID, "poll: "+err.Error())
 		return
 	}
@@ -242,7 +249,7 @@ func (l *Loop) pollOne(ctx context.Context, rec *sentinel.Sentinel) {
 			msgID += ":" + strconv.FormatInt(*item.Seq, 10)
 		}
 		if err := l.Park.Park(pctx, rec.ID, park.Record{SentinelID: rec.ID, Item: item, Reason: "malformed: " + item.Error}, msgID); err != nil {
-			log.Warn("parking a malformed item failed; batch not acknowledged", "err", err)
+			log().Warn("parking a malformed item failed; batch not acknowledged", "err", err)
 			l.setLastError(ctx, rec.ID, "quarantine write failed; batch not acknowledged")
 			return
 		}
@@ -253,7 +260,7 @@ func (l *Loop) pollOne(ctx context.Context, rec *sentinel.Sentinel) {
 		l.lastPublishMs.Store(l.Now().UnixMilli())
 	}
 	if err != nil {
-		log.Warn("publishing polled events failed; batch not acknowledged", "err", err)
+		log().Warn("publishing polled events failed; batch not acknowledged", "err", err)
 		l.setLastError(ctx, rec.ID, "publish failed; batch not acknowledged: "+err.Error())
 		return
 	}
@@ -278,19 +285,19 @@ func (l *Loop) pollOne(ctx context.Context, rec *sentinel.Sentinel) {
 	})
 	if errors.Is(err, errStaleCursor) {
 		l.Metrics.IncVec(func(m *metrics.Metrics) promCounterVec { return m.PollErrors }, rec.Provider)
-		log.Info("poll cursor moved on elsewhere; this poll's cursor is dropped (its events were published with their ids, so nothing repeats)")
+		log().Info("poll cursor moved on elsewhere; this poll's cursor is dropped (its events were published with their ids, so nothing repeats)")
 		return
 	}
 	if err != nil {
 		if !errors.Is(err, sentinels.ErrNotFound) {
-			log.Warn("persisting the poll cursor failed", "err", err)
+			log().Warn("persisting the poll cursor failed", "err", err)
 		}
 		return
 	}
 	if res.Cursor != rec.Handle.Cursor {
 		// Ack with the handle that was polled (its cursor is the old one).
-		if err := poller.Ack(pctx, rec.Handle, res.Cursor); err != nil {
-			log.Warn("provider ack failed", "err", err)
+		if err := poller.Ack(pctx, handle, res.Cursor); err != nil {
+			log().Warn("provider ack failed", "err", err)
 		}
 	}
 }

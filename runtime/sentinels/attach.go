@@ -13,9 +13,12 @@ import (
 
 // Reattach re-attaches every active or orphaned sentinel at start-up. An
 // unknown provider or a failing attach marks the sentinel error with
-// lastError; nothing here fails start-up.
+// lastError; nothing here fails start-up. It reads the records without
+// copying them (Store.Shared: a start visits every record, and a copy of
+// each would double the mirror's memory for a moment); each provider gets
+// a copy of the handle.
 func (s *Service) Reattach(ctx context.Context) {
-	recs, err := s.Store.List(ctx)
+	recs, err := s.Store.Shared(ctx)
 	if err != nil {
 		s.Log.Error("re-attach: listing sentinels failed", "err", err)
 		return
@@ -31,7 +34,7 @@ func (s *Service) Reattach(ctx context.Context) {
 		}
 		pctx, cancel := s.providerCtx(ctx)
 		d := providers.PreferredDelivery(pctx, prov, s.activeMs(), s.publicURL().URL)
-		h, err := prov.Attach(pctx, rec.Handle, d)
+		h, err := prov.Attach(pctx, HandleCopy(rec.Handle), d)
 		cancel()
 		if err != nil {
 			s.markError(ctx, rec.ID, "attach failed: "+err.Error())
@@ -79,9 +82,10 @@ func sameHandle(a, b sentinel.Handle) bool {
 
 // ReconcileAll runs one reconciliation pass for every pollable sentinel
 // whose provider can lose deliveries (providers.Reconciler). Providers
-// throttle per remote resource themselves; failures are logged.
+// throttle per remote resource themselves; failures are logged. Like
+// Reattach it reads the records without copying them.
 func (s *Service) ReconcileAll(ctx context.Context) {
-	recs, err := s.Store.List(ctx)
+	recs, err := s.Store.Shared(ctx)
 	if err != nil {
 		s.Log.Warn("reconcile: listing sentinels failed", "err", err)
 		return
@@ -99,7 +103,7 @@ func (s *Service) ReconcileAll(ctx context.Context) {
 			continue
 		}
 		pctx, cancel := s.providerCtx(ctx)
-		res, err := r.Reconcile(pctx, rec.Handle)
+		res, err := r.Reconcile(pctx, HandleCopy(rec.Handle))
 		cancel()
 		if err != nil {
 			s.Log.Warn("reconcile failed", "sentinel", rec.ID, "provider", rec.Provider, "err", err)

@@ -28,6 +28,11 @@ import (
 // write of this store whose result is applied after the watcher delivered
 // it and a later delete (milliseconds). Neither map grows with every id
 // ever seen.
+//
+// A record in recs is never modified in place: a write replaces it whole
+// with a record no caller holds (a fresh decode or copy), so a reader may
+// keep the pointers it read under the lock (ordered, Shared) and find the
+// records as they were.
 type cache struct {
 	mu    sync.RWMutex
 	recs  map[string]*sentinel.Sentinel

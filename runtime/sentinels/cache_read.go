@@ -2,6 +2,7 @@ package sentinels
 
 import (
 	"context"
+	"maps"
 
 	"github.com/agentproto/sentinel"
 	"github.com/agentproto/sentinel/providers"
@@ -21,6 +22,27 @@ func (s *Store) WithHook(ctx context.Context, key string) ([]*sentinel.Sentinel,
 		return nil, err
 	}
 	return withHook(recs, key), nil
+}
+
+// Shared returns every record, oldest first, as List does; from the mirror
+// without copying a record. The records are then the mirror's own: it never
+// modifies a record it holds (a write replaces it whole), so each stays as
+// it was when listed, but the caller must neither modify a record nor
+// anything it references (the handle's State map, the slices), and must
+// hand a provider a copy of what it may modify. Without a mirror the
+// records are fresh copies read from the bucket.
+func (s *Store) Shared(ctx context.Context) ([]*sentinel.Sentinel, error) {
+	if c := s.mirror(); c != nil {
+		return c.ordered(), nil
+	}
+	return s.List(ctx)
+}
+
+// HandleCopy returns h with a State map of its own, as deep as a record
+// copy's: what a provider is handed from a shared record (Shared).
+func HandleCopy(h sentinel.Handle) sentinel.Handle {
+	h.State = maps.Clone(h.State)
+	return h
 }
 
 // Select returns the ids of the records pred accepts, in no particular
@@ -67,11 +89,24 @@ func (c *cache) withHook(key string) []*sentinel.Sentinel {
 	return out
 }
 
-// list returns copies of every record, oldest first: in the order of the
-// page index (sorted once, then kept by merges, page.go), so a list costs
-// the copies, not a sort of every record; the copies share one
-// allocation.
+// list returns copies of every record, oldest first (see ordered); the
+// copies share one allocation.
 func (c *cache) list() []*sentinel.Sentinel {
+	recs := c.ordered()
+	slab := make([]sentinel.Sentinel, len(recs))
+	for i, r := range recs {
+		copyInto(&slab[i], r)
+		recs[i] = &slab[i]
+	}
+	return recs
+}
+
+// ordered returns the mirror's own records (not copies), oldest first: in
+// the order of the page index (sorted once, then kept by merges, page.go),
+// so a listing costs no sort of every record. The mirror never modifies a
+// record it holds (a write replaces it whole), so the records stay as they
+// were when listed, outside the lock too; callers must not modify them.
+func (c *cache) ordered() []*sentinel.Sentinel {
 	c.mu.RLock()
 	if c.index == nil || len(c.added) > 0 || c.dead > len(c.index)/4 {
 		c.mu.RUnlock()
@@ -81,25 +116,22 @@ func (c *cache) list() []*sentinel.Sentinel {
 		c.mu.RLock()
 	}
 	defer c.mu.RUnlock()
-	slab := make([]sentinel.Sentinel, len(c.recs))
 	out := make([]*sentinel.Sentinel, 0, len(c.recs))
 	if len(c.added) > 0 || c.index == nil {
 		// Records came between the refresh and the read lock: list them
 		// all the plain way.
 		for _, r := range c.recs {
-			copyInto(&slab[len(out)], r)
-			out = append(out, &slab[len(out)])
+			out = append(out, r)
 		}
 		sortRecords(out)
 		return out
 	}
 	for _, k := range c.index {
 		r, ok := c.recs[k.id]
-		if !ok || r.CreatedTs != k.created || len(out) == len(slab) {
+		if !ok || r.CreatedTs != k.created || len(out) == len(c.recs) {
 			continue
 		}
-		copyInto(&slab[len(out)], r)
-		out = append(out, &slab[len(out)])
+		out = append(out, r)
 	}
 	return out
 }
