@@ -41,6 +41,7 @@ func (a *App) Start(ctx context.Context) error {
 			a.Log.Warn("start-up expiry sweep failed", "err", err)
 		}
 	}
+	releaseStartGarbage()
 	// Subsystems (the sessions router, follows) start before the delivery
 	// workers that route through them, and so stop after them.
 	for _, s := range a.subsystems {
