@@ -227,16 +227,18 @@ func readiness(ctx context.Context, p providers.Provider) (r providers.Readiness
 // List returns every sentinel, oldest first.
 func (s *Service) List(ctx context.Context) ([]*sentinel.Sentinel, error) { return s.Store.List(ctx) }
 
-// Get returns one sentinel (sentinel_not_found when unknown).
+// Get returns one sentinel (sentinel_not_found when unknown), as the
+// bucket's leader holds it in a cluster (Store.Fresh): a sentinel another
+// node created a moment ago is found.
 func (s *Service) Get(ctx context.Context, id string) (*sentinel.Sentinel, error) {
-	rec, _, err := s.Store.Get(ctx, id)
+	rec, _, err := s.Store.Fresh(ctx, id)
 	return rec, err
 }
 
 // Remove cancels the provider-side watch best effort (a failure never
 // blocks removal) and deletes the record and its seen window.
 func (s *Service) Remove(ctx context.Context, id string) error {
-	rec, _, err := s.Store.Get(ctx, id)
+	rec, _, err := s.Store.Fresh(ctx, id)
 	if err != nil {
 		return err
 	}
@@ -263,7 +265,7 @@ type StatusReport struct {
 
 // Status reads the provider's health of the sentinel.
 func (s *Service) Status(ctx context.Context, id string) (StatusReport, error) {
-	rec, _, err := s.Store.Get(ctx, id)
+	rec, _, err := s.Store.Fresh(ctx, id)
 	if err != nil {
 		return StatusReport{}, err
 	}
@@ -295,7 +297,7 @@ func (s *Service) Status(ctx context.Context, id string) (StatusReport, error) {
 // unknown).
 func (s *Service) PollNow(ctx context.Context, id string) (*sentinel.Sentinel, error) {
 	if id != "" {
-		if _, _, err := s.Store.Get(ctx, id); err != nil {
+		if _, _, err := s.Store.Fresh(ctx, id); err != nil {
 			return nil, err
 		}
 	}
@@ -305,6 +307,6 @@ func (s *Service) PollNow(ctx context.Context, id string) (*sentinel.Sentinel, e
 	if id == "" {
 		return nil, nil
 	}
-	rec, _, err := s.Store.Get(ctx, id)
+	rec, _, err := s.Store.Fresh(ctx, id)
 	return rec, err
 }

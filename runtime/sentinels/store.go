@@ -186,7 +186,7 @@ var ErrSkip = errors.New("skip update")
 
 // Delete removes the record; an unknown id wraps ErrNotFound.
 func (s *Store) Delete(ctx context.Context, id string) error {
-	if _, _, err := s.Get(ctx, id); err != nil {
+	if _, _, err := s.Fresh(ctx, id); err != nil {
 		return err
 	}
 	if err := s.kv.Delete(ctx, id); err != nil {
