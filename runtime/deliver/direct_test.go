@@ -207,9 +207,9 @@ func TestWorkersRedeliverALostInboxWriteOnce(t *testing.T) {
 		runtimetest.Event("evt_2", "x.y.z", pr, false),
 	}, "test")
 	require.NoError(t, err)
-	msgs := e.WaitInbox("s1", 2)
+	e.WaitInbox("s1", 2)
 	e.Drained()
-	msgs = e.InboxOf("s1")
+	msgs := e.InboxOf("s1")
 	require.Len(t, msgs, 2)
 	require.Contains(t, string(msgs[0].Data), `"id":"evt_1"`)
 	require.Contains(t, string(msgs[1].Data), `"id":"evt_2"`)
