@@ -121,6 +121,11 @@ func (h *Handler) handle(w http.ResponseWriter, r *http.Request) int {
 			code = codeStorageFull
 		}
 		return unavailable(w, code)
+	case err != nil && transient(err):
+		// The bus did not answer in time (a leader election outlasting
+		// the publish's retries, a reconnect): safe to send again, here or
+		// at another node (event ids make a stored copy a duplicate).
+		return unavailable(w, codeUnavailable)
 	case err != nil:
 		httpapi.WriteJSON(w, http.StatusInternalServerError, map[string]any{"error": "persist_failed"})
 		return http.StatusInternalServerError
@@ -212,6 +217,16 @@ func notFound(w http.ResponseWriter) int {
 
 // codeStorageFull is sentinel.CodeStorageFull, as api.FromError names it.
 const codeStorageFull = "storage_full"
+
+// codeUnavailable is sentinel.CodeUnavailable, as api.FromError names it.
+const codeUnavailable = "unavailable"
+
+// transient reports whether err says the bus did not answer in time
+// (bus.Retryable marked it).
+func transient(err error) bool {
+	_, body := api.FromError(err)
+	return body.Error == codeUnavailable
+}
 
 // storageFull reports whether err says the node's storage is full.
 func storageFull(err error) bool {

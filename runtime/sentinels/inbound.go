@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/agentproto/sentinel"
+	"github.com/agentproto/sentinel/bus"
 	"github.com/agentproto/sentinel/providers"
 )
 
@@ -52,7 +53,7 @@ func (s *Service) Inbound(ctx context.Context, in providers.Inbound) (InboundRes
 		if caughtUp != nil {
 			<-caughtUp
 		}
-		return InboundResult{}, fmt.Errorf("%w: %w", ErrPersist, err)
+		return InboundResult{}, fmt.Errorf("%w: %w", ErrPersist, bus.Retryable(err))
 	}
 	st := &inboundState{parsed: map[string][]sentinel.Event{}, stored: map[string]bool{}}
 	err = s.store(ctx, in, recs, st)
@@ -62,7 +63,7 @@ func (s *Service) Inbound(ctx context.Context, in providers.Inbound) (InboundRes
 			return InboundResult{}, err
 		}
 		if fresh.err != nil {
-			return InboundResult{}, fmt.Errorf("%w: %w", ErrPersist, fresh.err)
+			return InboundResult{}, fmt.Errorf("%w: %w", ErrPersist, bus.Retryable(fresh.err))
 		}
 		err = s.store(ctx, in, fresh.recs, st)
 	}
@@ -120,7 +121,7 @@ func (s *Service) store(ctx context.Context, in providers.Inbound, recs []*senti
 		}
 		n, err := s.Publisher.Publish(ctx, rec.ID, events, "push")
 		if err != nil {
-			return fmt.Errorf("%w: %w", ErrPersist, err)
+			return fmt.Errorf("%w: %w", ErrPersist, bus.Retryable(err))
 		}
 		st.res.Delivered += n
 	}
