@@ -1,0 +1,163 @@
+package deliver
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/agentproto/sentinel"
+	"github.com/agentproto/sentinel/runtime/journal"
+	"github.com/agentproto/sentinel/runtime/metrics"
+	"github.com/agentproto/sentinel/runtime/sentinels"
+)
+
+// written is what writeRecord did.
+type written struct {
+	updated *sentinel.Sentinel
+	// expired: this event met the sentinel's until condition.
+	expired bool
+	// elsewhere: the record already held the event when it was written
+	// again after a conflict: another handler of its redelivery stored it.
+	elsewhere bool
+	// gone: the sentinel was removed meanwhile.
+	gone bool
+}
+
+// writeRecord marks the event seen (the in-record ring), applies its
+// counters, the routing outcome (target, status), the closure and the until
+// condition: one atomic write, compare-and-set on rev, re-decided on the
+// record as it is when it changed since it was read. unconfirmed records
+// that the event's inbox message is being written beside this write
+// (Sentinel.Unconfirmed).
+func (p *Pipeline) writeRecord(ctx context.Context, rec *sentinel.Sentinel, rev uint64, ev *sentinel.Event, out Outcome, closure closureAction, now time.Time, unconfirmed bool) (written, error) {
+	start := time.Now()
+	defer p.Metrics.StepSince(metrics.StepRecordWrite, start)
+	var w written
+	first := true
+	updated, err := p.Store.UpdateFrom(ctx, rec.ID, rec, rev, func(r *sentinel.Sentinel) error {
+		w.expired = false
+		if !first && r.HasSeen(ev.ID) {
+			// Fenced: the record changed since it was read and already holds
+			// this event: another node (this event's redelivery, after this
+			// node paused past the ack wait) handled it. Its write stands.
+			w.elsewhere = true
+			return sentinels.ErrSkip
+		}
+		if !first {
+			// Re-decide on the record as it is now, not as it was read.
+			if closure = closureFor(r, ev); closure == closurePostMortem {
+				closure = closureNone
+			}
+		}
+		first = false
+		applyClosure(r, closure, ev.Subject)
+		if err := p.addSeen(ctx, rec.ID, r, ev.ID); err != nil {
+			return err
+		}
+		if r.LastHandledID != ev.ID {
+			r.EventCount++
+			r.LastEventTs = now.UnixMilli()
+			r.LastHandledID = ev.ID
+		}
+		r.Unconfirmed = ""
+		if unconfirmed {
+			r.Unconfirmed = ev.ID
+		}
+		if out.RetargetTo != "" && r.Spec.Target.Kind == sentinel.TargetSession {
+			r.Spec.Target.SessionID = out.RetargetTo
+		}
+		switch {
+		case out.Orphaned && r.Status.Pollable():
+			r.Status = sentinel.StatusOrphaned
+		case !out.Parked && r.Status == sentinel.StatusOrphaned:
+			r.Status = sentinel.StatusActive
+		}
+		switch r.Spec.Until.Kind {
+		case sentinel.UntilSubjectTerminal:
+			if ev.Terminal && r.AddTerminal(r.Spec.TerminalClauseSubjects(ev)) {
+				w.expired = true
+			}
+		case sentinel.UntilCount:
+			w.expired = r.EventCount >= r.Spec.Until.N
+		case sentinel.UntilAt:
+			w.expired = now.UnixMilli() >= r.Spec.Until.Ms
+		}
+		if w.expired && r.Status.Pollable() {
+			r.Status = sentinel.StatusExpired
+		}
+		return nil
+	})
+	if errors.Is(err, sentinels.ErrNotFound) {
+		return written{gone: true}, nil
+	}
+	if err != nil {
+		return written{}, err
+	}
+	w.updated = updated
+	return w, nil
+}
+
+// finish journals and counts a routed event whose record was written, and
+// cancels the provider of a sentinel the event expired.
+func (p *Pipeline) finish(ctx context.Context, rec *sentinel.Sentinel, ev *sentinel.Event, out Outcome, w written) Result {
+	switch {
+	case w.gone:
+		// Removed while delivering: the message is already stored.
+		p.noteOutcome(rec, ev, out)
+		return ResultDelivered
+	case w.elsewhere:
+		p.note(rec.ID, rec, ev, journal.Duplicate, "handled by another node meanwhile", nil)
+		return ResultDuplicate
+	}
+	p.noteOutcome(rec, ev, out)
+	if w.expired {
+		p.Metrics.Inc(func(m *metrics.Metrics) prometheusCounter { return m.Expired })
+		p.Expirer.CancelProvider(ctx, w.updated)
+	}
+	switch {
+	case out.Parked:
+		p.Metrics.IncVec(func(m *metrics.Metrics) prometheusCounterVec { return m.Parked }, "dead_target")
+		return ResultParked
+	case out.Duplicate:
+		p.Metrics.Inc(func(m *metrics.Metrics) prometheusCounter { return m.InboxDuplicates })
+		return ResultDuplicate
+	}
+	p.Metrics.Inc(func(m *metrics.Metrics) prometheusCounter { return m.Delivered })
+	return ResultDelivered
+}
+
+// markSeen records a handled-but-not-delivered event id in the record's
+// ring (with an optional extra change), moving what the ring evicts to the
+// long window first.
+func (p *Pipeline) markSeen(ctx context.Context, rec *sentinel.Sentinel, rev uint64, eventID string, also func(*sentinel.Sentinel)) error {
+	_, err := p.Store.UpdateFrom(ctx, rec.ID, rec, rev, func(r *sentinel.Sentinel) error {
+		if also != nil {
+			also(r)
+		}
+		return p.addSeen(ctx, rec.ID, r, eventID)
+	})
+	if err != nil && !errors.Is(err, sentinels.ErrNotFound) {
+		return err
+	}
+	return nil
+}
+
+// addSeen adds the event id to the record's ring. The digests the ring
+// evicts are written to the long window before the record itself (this
+// runs inside the record's compare-and-set function): a crash between the
+// two writes leaves an id in both places, never in neither. Keeping a
+// digest is idempotent, so a retried compare-and-set is safe; a failure
+// fails the record write and leaves the event to be retried.
+func (p *Pipeline) addSeen(ctx context.Context, sentinelID string, r *sentinel.Sentinel, eventID string) error {
+	if r.HasSeen(eventID) {
+		return nil
+	}
+	r.SeenMarks++
+	for _, d := range r.AddSeen(eventID) {
+		if err := p.Seen.Keep(ctx, sentinelID, d); err != nil {
+			return fmt.Errorf("keep evicted seen id of %s: %w", sentinelID, err)
+		}
+	}
+	return nil
+}
