@@ -52,6 +52,11 @@ func startNodeLogged(t *testing.T, edit func(*app.Config)) (*node, *syncBuffer) 
 	return &node{t: t, app: a}, logs
 }
 
+// reqClient bounds every request of the tests' nodes: an answer that never
+// comes fails its test in two minutes with the request named, instead of
+// the whole package at the test binary's deadline.
+var reqClient = &http.Client{Timeout: 2 * time.Minute}
+
 func (n *node) req(method, path string, body any, hdr ...string) (*http.Response, []byte) {
 	n.t.Helper()
 	var rd io.Reader
@@ -70,8 +75,8 @@ func (n *node) req(method, path string, body any, hdr ...string) (*http.Response
 	for i := 0; i+1 < len(hdr); i += 2 {
 		req.Header.Set(hdr[i], hdr[i+1])
 	}
-	resp, err := http.DefaultClient.Do(req)
-	require.NoError(n.t, err)
+	resp, err := reqClient.Do(req)
+	require.NoError(n.t, err, "%s %s", method, path)
 	defer resp.Body.Close()
 	raw, err := io.ReadAll(resp.Body)
 	require.NoError(n.t, err)

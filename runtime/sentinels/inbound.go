@@ -210,7 +210,7 @@ func (s *Service) KnownHook(ctx context.Context, key string) (bool, error) {
 // for one sentinel: the stream drops duplicates and delivery is serialized
 // per partition. An unknown or non-pollable sentinel stores nothing.
 func (s *Service) DeliverPushed(ctx context.Context, sentinelID string, events []sentinel.Event) (int, error) {
-	rec, _, err := s.Store.Fresh(ctx, sentinelID)
+	rec, err := s.fresh(ctx, sentinelID)
 	if errors.Is(err, ErrNotFound) {
 		return 0, nil
 	}

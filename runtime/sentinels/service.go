@@ -2,12 +2,14 @@ package sentinels
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"strings"
 	"time"
 
 	"github.com/agentproto/sentinel"
+	"github.com/agentproto/sentinel/bus"
 	"github.com/agentproto/sentinel/providers"
 )
 
@@ -227,18 +229,43 @@ func readiness(ctx context.Context, p providers.Provider) (r providers.Readiness
 // List returns every sentinel, oldest first.
 func (s *Service) List(ctx context.Context) ([]*sentinel.Sentinel, error) { return s.Store.List(ctx) }
 
-// Get returns one sentinel (sentinel_not_found when unknown), as the
-// bucket's leader holds it in a cluster (Store.Fresh): a sentinel another
-// node created a moment ago is found.
+// Get returns one sentinel (sentinel_not_found when unknown). It reads the
+// node's mirror, which may trail other nodes' writes (and is what a node
+// cut off from its cluster still serves); an id the mirror does not know is
+// asked of the bucket's leader in a cluster, so a sentinel another node
+// created a moment ago is found.
 func (s *Service) Get(ctx context.Context, id string) (*sentinel.Sentinel, error) {
-	rec, _, err := s.Store.Fresh(ctx, id)
+	return s.lookup(ctx, id)
+}
+
+// leaderReadTimeout bounds a read from the records bucket's leader on an
+// API path: without a leader (an election, a node cut off) the request
+// would wait as long as its caller.
+const leaderReadTimeout = 5 * time.Second
+
+// lookup is Get: the mirror, then the leader for an id it does not know.
+func (s *Service) lookup(ctx context.Context, id string) (*sentinel.Sentinel, error) {
+	rec, _, err := s.Store.Peek(ctx, id)
+	if errors.Is(err, ErrNotFound) && s.Store.LeaderGet != nil {
+		rec, err = s.fresh(ctx, id)
+	}
 	return rec, err
+}
+
+// fresh reads the record from the bucket's leader (Store.Fresh) within
+// leaderReadTimeout; a read the bus did not answer is marked retryable
+// (503 unavailable).
+func (s *Service) fresh(ctx context.Context, id string) (*sentinel.Sentinel, error) {
+	ctx, cancel := context.WithTimeout(ctx, leaderReadTimeout)
+	defer cancel()
+	rec, _, err := s.Store.Fresh(ctx, id)
+	return rec, bus.Retryable(err)
 }
 
 // Remove cancels the provider-side watch best effort (a failure never
 // blocks removal) and deletes the record and its seen window.
 func (s *Service) Remove(ctx context.Context, id string) error {
-	rec, _, err := s.Store.Fresh(ctx, id)
+	rec, err := s.fresh(ctx, id)
 	if err != nil {
 		return err
 	}
@@ -265,7 +292,7 @@ type StatusReport struct {
 
 // Status reads the provider's health of the sentinel.
 func (s *Service) Status(ctx context.Context, id string) (StatusReport, error) {
-	rec, _, err := s.Store.Fresh(ctx, id)
+	rec, err := s.lookup(ctx, id)
 	if err != nil {
 		return StatusReport{}, err
 	}
@@ -297,7 +324,7 @@ func (s *Service) Status(ctx context.Context, id string) (StatusReport, error) {
 // unknown).
 func (s *Service) PollNow(ctx context.Context, id string) (*sentinel.Sentinel, error) {
 	if id != "" {
-		if _, _, err := s.Store.Fresh(ctx, id); err != nil {
+		if _, err := s.lookup(ctx, id); err != nil {
 			return nil, err
 		}
 	}
@@ -307,6 +334,5 @@ func (s *Service) PollNow(ctx context.Context, id string) (*sentinel.Sentinel, e
 	if id == "" {
 		return nil, nil
 	}
-	rec, _, err := s.Store.Fresh(ctx, id)
-	return rec, err
+	return s.lookup(ctx, id)
 }
