@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
 
@@ -184,9 +185,18 @@ func (s *Store) UpdateFrom(ctx context.Context, id string, start *sentinel.Senti
 // ErrSkip, returned by an Update function, leaves the record unchanged.
 var ErrSkip = errors.New("skip update")
 
+// deleteReadTimeout bounds Delete's read of the record.
+const deleteReadTimeout = 5 * time.Second
+
 // Delete removes the record; an unknown id wraps ErrNotFound.
 func (s *Store) Delete(ctx context.Context, id string) error {
-	if _, _, err := s.Fresh(ctx, id); err != nil {
+	// The record as the leader holds it (a lagging replica could miss a
+	// record another node just created), within a bound: no leader (an
+	// election, a node cut off) is an error, not a wait.
+	fctx, cancel := context.WithTimeout(ctx, deleteReadTimeout)
+	_, _, err := s.Fresh(fctx, id)
+	cancel()
+	if err != nil {
 		return err
 	}
 	if err := s.kv.Delete(ctx, id); err != nil {
