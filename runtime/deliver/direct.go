@@ -49,7 +49,7 @@ type delivered struct {
 // record beside each other. The record cannot wait for the message
 // here, so it marks the event Unconfirmed: when the message write fails
 // (or the node dies) after the record write landed, the event is not
-// acked, and its redelivery finds the mark and writes the message again
+// acked, and its next delivery finds the mark and writes the message again
 // (confirm) instead of trusting the seen mark and the status the record
 // already carries. A failed record write leaves the record as it was: the
 // redelivery takes the whole path again, and the message write is
@@ -96,11 +96,25 @@ func (p *Pipeline) orphan(ctx context.Context, id string) error {
 	return nil
 }
 
+// confirmWindow bounds how long after an event was handled its record's
+// Unconfirmed mark is trusted to mean "write the message again": a
+// redelivery comes within the ack wait and a restart, and a copy of the
+// event sent much later must not write a message its target's inbox
+// already aged out.
+const confirmWindow = 24 * time.Hour
+
+// withinConfirmWindow reports whether rec's last handled event is recent
+// enough for its Unconfirmed mark to be acted on.
+func (p *Pipeline) withinConfirmWindow(rec *sentinel.Sentinel) bool {
+	return p.Now().UnixMilli()-rec.LastEventTs < confirmWindow.Milliseconds()
+}
+
 // confirm completes the delivery of an event its record holds
-// Unconfirmed: a redelivery after the record was written beside a message
-// write that failed or was cut short. The message is written again
-// (idempotent: if the first write landed it is a duplicate); the record
-// already holds everything else of the event.
+// Unconfirmed: the event again after the record was written beside a
+// message write that failed or was cut short (a redelivery, or the same
+// message after a restart whose consumer had not stored its delivery). The
+// message is written again (idempotent: if the first write landed it is a
+// duplicate); the record already holds everything else of the event.
 func (p *Pipeline) confirm(ctx context.Context, pl Planner, rec *sentinel.Sentinel, ev *sentinel.Event) (Result, error) {
 	send, err := pl.Prepare(rec, ev)
 	if err != nil {
@@ -121,8 +135,8 @@ func (p *Pipeline) confirm(ctx context.Context, pl Planner, rec *sentinel.Sentin
 		return ResultParked, nil
 	}
 	if out.Duplicate {
-		p.Metrics.Inc(func(m *metrics.Metrics) prometheusCounter { return m.InboxDuplicates })
-		p.note(rec.ID, rec, ev, journal.Duplicate, "already delivered (its message was found at the target on redelivery)", nil)
+		p.Metrics.Inc(func(m *metrics.Metrics) prometheusCounter { return m.SeenDuplicates })
+		p.note(rec.ID, rec, ev, journal.Duplicate, "already handled (in the seen window, and its message is at the target)", nil)
 		return ResultDuplicate, nil
 	}
 	p.Metrics.Inc(func(m *metrics.Metrics) prometheusCounter { return m.Delivered })

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -78,24 +79,24 @@ func withFailingSends(t *testing.T, failures int32) (*runtimetest.Env, *failingS
 // once, without counting the event again.
 func TestDirectPathCompletesALostInboxWriteOnRedelivery(t *testing.T) {
 	e, f := withFailingSends(t, 1)
-	defer func() { require.Equal(t, int32(3), f.sends.Load(), "one write per attempt") }()
+	defer func() { require.Equal(t, int32(3), f.sends.Load(), "one write per delivery") }()
 	rec := watchPR(e, "s1", nil, pr)
 	ctx := context.Background()
 	ev := runtimetest.Event("evt_1", "x.y.z", pr, false)
 
-	_, err := e.Pipeline.HandleAttempt(ctx, rec.ID, &ev, 1)
+	_, err := e.Pipeline.Handle(ctx, rec.ID, &ev)
 	require.ErrorIs(t, err, errLostWrite, "the event stays unacknowledged")
 	got := e.Get(rec.ID)
 	require.True(t, got.HasSeen("evt_1"), "the record write beside it landed")
 	require.Equal(t, "evt_1", got.Unconfirmed)
 	require.Empty(t, e.InboxOf("s1"))
 
-	res, err := e.Pipeline.HandleAttempt(ctx, rec.ID, &ev, 2)
+	res, err := e.Pipeline.Handle(ctx, rec.ID, &ev)
 	require.NoError(t, err)
 	require.Equal(t, deliver.ResultDelivered, res)
 	require.Len(t, e.InboxOf("s1"), 1)
 
-	res, err = e.Pipeline.HandleAttempt(ctx, rec.ID, &ev, 3)
+	res, err = e.Pipeline.Handle(ctx, rec.ID, &ev)
 	require.NoError(t, err)
 	require.Equal(t, deliver.ResultDuplicate, res, "a further redelivery finds the message")
 	require.Len(t, e.InboxOf("s1"), 1, "nothing shows twice")
@@ -111,20 +112,38 @@ func TestDirectPathCompletesTheEventThatExpiredItsSentinel(t *testing.T) {
 	ctx := context.Background()
 	ev := runtimetest.Event("evt_1", "x.y.z", pr, false)
 
-	_, err := e.Pipeline.HandleAttempt(ctx, rec.ID, &ev, 1)
+	_, err := e.Pipeline.Handle(ctx, rec.ID, &ev)
 	require.ErrorIs(t, err, errLostWrite)
 	require.Equal(t, sentinel.StatusExpired, e.Get(rec.ID).Status)
 
-	res, err := e.Pipeline.HandleAttempt(ctx, rec.ID, &ev, 2)
+	res, err := e.Pipeline.Handle(ctx, rec.ID, &ev)
 	require.NoError(t, err)
 	require.Equal(t, deliver.ResultDelivered, res, "delivered, not stopped")
 	require.Len(t, e.InboxOf("s1"), 1)
 }
 
-// A fresh copy of the last handled event (a new stream message: a
-// sender's retry after the duplicates window) is a seen duplicate: the
-// unconfirmed mark is only trusted on a redelivery of the message itself.
-func TestFreshCopyOfTheLastEventIsASeenDuplicate(t *testing.T) {
+// The same event again after its record was written and its inbox write
+// lost, with no redelivery count to tell (a node killed with the event in
+// flight restarts with a consumer that never stored the delivery): the
+// unconfirmed mark alone sends it to the inbox, once.
+func TestUnconfirmedEventIsCompletedWithoutARedeliveryCount(t *testing.T) {
+	e, f := withFailingSends(t, 1)
+	rec := watchPR(e, "s1", nil, pr)
+	ctx := context.Background()
+	ev := runtimetest.Event("evt_1", "x.y.z", pr, false)
+	_, err := e.Pipeline.Handle(ctx, rec.ID, &ev)
+	require.ErrorIs(t, err, errLostWrite)
+	res, err := e.Pipeline.Handle(ctx, rec.ID, &ev)
+	require.NoError(t, err)
+	require.Equal(t, deliver.ResultDelivered, res)
+	require.Len(t, e.InboxOf("s1"), 1)
+	require.Equal(t, int32(2), f.sends.Load())
+}
+
+// A copy of the last handled event that arrives long after it was handled
+// (past the confirm window: a sender's retry days later) is a seen
+// duplicate, with no write: its message may have aged out of the inbox.
+func TestLateCopyOfTheLastEventIsASeenDuplicate(t *testing.T) {
 	e, f := withFailingSends(t, 0)
 	rec := watchPR(e, "s1", nil, pr)
 	ctx := context.Background()
@@ -137,8 +156,14 @@ func TestFreshCopyOfTheLastEventIsASeenDuplicate(t *testing.T) {
 
 	res, err = e.Pipeline.Handle(ctx, rec.ID, &ev)
 	require.NoError(t, err)
+	require.Equal(t, deliver.ResultDuplicate, res, "a copy within the window finds its message")
+	require.Equal(t, int32(2), f.sends.Load(), "by writing it again, idempotently")
+
+	e.Clock.Advance(25 * time.Hour)
+	res, err = e.Pipeline.Handle(ctx, rec.ID, &ev)
+	require.NoError(t, err)
 	require.Equal(t, deliver.ResultDuplicate, res)
-	require.Equal(t, int32(1), f.sends.Load(), "no second write")
+	require.Equal(t, int32(2), f.sends.Load(), "past the window: the seen mark, no write")
 	require.Len(t, e.InboxOf("s1"), 1)
 }
 

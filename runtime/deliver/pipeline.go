@@ -46,18 +46,11 @@ type Pipeline struct {
 	Journal Journal
 }
 
-// Handle runs the pipeline for the first delivery of one event of one
-// sentinel (HandleAttempt with attempt 1).
-func (p *Pipeline) Handle(ctx context.Context, sentinelID string, ev *sentinel.Event) (Result, error) {
-	return p.HandleAttempt(ctx, sentinelID, ev, 1)
-}
-
-// HandleAttempt runs the pipeline for the attempt-th delivery of one event
-// of one sentinel (the message's delivery count). A nil error means the
-// event is handled and may be acked; an error means it must stay
+// Handle runs the pipeline for one event of one sentinel. A nil error
+// means the event is handled and may be acked; an error means it must stay
 // retryable: nothing was marked seen, or the record marks it Unconfirmed
-// and its redelivery (attempt > 1) completes the inbox write (direct.go).
-func (p *Pipeline) HandleAttempt(ctx context.Context, sentinelID string, ev *sentinel.Event, attempt uint64) (Result, error) {
+// and the event's next delivery completes the inbox write (direct.go).
+func (p *Pipeline) Handle(ctx context.Context, sentinelID string, ev *sentinel.Event) (Result, error) {
 	start := time.Now()
 	defer p.Metrics.StepSince(metrics.StepPipeline, start)
 	rec, rev, err := p.Store.Fresh(ctx, sentinelID)
@@ -69,10 +62,12 @@ func (p *Pipeline) HandleAttempt(ctx context.Context, sentinelID string, ev *sen
 	if err != nil {
 		return "", err
 	}
-	// 0. A redelivery of the event the record holds unconfirmed: its inbox
-	// write may not have landed. Before the record's status or seen mark
-	// (both already say handled) it is written again, idempotently.
-	if attempt > 1 && rec.Unconfirmed == ev.ID {
+	// 0. The event the record holds unconfirmed, again: its inbox write may
+	// not have landed. Before the record's status or seen mark (both
+	// already say handled) it is written again, idempotently. The delivery
+	// count cannot tell a redelivery here: a node killed with the event in
+	// flight may restart with a consumer that never stored the delivery.
+	if rec.Unconfirmed == ev.ID && p.withinConfirmWindow(rec) {
 		if pl, ok := p.Router.(Planner); ok {
 			return p.confirm(ctx, pl, rec, ev)
 		}

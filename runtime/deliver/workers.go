@@ -225,14 +225,12 @@ func (w *Workers) handle(ctx context.Context, msg jetstream.Msg) {
 		}
 		return
 	}
-	attempt := uint64(1)
 	if md, err := msg.Metadata(); err == nil {
 		w.Metrics.ObserveStep(metrics.StepQueued, time.Since(md.Timestamp))
-		attempt = max(md.NumDelivered, 1)
 	}
 	hctx, cancel := context.WithTimeout(ctx, w.Cfg.HandleTimeout)
 	stopProgress := w.keepInProgress(hctx, msg)
-	res, err := w.Pipeline.HandleAttempt(hctx, sid, &ev, attempt)
+	res, err := w.Pipeline.Handle(hctx, sid, &ev)
 	stopProgress()
 	cancel()
 	if err != nil && !w.giveUp(ctx, msg, sid, &ev, err) {
