@@ -32,6 +32,15 @@ func (r *receiver) controlsOf(typ string) []map[string]any {
 	return out
 }
 
+// terminated waits for the one terminated envelope and returns it with its
+// error object.
+func (r *receiver) terminated(t *testing.T, why string) (envelope, errObj map[string]any) {
+	t.Helper()
+	bustest.Eventually(t, 30*time.Second, func() bool { return len(r.controlsOf("terminated")) == 1 }, why)
+	envelope = r.controlsOf("terminated")[0]
+	return envelope, envelope["error"].(map[string]any)
+}
+
 func (r *receiver) accepted() []string {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -119,9 +128,7 @@ func TestEventsWebhookTerminatedAtItsTTL(t *testing.T) {
 	rx := newReceiver(t, true)
 	sub, e := c.subscribe("sentinel.event", fakeArgs("fake:term-ttl/1"), rx.srv.URL, rx.secret, 1000)
 	require.Nil(t, e)
-	bustest.Eventually(t, 30*time.Second, func() bool { return len(rx.controlsOf("terminated")) == 1 }, "the terminated envelope arrives")
-	term := rx.controlsOf("terminated")[0]
-	errObj := term["error"].(map[string]any)
+	term, errObj := rx.terminated(t, "the terminated envelope arrives")
 	require.EqualValues(t, -32023, errObj["code"])
 	require.Equal(t, "NotFound", errObj["message"])
 	require.Equal(t, "subscription", errObj["data"].(map[string]any)["kind"])
@@ -148,8 +155,7 @@ func TestEventsWebhookTerminatedWhenTheServerRemovesIt(t *testing.T) {
 	require.NoError(t, err)
 	resp.Body.Close()
 	require.Less(t, resp.StatusCode, 300)
-	bustest.Eventually(t, 30*time.Second, func() bool { return len(rx.controlsOf("terminated")) == 1 }, "the terminated envelope arrives")
-	errObj := rx.controlsOf("terminated")[0]["error"].(map[string]any)
+	_, errObj := rx.terminated(t, "the terminated envelope arrives")
 	require.EqualValues(t, -32023, errObj["code"])
 	// The subscription no longer exists: a refresh is a fresh subscribe
 	// (verified already, so no challenge), and the unsubscribe of the old
@@ -306,8 +312,7 @@ func TestEventsWebhookNoExpiryDroppedAfterSustainedFailure(t *testing.T) {
 	sen := subscriptionSentinel(t, a.URL(), a.Token, "webhook", "fake:dropped/1")
 	rx.set(func(r *receiver) { r.down = true }) // events fail, control envelopes are accepted
 	pushFake(t, a.URL(), sen.ID, fakeEvent("d1", "fake:dropped/1", "fake.one"))
-	bustest.Eventually(t, 30*time.Second, func() bool { return len(rx.controlsOf("terminated")) == 1 }, "the subscription is dropped")
-	errObj := rx.controlsOf("terminated")[0]["error"].(map[string]any)
+	_, errObj := rx.terminated(t, "the subscription is dropped")
 	require.EqualValues(t, -32027, errObj["code"])
 	require.Equal(t, "http_5xx", errObj["data"].(map[string]any)["reason"])
 	require.Empty(t, subscriptionSentinel(t, a.URL(), a.Token, "webhook", "fake:dropped/1").ID)
