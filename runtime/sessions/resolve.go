@@ -126,18 +126,23 @@ func (r *Resolver) Resolve(ctx context.Context, id string, forwardToParent bool)
 	if err != nil {
 		return Resolution{}, err
 	}
-	now := r.Registry.Now()
 	switch {
-	case s == nil:
+	case takesAsIs(s, r.Registry.Now()):
 		return Resolution{Action: Deliver, To: id}, nil
 	case s.Forgotten:
 		return Resolution{Action: Park, Reason: fmt.Sprintf("target session %s no longer exists", id)}, nil
-	case s.Alive(now):
-		return Resolution{Action: Deliver, To: id}, nil
 	case s.Retired():
 		return r.retired(ctx, s, forwardToParent)
 	}
 	return r.resume(ctx, id)
+}
+
+// takesAsIs reports whether a target session takes its events as it is,
+// with nothing to decide: unregistered, or registered, not forgotten and
+// alive. Resolve delivers to it; the router's direct path (Plan) is taken
+// for it.
+func takesAsIs(s *Session, now time.Time) bool {
+	return s == nil || !s.Forgotten && s.Alive(now)
 }
 
 func (r *Resolver) retired(ctx context.Context, s *Session, forwardToParent bool) (Resolution, error) {

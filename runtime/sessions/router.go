@@ -81,7 +81,7 @@ func (r *Router) Plan(ctx context.Context, rec *sentinel.Sentinel, ev *sentinel.
 	if err != nil {
 		return nil, err
 	}
-	if s != nil && (s.Forgotten || !s.Alive(r.Resolver.Registry.Now())) {
+	if !takesAsIs(s, r.Resolver.Registry.Now()) {
 		return nil, nil
 	}
 	return r.Prepare(rec, ev)
