@@ -22,11 +22,19 @@ func (r Router) Route(ctx context.Context, rec *sentinel.Sentinel, ev *sentinel.
 	if t.Kind != sentinel.TargetMCPEvents {
 		return r.Next.Route(ctx, rec, ev)
 	}
-	dup, err := r.Feed.Append(ctx, t.Mode, t.SubscriptionID, ev)
-	if err != nil {
-		return deliver.Outcome{}, err
+	return r.feedSend(t, ev)(ctx)
+}
+
+// feedSend stores ev in the feed of t's subscription (idempotent: the feed
+// refuses a second copy). It reads nothing but t and ev.
+func (r Router) feedSend(t sentinel.Target, ev *sentinel.Event) deliver.Send {
+	return func(ctx context.Context) (deliver.Outcome, error) {
+		dup, err := r.Feed.Append(ctx, t.Mode, t.SubscriptionID, ev)
+		if err != nil {
+			return deliver.Outcome{}, err
+		}
+		return deliver.Outcome{Duplicate: dup}, nil
 	}
-	return deliver.Outcome{Duplicate: dup}, nil
 }
 
 // Plan implements deliver.Planner: a subscription's feed always takes its
@@ -46,13 +54,7 @@ func (r Router) Plan(ctx context.Context, rec *sentinel.Sentinel, ev *sentinel.E
 func (r Router) Prepare(rec *sentinel.Sentinel, ev *sentinel.Event) (deliver.Send, error) {
 	if t := rec.Spec.Target; t.Kind == sentinel.TargetMCPEvents {
 		// The Send reads nothing of rec (the pipeline writes it meanwhile).
-		return func(ctx context.Context) (deliver.Outcome, error) {
-			dup, err := r.Feed.Append(ctx, t.Mode, t.SubscriptionID, ev)
-			if err != nil {
-				return deliver.Outcome{}, err
-			}
-			return deliver.Outcome{Duplicate: dup}, nil
-		}, nil
+		return r.feedSend(t, ev), nil
 	}
 	pl, ok := r.Next.(deliver.Planner)
 	if !ok {
