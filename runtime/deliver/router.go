@@ -40,11 +40,9 @@ type DirectRouter struct {
 
 // Route implements Router.
 func (d DirectRouter) Route(ctx context.Context, rec *sentinel.Sentinel, ev *sentinel.Event) (Outcome, error) {
-	t := rec.Spec.Target
-	msg := inbox.SentinelMessage(rec.ID, rec.Provider, t.SessionID, t.Urgency, ev, d.Now())
-	stored, dup, err := d.Inbox.Append(ctx, msg)
+	send, err := d.Prepare(rec, ev)
 	if err != nil {
 		return Outcome{}, err
 	}
-	return Outcome{Duplicate: dup, Message: &stored}, nil
+	return send(ctx)
 }
