@@ -239,8 +239,8 @@ func (s *Service) Get(ctx context.Context, id string) (*sentinel.Sentinel, error
 }
 
 // leaderReadTimeout bounds a read from the records bucket's leader on an
-// API path: without a leader (an election, a node cut off) the request
-// would wait as long as its caller.
+// API path (Service.fresh, Store.Delete): without a leader (an election, a
+// node cut off) the request would wait as long as its caller.
 const leaderReadTimeout = 5 * time.Second
 
 // lookup is Get: the mirror, then the leader for an id it does not know.

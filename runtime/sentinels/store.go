@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"sync"
-	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
 
@@ -185,15 +184,12 @@ func (s *Store) UpdateFrom(ctx context.Context, id string, start *sentinel.Senti
 // ErrSkip, returned by an Update function, leaves the record unchanged.
 var ErrSkip = errors.New("skip update")
 
-// deleteReadTimeout bounds Delete's read of the record.
-const deleteReadTimeout = 5 * time.Second
-
 // Delete removes the record; an unknown id wraps ErrNotFound.
 func (s *Store) Delete(ctx context.Context, id string) error {
 	// The record as the leader holds it (a lagging replica could miss a
 	// record another node just created), within a bound: no leader (an
 	// election, a node cut off) is an error, not a wait.
-	fctx, cancel := context.WithTimeout(ctx, deleteReadTimeout)
+	fctx, cancel := context.WithTimeout(ctx, leaderReadTimeout)
 	_, _, err := s.Fresh(fctx, id)
 	cancel()
 	if err != nil {
