@@ -1,16 +1,16 @@
 package bench
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"fmt"
 	"io"
 	"math"
 	"net/http"
-	"strconv"
-	"strings"
 	"time"
+
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
 
 	"github.com/agentproto/sentinel/runtime/metrics"
 )
@@ -46,35 +46,30 @@ func (c *clusterNodes) stepTotals(ctx context.Context) (metrics.StepTotals, erro
 	return out, nil
 }
 
-// addStepLines adds the _sum and _count samples of the step histograms in
-// a Prometheus text exposition to into.
+// addStepLines adds the sums and counts of the step histograms in a
+// Prometheus text exposition to into (an exposition that does not parse
+// adds nothing).
 func addStepLines(into metrics.StepTotals, exposition []byte) {
-	sc := bufio.NewScanner(bytes.NewReader(exposition))
-	sc.Buffer(make([]byte, 64<<10), 1<<20)
-	for sc.Scan() {
-		line := sc.Text()
-		rest, ok := strings.CutPrefix(line, metrics.StepMetric+"_")
-		if !ok {
-			continue
+	parser := expfmt.NewTextParser(model.UTF8Validation)
+	fams, err := parser.TextToMetricFamilies(bytes.NewReader(exposition))
+	if err != nil {
+		return
+	}
+	fam, ok := fams[metrics.StepMetric]
+	if !ok {
+		return
+	}
+	for _, m := range fam.GetMetric() {
+		var step string
+		for _, l := range m.GetLabel() {
+			if l.GetName() == "step" {
+				step = l.GetValue()
+			}
 		}
-		kind, rest, ok := strings.Cut(rest, `{step="`)
-		if !ok || kind != "sum" && kind != "count" {
-			continue
-		}
-		step, value, ok := strings.Cut(rest, `"} `)
-		if !ok {
-			continue
-		}
-		v, err := strconv.ParseFloat(strings.TrimSpace(value), 64)
-		if err != nil {
-			continue
-		}
+		h := m.GetHistogram()
 		t := into[step]
-		if kind == "sum" {
-			t.Sum += time.Duration(math.Round(v * float64(time.Second)))
-		} else {
-			t.Count += uint64(v)
-		}
+		t.Sum += time.Duration(math.Round(h.GetSampleSum() * float64(time.Second)))
+		t.Count += h.GetSampleCount()
 		into[step] = t
 	}
 }
