@@ -68,7 +68,7 @@ func (c *Client) call(ctx context.Context, method, path string, body []byte) (*R
 	}
 	req.Header.Set("Authorization", "Bearer "+tok)
 	req.Header.Set("Accept", AcceptJSON)
-	req.Header.Set("X-GitHub-Api-Version", apiVersion)
+	req.Header.Set(APIVersionHeader, APIVersion)
 	req.Header.Set("User-Agent", c.ua)
 	if body != nil {
 		req.Header.Set("Content-Type", "application/json")
