@@ -42,10 +42,12 @@ type User struct {
 }
 
 // IsBot reports whether the account is a bot: type "Bot" or a login
-// ending in "[bot]".
-func (u *User) IsBot() bool {
-	return u != nil && (u.Type == "Bot" || strings.HasSuffix(u.Login, "[bot]"))
-}
+// ending in "[bot]" (IsBotAccount).
+func (u *User) IsBot() bool { return u != nil && IsBotAccount(u.Login, u.Type) }
+
+// IsGhost reports whether the account is GitHub's stand-in for a deleted
+// user (IsGhost).
+func (u *User) IsGhost() bool { return u != nil && IsGhost(u.Login) }
 
 // LoginOf returns u's login, "" for nil.
 func LoginOf(u *User) string {

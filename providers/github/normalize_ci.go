@@ -1,0 +1,316 @@
+package github
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/agentproto/sentinel"
+	"github.com/agentproto/sentinel/providers"
+)
+
+// LookupError is a WebhookLookup failure the delivery cannot do without
+// (a fork PR's CI whose PR GitHub could not name): the caller answers
+// "try again later" so GitHub's delivery fails and reconciliation asks for
+// it again. Err is the lookup's error.
+type LookupError struct{ Err error }
+
+func (e *LookupError) Error() string {
+	return "github webhook: look up the pull request: " + e.Err.Error()
+}
+
+func (e *LookupError) Unwrap() error { return e.Err }
+
+// ciTarget is where a CI event goes and how its PR was found.
+type ciTarget struct {
+	ref   sentinel.GitHubRef
+	extra []int
+	// mergeQueue: the CI ran on a merge queue group of the PR.
+	mergeQueue bool
+	// byHead: the payload named no PR (a fork's), the PR was found by its
+	// head commit.
+	byHead bool
+}
+
+// ciTarget maps a CI event (check suite, workflow run or job, commit
+// status) to pull requests, in order: the PRs the payload lists (of this
+// repository), the PR a merge queue branch names, else the open PRs whose
+// head is sha (a fork's PR: GitHub lists none), asked of the lookup. A
+// lookup that fails retryably is a *LookupError; one GitHub refuses for
+// good leaves the event at the repository.
+func (c *whContext) ciTarget(numbers []int, branches []string, sha, headRepo string) (ciTarget, error) {
+	if len(numbers) > 0 {
+		ref, extra := c.prRef(numbers)
+		return ciTarget{ref: ref, extra: extra}, nil
+	}
+	for _, b := range branches {
+		if _, n, ok := MergeQueuePR(b); ok {
+			ref := c.repo
+			ref.Number = n
+			return ciTarget{ref: ref, mergeQueue: true}, nil
+		}
+	}
+	if c.lookup == nil || !ValidSHA(sha) {
+		return ciTarget{ref: c.repo}, nil
+	}
+	prs, err := c.lookup.PullsForHead(c.ctx, c.repo, headRepo, sha)
+	if err != nil {
+		var pe *providers.Error
+		if errors.As(err, &pe) && !pe.Retryable {
+			return ciTarget{ref: c.repo}, nil
+		}
+		return ciTarget{}, &LookupError{Err: err}
+	}
+	if len(prs) == 0 {
+		return ciTarget{ref: c.repo}, nil
+	}
+	ref, extra := c.prRef(prs)
+	return ciTarget{ref: ref, extra: extra, byHead: true}, nil
+}
+
+// checkSuiteData is the data projection of a check_suite event, and of a
+// commit status folded into the check suite rollup (Source "status").
+type checkSuiteData struct {
+	Action     string  `json:"action"`
+	Conclusion *string `json:"conclusion"`
+	Repo       string  `json:"repo"`
+	Number     int     `json:"number,omitempty"`
+	HeadBranch string  `json:"head_branch,omitempty"`
+	HeadSHA    string  `json:"head_sha,omitempty"`
+	MergeQueue bool    `json:"merge_queue,omitempty"`
+	// Source "status": this rollup is one commit status (Checks names it).
+	Source      string        `json:"source,omitempty"`
+	Checks      []checkResult `json:"checks,omitempty"`
+	State       string        `json:"state,omitempty"`
+	Description string        `json:"description,omitempty"`
+	TargetURL   string        `json:"target_url,omitempty"`
+	whTrust
+}
+
+// checkResult is one check of a rollup (the shape local-gh uses).
+type checkResult struct {
+	Name       string `json:"name"`
+	Conclusion string `json:"conclusion"`
+}
+
+// normalizeCheckSuite: subject the suite's first PR of this repository
+// (every listed PR is in subjects), else the PR of its merge queue branch,
+// else a fork PR found by its head, else the repository.
+func normalizeCheckSuite(c *whContext, body []byte) (sentinel.Event, error) {
+	var p whCheckSuiteEvent
+	if err := json.Unmarshal(body, &p); err != nil || p.CheckSuite == nil {
+		return sentinel.Event{}, whErr(ReasonInvalidPayload)
+	}
+	cs := p.CheckSuite
+	branch := whDeref(cs.HeadBranch)
+	tg, err := c.ciTarget(whPullNumbers(cs.PullRequests, c.repoID), []string{branch}, cs.HeadSHA, "")
+	if err != nil {
+		return sentinel.Event{}, err
+	}
+	ref := tg.ref
+	data := checkSuiteData{
+		Action: c.action, Conclusion: whNonEmpty(cs.Conclusion), Repo: ref.FullName(), Number: ref.Number,
+		HeadBranch: whCapText(branch), HeadSHA: whCapText(cs.HeadSHA), MergeQueue: tg.mergeQueue, whTrust: c.trust(nil, ""),
+	}
+	outcome := c.action
+	if data.Conclusion != nil {
+		outcome = *data.Conclusion
+	}
+	summary := fmt.Sprintf("Check suite %s for %s%s", outcome, whTargetBranch(ref, data.HeadBranch), queueNote(tg))
+	return c.build(ref, tg.extra, summary, false, data), nil
+}
+
+// workflowRunData is the data projection of a workflow_run event.
+type workflowRunData struct {
+	Action     string  `json:"action"`
+	Name       string  `json:"name"`
+	Conclusion *string `json:"conclusion"`
+	Repo       string  `json:"repo"`
+	Number     int     `json:"number,omitempty"`
+	HeadBranch string  `json:"head_branch,omitempty"`
+	HeadSHA    string  `json:"head_sha,omitempty"`
+	HeadRepo   string  `json:"head_repo,omitempty"`
+	URL        string  `json:"url,omitempty"`
+	MergeQueue bool    `json:"merge_queue,omitempty"`
+	whTrust
+}
+
+// normalizeWorkflowRun: subject as for a check suite; a fork's run names
+// its head repository, which the PR found by head must come from.
+func normalizeWorkflowRun(c *whContext, body []byte) (sentinel.Event, error) {
+	var p whWorkflowRunEvent
+	if err := json.Unmarshal(body, &p); err != nil || p.WorkflowRun == nil {
+		return sentinel.Event{}, whErr(ReasonInvalidPayload)
+	}
+	run := p.WorkflowRun
+	name := run.Name
+	if name == "" && p.Workflow != nil {
+		name = p.Workflow.Name
+	}
+	if name == "" {
+		name = "workflow"
+	}
+	name = whOneLine(name, 200)
+	headRepo := ""
+	if run.HeadRepository != nil {
+		headRepo = run.HeadRepository.FullName
+	}
+	branch := whDeref(run.HeadBranch)
+	tg, err := c.ciTarget(whPullNumbers(run.PullRequests, c.repoID), []string{branch}, run.HeadSHA, headRepo)
+	if err != nil {
+		return sentinel.Event{}, err
+	}
+	if strings.EqualFold(headRepo, c.repo.FullName()) {
+		headRepo = ""
+	}
+	ref := tg.ref
+	data := workflowRunData{
+		Action: c.action, Name: name, Conclusion: whNonEmpty(run.Conclusion), Repo: ref.FullName(), Number: ref.Number,
+		HeadBranch: whCapText(branch), HeadSHA: whCapText(run.HeadSHA), HeadRepo: whCapText(headRepo), URL: whCapText(run.HTMLURL),
+		MergeQueue: tg.mergeQueue, whTrust: c.trust(nil, ""),
+	}
+	outcome := c.action
+	if data.Conclusion != nil {
+		outcome = *data.Conclusion
+	}
+	summary := fmt.Sprintf("Workflow run %q %s for %s%s", name, outcome, whTargetBranch(ref, data.HeadBranch), queueNote(tg))
+	return c.build(ref, tg.extra, summary, false, data), nil
+}
+
+// workflowJobData is the data projection of a workflow_job event:
+// FailedStep names the first step that failed (FailedSteps all of them,
+// at most 10), so a watcher knows which job and step broke, not only the
+// run.
+type workflowJobData struct {
+	Action       string   `json:"action"`
+	Name         string   `json:"name"`
+	WorkflowName string   `json:"workflowName,omitempty"`
+	Status       string   `json:"status,omitempty"`
+	Conclusion   *string  `json:"conclusion"`
+	Repo         string   `json:"repo"`
+	Number       int      `json:"number,omitempty"`
+	JobID        int64    `json:"jobId,omitempty"`
+	RunID        int64    `json:"runId,omitempty"`
+	RunAttempt   int      `json:"runAttempt,omitempty"`
+	HeadBranch   string   `json:"headBranch,omitempty"`
+	HeadSHA      string   `json:"headSha,omitempty"`
+	URL          string   `json:"url,omitempty"`
+	FailedStep   string   `json:"failedStep,omitempty"`
+	FailedSteps  []string `json:"failedSteps,omitempty"`
+	RunnerName   string   `json:"runnerName,omitempty"`
+	Labels       []string `json:"labels,omitempty"`
+	MergeQueue   bool     `json:"mergeQueue,omitempty"`
+	whTrust
+}
+
+// normalizeWorkflowJob: subject the PR of the job's head (a job names no
+// PR: found as a fork's is), else the repository.
+func normalizeWorkflowJob(c *whContext, body []byte) (sentinel.Event, error) {
+	var p whWorkflowJobEvent
+	if err := json.Unmarshal(body, &p); err != nil || p.WorkflowJob == nil {
+		return sentinel.Event{}, whErr(ReasonInvalidPayload)
+	}
+	j := p.WorkflowJob
+	branch := whDeref(j.HeadBranch)
+	tg, err := c.ciTarget(nil, []string{branch}, j.HeadSHA, "")
+	if err != nil {
+		return sentinel.Event{}, err
+	}
+	ref := tg.ref
+	name := whOneLine(j.Name, 200)
+	if name == "" {
+		name = "job"
+	}
+	data := workflowJobData{
+		Action: c.action, Name: name, WorkflowName: whOneLine(j.WorkflowName, 200), Status: whOneLine(j.Status, 40),
+		Conclusion: whNonEmpty(j.Conclusion), Repo: ref.FullName(), Number: ref.Number, JobID: max(j.ID, 0),
+		RunID: max(j.RunID, 0), RunAttempt: max(j.RunAttempt, 0), HeadBranch: whCapText(branch),
+		HeadSHA: whCapText(j.HeadSHA), URL: whCapText(j.HTMLURL), RunnerName: whOneLine(whDeref(j.RunnerName), 200),
+		MergeQueue: tg.mergeQueue, whTrust: c.trust(nil, ""),
+	}
+	for _, l := range j.Labels {
+		if len(data.Labels) == 10 {
+			break
+		}
+		data.Labels = append(data.Labels, whOneLine(l, 100))
+	}
+	for _, st := range j.Steps {
+		if st.Conclusion != nil && *st.Conclusion == "failure" && len(data.FailedSteps) < 10 {
+			data.FailedSteps = append(data.FailedSteps, whOneLine(st.Name, 200))
+		}
+	}
+	if len(data.FailedSteps) > 0 {
+		data.FailedStep = data.FailedSteps[0]
+	}
+	outcome := c.action
+	if data.Conclusion != nil {
+		outcome = *data.Conclusion
+	}
+	job := fmt.Sprintf("%q", name)
+	if data.WorkflowName != "" {
+		job += fmt.Sprintf(" (%s)", data.WorkflowName)
+	}
+	summary := fmt.Sprintf("Job %s %s for %s", job, outcome, whTargetBranch(ref, data.HeadBranch))
+	if data.FailedStep != "" {
+		summary = fmt.Sprintf("Job %s failed at step %q for %s", job, data.FailedStep, whTargetBranch(ref, data.HeadBranch))
+	}
+	return c.build(ref, tg.extra, summary+queueNote(tg), false, data), nil
+}
+
+// normalizeStatus folds one commit status into the check suite rollup the
+// spec defines (github.check_suite.completed, worst-of: error and failure
+// are failure): a status that settled (success, failure, error) on a PR's
+// head is one completed check of it, with its context, state, description
+// and target URL; a pending status tells nothing yet and yields no event.
+// Subject as for a check suite (the status names no PR: the merge queue
+// branch among its branches, else the PRs of its commit).
+func normalizeStatus(c *whContext, body []byte) ([]sentinel.Event, error) {
+	var p whStatusEvent
+	if err := json.Unmarshal(body, &p); err != nil {
+		return nil, whErr(ReasonInvalidPayload)
+	}
+	var conclusion string
+	switch p.State {
+	case "success":
+		conclusion = "success"
+	case "failure", "error":
+		conclusion = "failure"
+	case "pending":
+		return []sentinel.Event{}, nil
+	default:
+		return nil, whErr(ReasonInvalidPayload)
+	}
+	if p.Context == "" || !ValidSHA(p.SHA) {
+		return nil, whErr(ReasonInvalidPayload)
+	}
+	var branches []string
+	for _, b := range p.Branches {
+		branches = append(branches, b.Name)
+	}
+	tg, err := c.ciTarget(nil, branches, p.SHA, "")
+	if err != nil {
+		return nil, err
+	}
+	ref := tg.ref
+	context := whOneLine(p.Context, 200)
+	data := checkSuiteData{
+		Action: "completed", Conclusion: &conclusion, Repo: ref.FullName(), Number: ref.Number,
+		HeadSHA: p.SHA, MergeQueue: tg.mergeQueue, Source: "status",
+		Checks: []checkResult{{Name: context, Conclusion: conclusion}}, State: p.State,
+		Description: whCapText(whDeref(p.Description)), TargetURL: whCapText(whDeref(p.TargetURL)), whTrust: c.trust(nil, ""),
+	}
+	summary := fmt.Sprintf("Check suite %s for %s (status %q: %s)%s", conclusion, whTarget(ref), context, p.State, queueNote(tg))
+	ev := sentinel.NewEvent(c.id, c.source, "github.check_suite.completed", ref.Subject(), c.subjects(ref, tg.extra), c.now,
+		whOneLine(summary, 300), false, data)
+	ev.DedupKey = c.key
+	return []sentinel.Event{ev}, nil
+}
+
+// queueNote marks a summary of CI that ran on a merge queue group.
+func queueNote(tg ciTarget) string {
+	if tg.mergeQueue {
+		return " (merge queue)"
+	}
+	return ""
+}
