@@ -38,7 +38,7 @@ const (
 	MaxCommentHunk = 2048
 	// MaxReviewComments is how many inline comments a review event carries.
 	MaxReviewComments = 10
-	// maxReviewCommentsBytes bounds the bodies and hunks of the comments a
+	// maxReviewCommentsBytes bounds the bodies, hunks and paths of the comments a
 	// review event carries, together.
 	maxReviewCommentsBytes = 8 << 10
 	// reviewCommentBody and reviewCommentHunk bound each one in a review.
@@ -111,7 +111,7 @@ func ReviewCommentsOf(list []ReviewComment, reviewID int64) ReviewCommentsFacts 
 		}
 		ic := c.Inline(min(reviewCommentBody, budget), min(reviewCommentHunk, budget))
 		ic.ReviewID = 0 // the review's own id is the event's
-		budget -= len(ic.Body) + len(ic.DiffHunk)
+		budget -= len(ic.Body) + len(ic.DiffHunk) + len(ic.Path)
 		f.Comments = append(f.Comments, ic)
 	}
 	return f
