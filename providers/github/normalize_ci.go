@@ -178,32 +178,6 @@ func normalizeWorkflowRun(c *whContext, body []byte) (sentinel.Event, error) {
 	return c.build(ref, tg.extra, summary, false, data), nil
 }
 
-// workflowJobData is the data projection of a workflow_job event:
-// FailedStep names the first step that failed (FailedSteps all of them,
-// at most 10), so a watcher knows which job and step broke, not only the
-// run.
-type workflowJobData struct {
-	Action       string   `json:"action"`
-	Name         string   `json:"name"`
-	WorkflowName string   `json:"workflowName,omitempty"`
-	Status       string   `json:"status,omitempty"`
-	Conclusion   *string  `json:"conclusion"`
-	Repo         string   `json:"repo"`
-	Number       int      `json:"number,omitempty"`
-	JobID        int64    `json:"jobId,omitempty"`
-	RunID        int64    `json:"runId,omitempty"`
-	RunAttempt   int      `json:"runAttempt,omitempty"`
-	HeadBranch   string   `json:"headBranch,omitempty"`
-	HeadSHA      string   `json:"headSha,omitempty"`
-	URL          string   `json:"url,omitempty"`
-	FailedStep   string   `json:"failedStep,omitempty"`
-	FailedSteps  []string `json:"failedSteps,omitempty"`
-	RunnerName   string   `json:"runnerName,omitempty"`
-	Labels       []string `json:"labels,omitempty"`
-	MergeQueue   bool     `json:"mergeQueue,omitempty"`
-	whTrust
-}
-
 // normalizeWorkflowJob: subject the PR of the job's head (a job names no
 // PR: found as a fork's is), else the repository.
 func normalizeWorkflowJob(c *whContext, body []byte) (sentinel.Event, error) {
@@ -218,43 +192,8 @@ func normalizeWorkflowJob(c *whContext, body []byte) (sentinel.Event, error) {
 		return sentinel.Event{}, err
 	}
 	ref := tg.ref
-	name := whOneLine(j.Name, 200)
-	if name == "" {
-		name = "job"
-	}
-	data := workflowJobData{
-		Action: c.action, Name: name, WorkflowName: whOneLine(j.WorkflowName, 200), Status: whOneLine(j.Status, 40),
-		Conclusion: whNonEmpty(j.Conclusion), Repo: ref.FullName(), Number: ref.Number, JobID: max(j.ID, 0),
-		RunID: max(j.RunID, 0), RunAttempt: max(j.RunAttempt, 0), HeadBranch: whCapText(branch),
-		HeadSHA: whCapText(j.HeadSHA), URL: whCapText(j.HTMLURL), RunnerName: whOneLine(whDeref(j.RunnerName), 200),
-		MergeQueue: tg.mergeQueue, whTrust: c.trust(nil, ""),
-	}
-	for _, l := range j.Labels {
-		if len(data.Labels) == 10 {
-			break
-		}
-		data.Labels = append(data.Labels, whOneLine(l, 100))
-	}
-	for _, st := range j.Steps {
-		if st.Conclusion != nil && *st.Conclusion == "failure" && len(data.FailedSteps) < 10 {
-			data.FailedSteps = append(data.FailedSteps, whOneLine(st.Name, 200))
-		}
-	}
-	if len(data.FailedSteps) > 0 {
-		data.FailedStep = data.FailedSteps[0]
-	}
-	outcome := c.action
-	if data.Conclusion != nil {
-		outcome = *data.Conclusion
-	}
-	job := fmt.Sprintf("%q", name)
-	if data.WorkflowName != "" {
-		job += fmt.Sprintf(" (%s)", data.WorkflowName)
-	}
-	summary := fmt.Sprintf("Job %s %s for %s", job, outcome, whTargetBranch(ref, data.HeadBranch))
-	if data.FailedStep != "" {
-		summary = fmt.Sprintf("Job %s failed at step %q for %s", job, data.FailedStep, whTargetBranch(ref, data.HeadBranch))
-	}
+	data, summary := jobData(c.action, ref.FullName(), ref.Number, j, whTargetBranch(ref, whCapText(branch)), c.trust(nil, ""))
+	data.MergeQueue = tg.mergeQueue
 	return c.build(ref, tg.extra, summary+queueNote(tg), false, data), nil
 }
 

@@ -158,25 +158,7 @@ type whWorkflowRunEvent struct {
 
 // whWorkflowJobEvent is a workflow_job delivery.
 type whWorkflowJobEvent struct {
-	WorkflowJob *struct {
-		ID           int64    `json:"id"`
-		RunID        int64    `json:"run_id"`
-		RunAttempt   int      `json:"run_attempt"`
-		Name         string   `json:"name"`
-		WorkflowName string   `json:"workflow_name"`
-		Status       string   `json:"status"`
-		Conclusion   *string  `json:"conclusion"`
-		HeadSHA      string   `json:"head_sha"`
-		HeadBranch   *string  `json:"head_branch"`
-		HTMLURL      string   `json:"html_url"`
-		RunnerName   *string  `json:"runner_name"`
-		Labels       []string `json:"labels"`
-		Steps        []struct {
-			Name       string  `json:"name"`
-			Number     int     `json:"number"`
-			Conclusion *string `json:"conclusion"`
-		} `json:"steps"`
-	} `json:"workflow_job"`
+	WorkflowJob *WorkflowJob `json:"workflow_job"`
 }
 
 // whStatusEvent is a status delivery (a commit status; it has no action).
