@@ -51,8 +51,8 @@ type check struct {
 
 // snapshot is what one poll knows of a PR.
 type snapshot struct {
-	State    string `json:"state"` // open, closed or merged
-	Head     string `json:"headSha,omitempty"`
+	State string `json:"state"` // open, closed or merged
+	Head  string `json:"headSha,omitempty"`
 	// HeadRepo is the head's repository when it is a fork ("" otherwise).
 	HeadRepo string `json:"headRepo,omitempty"`
 	ClosedAt string `json:"closedAt,omitempty"` // GitHub's merged_at or closed_at
