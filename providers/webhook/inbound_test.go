@@ -132,7 +132,7 @@ func TestParseInbound(t *testing.T) {
 	evs, err := p.ParseInbound(context.Background(), providers.Inbound{HookKey: key, Body: pr, Header: lower, Now: now}, hd)
 	require.NoError(t, err)
 	ev := evs[0]
-	require.Equal(t, github.WebhookEventID(lower["x-github-delivery"][0]), ev.ID)
+	require.Equal(t, github.WebhookEventID("72d3162e-cc78-11e3-81ab-4c9367dc0958"), ev.ID)
 	require.Equal(t, github.WebhookBodyKey(pr), ev.DedupKey)
 
 	// A replay of the signed body under a fresh delivery id has that id,
