@@ -233,7 +233,13 @@ func (c *whContext) typ() string { return "github." + c.event + "." + c.action }
 // build assembles the event for ref (a PR when ref.Number > 0) with extra
 // PR subjects inserted after the first.
 func (c *whContext) build(ref sentinel.GitHubRef, extra []int, summary string, terminal bool, data any) sentinel.Event {
-	ev := sentinel.NewEvent(c.id, c.source, c.typ(), ref.Subject(), c.subjects(ref, extra), c.now, whOneLine(summary, 300), terminal, data)
+	return c.buildType(c.typ(), ref, extra, summary, terminal, data)
+}
+
+// buildType is build for an event of another type than the delivery's
+// own (a commit status folded into the check suite rollup).
+func (c *whContext) buildType(typ string, ref sentinel.GitHubRef, extra []int, summary string, terminal bool, data any) sentinel.Event {
+	ev := sentinel.NewEvent(c.id, c.source, typ, ref.Subject(), c.subjects(ref, extra), c.now, whOneLine(summary, 300), terminal, data)
 	ev.DedupKey = c.key
 	return ev
 }

@@ -240,10 +240,7 @@ func normalizeStatus(c *whContext, body []byte) ([]sentinel.Event, error) {
 		Description: whCapText(whDeref(p.Description)), TargetURL: whCapText(whDeref(p.TargetURL)), whTrust: c.trust(nil, ""),
 	}
 	summary := fmt.Sprintf("Check suite %s for %s (status %q: %s)%s", conclusion, whTarget(ref), context, p.State, queueNote(tg))
-	ev := sentinel.NewEvent(c.id, c.source, "github.check_suite.completed", ref.Subject(), c.subjects(ref, tg.extra), c.now,
-		whOneLine(summary, 300), false, data)
-	ev.DedupKey = c.key
-	return []sentinel.Event{ev}, nil
+	return []sentinel.Event{c.buildType("github.check_suite.completed", ref, tg.extra, summary, false, data)}, nil
 }
 
 // queueNote marks a summary of CI that ran on a merge queue group.
