@@ -191,3 +191,18 @@ func TestHookEventsFor(t *testing.T) {
 	require.Equal(t, WebhookEvents(), HookEventsFor([]string{"*"}))
 	require.Equal(t, SpecHookEvents(), HookEventsFor([]string{"github.pull_request.*"}))
 }
+
+// TestSpecDefaultTypesUnchanged pins the spec's default PR set (AIP-60,
+// "Event types") and checks that no type the new events produce is in it.
+func TestSpecDefaultTypesUnchanged(t *testing.T) {
+	require.Equal(t, []string{"github.check_suite.completed", "github.workflow_run.completed", "github.pull_request_review.submitted",
+		"github.pull_request.closed", "github.pull_request.synchronize", "github.issue_comment.created"}, sentinel.DefaultPRTypes())
+	for _, e := range []string{WebhookMergeGroup, WebhookPullRequestReviewComment, WebhookPullRequestReviewThread, WebhookWorkflowJob} {
+		for _, typ := range WebhookTypes(e) {
+			require.NotContains(t, sentinel.DefaultPRTypes(), typ)
+		}
+	}
+	for _, typ := range []string{"github.pull_request.enqueued", "github.pull_request.dequeued"} {
+		require.NotContains(t, sentinel.DefaultPRTypes(), typ)
+	}
+}
