@@ -27,6 +27,10 @@ const (
 	// again is conditional: an unchanged answer is a 304, free of quota.
 	headsFresh = 10 * time.Minute
 	headsNone  = time.Minute
+	// lookupTimeout bounds one question to GitHub at ingress: GitHub gives
+	// a delivery 10 s, and a delivery it times out is redelivered by
+	// reconciliation anyway.
+	lookupTimeout = 5 * time.Second
 )
 
 // headerRunner is a Runner that can send extra request headers
@@ -161,8 +165,11 @@ func (l *lookup) PullsForHead(ctx context.Context, repo sentinel.GitHubRef, head
 	return matching(e.prs, headRepo), nil
 }
 
-// get makes one GET, conditional when the runner can send headers.
+// get makes one GET (bounded by lookupTimeout), conditional when the
+// runner can send headers.
 func (l *lookup) get(ctx context.Context, path string, extra http.Header) (int, http.Header, []byte, error) {
+	ctx, cancel := context.WithTimeout(ctx, lookupTimeout)
+	defer cancel()
 	if hr, ok := l.run.(headerRunner); ok && extra != nil {
 		return hr.APIWithHeader(ctx, http.MethodGet, path, extra, nil)
 	}
@@ -225,7 +232,7 @@ func matching(prs map[int]string, headRepo string) []int {
 // github.MaxReviewComments of them and counts the rest from the page).
 func (l *lookup) ReviewComments(ctx context.Context, repo sentinel.GitHubRef, number int, reviewID int64) ([]github.ReviewComment, error) {
 	path := fmt.Sprintf("repos/%s/pulls/%d/reviews/%d/comments?per_page=100", repo.FullName(), number, reviewID)
-	_, _, body, err := l.run.API(ctx, http.MethodGet, path, nil)
+	_, _, body, err := l.get(ctx, path, nil)
 	if err != nil {
 		return nil, fmt.Errorf("list the comments of review %d of %s#%d: %w", reviewID, repo.FullName(), number, err)
 	}
