@@ -33,7 +33,6 @@ func (h *harness) createTypes(p *Provider, subject string, types ...string) sent
 func TestHookFollowsItsSentinelsTypes(t *testing.T) {
 	h := newHarness(t, githubtest.Options{})
 	p := h.provider("node-a")
-	ctx := ctxT(t)
 	base := h.create(p, "github:acme/widgets#1")
 	require.Equal(t, defaultEvents, h.liveHook(testRepo).Events)
 
@@ -43,9 +42,9 @@ func TestHookFollowsItsSentinelsTypes(t *testing.T) {
 		h.liveHook(testRepo).Events)
 	require.Equal(t, 1, h.gh.Count(http.MethodPost, "/repos/acme/widgets/hooks"), "one hook, patched")
 
-	require.NoError(t, p.Cancel(ctx, inline))
+	require.NoError(t, p.Cancel(ctxT(t), inline))
 	require.Equal(t, append(append([]string(nil), defaultEvents...), "workflow_job", "merge_group"), h.liveHook(testRepo).Events)
-	require.NoError(t, p.Cancel(ctx, queue))
+	require.NoError(t, p.Cancel(ctxT(t), queue))
 	require.Equal(t, defaultEvents, h.liveHook(testRepo).Events)
 	rec := h.record(testRepo)
 	require.Equal(t, defaultEvents, rec.Events)
@@ -54,9 +53,9 @@ func TestHookFollowsItsSentinelsTypes(t *testing.T) {
 	// A sentinel of opt-in types only still gets the spec's five (closure
 	// tracking reads pull_request), never less.
 	only := h.createTypes(p, "github:acme/widgets#2", "github.pull_request_review_comment.created")
-	require.NoError(t, p.Cancel(ctx, base))
+	require.NoError(t, p.Cancel(ctxT(t), base))
 	require.Equal(t, append(github.SpecHookEvents(), "pull_request_review_comment"), h.liveHook(testRepo).Events)
-	require.NoError(t, p.Cancel(ctx, only))
+	require.NoError(t, p.Cancel(ctxT(t), only))
 	require.Empty(t, h.gh.Hooks(testRepo), "deleted with its last holder")
 	h.gh.Verify(t)
 }
@@ -69,21 +68,20 @@ func TestAttachResubscribesAnOlderHook(t *testing.T) {
 	h := newHarness(t, githubtest.Options{})
 	p := h.provider("node-a")
 	hd := h.create(p, "github:acme/widgets#1")
-	ctx := ctxT(t)
 	// Make it look older: the spec's five on GitHub, no needs, no events.
-	rec, rev, err := p.store().load(ctx, testRepo)
+	rec, rev, err := p.store().load(ctxT(t), testRepo)
 	require.NoError(t, err)
 	rec.Needs, rec.Events = nil, nil
-	_, err = p.store().save(ctx, rec, rev)
+	_, err = p.store().save(ctxT(t), rec, rev)
 	require.NoError(t, err)
 	body, err := newHookBody("", rec.Origin, rec.Key, rec.Secret, github.SpecHookEvents())
 	require.NoError(t, err)
-	_, _, _, err = h.runner.API(ctx, http.MethodPatch, hookPath(testRepo, rec.HookID), body)
+	_, _, _, err = h.runner.API(ctxT(t), http.MethodPatch, hookPath(testRepo, rec.HookID), body)
 	require.NoError(t, err)
 	require.Equal(t, github.SpecHookEvents(), h.liveHook(testRepo).Events)
 
 	fresh := h.provider("node-b") // no recently-verified memory
-	_, err = fresh.Attach(ctx, hd, providers.Delivery{Mode: providers.ModePush})
+	_, err = fresh.Attach(ctxT(t), hd, providers.Delivery{Mode: providers.ModePush})
 	require.NoError(t, err)
 	require.Equal(t, defaultEvents, h.liveHook(testRepo).Events)
 	require.Equal(t, defaultEvents, h.record(testRepo).Events)
