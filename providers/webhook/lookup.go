@@ -243,4 +243,10 @@ func (l *lookup) ReviewComments(ctx context.Context, repo sentinel.GitHubRef, nu
 	return list, nil
 }
 
-var _ github.WebhookLookup = (*lookup)(nil)
+// Interface guards: the lookup serves the normalizer, and both runners
+// the provider is given can ask conditionally.
+var (
+	_ github.WebhookLookup = (*lookup)(nil)
+	_ headerRunner         = (*github.Runner)(nil)
+	_ headerRunner         = (*github.Client)(nil)
+)
