@@ -41,6 +41,14 @@ type Event struct {
 	// attribute is spelled selfcaused: CloudEvents attribute names are
 	// lower-case letters and digits only.
 	SelfCaused bool `json:"selfcaused,omitempty"`
+	// DedupKey is a second identity of the event for the seen window,
+	// beside ID: an event whose id comes from an unsigned header (a GitHub
+	// delivery's evt_<X-GitHub-Delivery>) carries the digest of its signed
+	// body here, so the same body replayed under another id is still a
+	// duplicate. Empty for events whose id is their whole identity. It is
+	// set only by this node's providers: ParseEnvelope never reads it from
+	// a foreign envelope.
+	DedupKey string `json:"dedupkey,omitempty"`
 }
 
 // NewEvent builds an event with the fixed attributes filled in. data is
@@ -71,6 +79,15 @@ func FormatTime(t time.Time) string {
 	return t.UTC().Format("2006-01-02T15:04:05.000Z07:00")
 }
 
+// SeenKeys returns the ids under which the event is deduplicated: its id
+// and, when it has a distinct one, its DedupKey.
+func (e *Event) SeenKeys() []string {
+	if e.DedupKey == "" || e.DedupKey == e.ID {
+		return []string{e.ID}
+	}
+	return []string{e.ID, e.DedupKey}
+}
+
 // AllSubjects returns the event's subject hierarchy, falling back to its own
 // subject when Subjects is empty.
 func (e *Event) AllSubjects() []string {
@@ -99,6 +116,9 @@ func (e *Event) Validate() error {
 	}
 	if e.ID == "" || len(e.ID) > 256 {
 		bad = append(bad, "id")
+	}
+	if len(e.DedupKey) > 256 {
+		bad = append(bad, "dedupkey")
 	}
 	if e.Type == "" || len(e.Type) > MaxTypeLen {
 		bad = append(bad, "type")

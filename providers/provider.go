@@ -208,4 +208,8 @@ type ReconcileResult struct {
 	Checked     int `json:"checked"`
 	Failed      int `json:"failed"`
 	Redelivered int `json:"redelivered"`
+	// Unrecoverable counts the failed deliveries newly found past recovery
+	// (too old to be redelivered, or failing on every redelivery): they
+	// are reported, not asked for again.
+	Unrecoverable int `json:"unrecoverable"`
 }

@@ -48,7 +48,7 @@ type failoverSender struct {
 func (s *failoverSender) send(path string, h http.Header, body []byte, within time.Duration) sent {
 	start := int(s.next.Add(1))
 	deadline := time.Now().Add(within)
-	out := sent{eventID: github.WebhookEventID(body)}
+	out := sent{eventID: github.WebhookEventID(h.Get("X-GitHub-Delivery"))}
 	for attempt := 0; time.Now().Before(deadline); attempt++ {
 		out.attempts++
 		ans, err := call(s.urls[(start+attempt)%len(s.urls)], "", "POST", path, body, h)

@@ -19,8 +19,18 @@ import (
 // AcceptJSON is the media type every REST call asks for.
 const AcceptJSON = "application/vnd.github+json"
 
+// APIVersion is the REST API version every call asks for
+// (X-GitHub-Api-Version): GitHub's version dated 2026-03-10 is the first
+// with breaking changes, and a call without the header gets GitHub's
+// default, which may move to it.
+const APIVersion = "2022-11-28"
+
+// APIVersionHeader is the request header naming the REST API version.
+const APIVersionHeader = "X-GitHub-Api-Version"
+
 // API makes one REST call through gh: `gh api -i -X <method> -H 'Accept:
-// application/vnd.github+json' <path> [--input -]`. path is relative to the
+// application/vnd.github+json' -H 'X-GitHub-Api-Version: 2022-11-28'
+// <path> [--input -]`. path is relative to the
 // REST root (e.g. "repos/o/r/hooks"); gh adds the host (GH_HOST) and the
 // enterprise prefix itself. body, when non-nil, goes to gh on stdin and
 // never in argv, so a hook secret inside it stays out of the process
@@ -48,7 +58,7 @@ func (r *Runner) APIWithHeader(ctx context.Context, method, path string, extra h
 	if err := CheckRESTPath(path); err != nil {
 		return 0, nil, nil, err
 	}
-	args := []string{"api", "-i", "-X", method, "-H", "Accept: " + AcceptJSON}
+	args := []string{"api", "-i", "-X", method, "-H", "Accept: " + AcceptJSON, "-H", APIVersionHeader + ": " + APIVersion}
 	for k, vs := range extra {
 		for _, v := range vs {
 			args = append(args, "-H", k+": "+v)

@@ -22,7 +22,6 @@ const (
 	// SecondaryLimitWait is the wait after a secondary rate limit that
 	// gives no Retry-After (GitHub asks for at least a minute).
 	SecondaryLimitWait = time.Minute
-	apiVersion         = "2022-11-28"
 )
 
 // ClientConfig configures a Client.
@@ -214,7 +213,7 @@ func (c *Client) do(ctx context.Context, url, path string) (*Response, error) {
 	}
 	req.Header.Set("Authorization", "Bearer "+tok)
 	req.Header.Set("Accept", AcceptJSON)
-	req.Header.Set("X-GitHub-Api-Version", apiVersion)
+	req.Header.Set(APIVersionHeader, APIVersion)
 	req.Header.Set("User-Agent", c.ua)
 	c.mu.Lock()
 	cached, hasCache := c.cache[url]

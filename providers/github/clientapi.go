@@ -22,6 +22,14 @@ import (
 // status 0 with a retryable ReasonNetwork error. Nothing is cached: only
 // Get is conditional.
 func (c *Client) API(ctx context.Context, method, path string, body []byte) (int, http.Header, []byte, error) {
+	return c.APIWithHeader(ctx, method, path, nil, body)
+}
+
+// APIWithHeader is API with extra request headers (for example
+// If-None-Match, which makes a GET answer 304 with no body and no quota
+// spent), like Runner.APIWithHeader. The headers cannot replace the
+// credential, Accept or the API version.
+func (c *Client) APIWithHeader(ctx context.Context, method, path string, extra http.Header, body []byte) (int, http.Header, []byte, error) {
 	if method == "" {
 		method = http.MethodGet
 	}
@@ -34,7 +42,7 @@ func (c *Client) API(ctx context.Context, method, path string, body []byte) (int
 		return 0, nil, nil, err
 	}
 	for attempt := 0; ; attempt++ {
-		resp, err := c.call(ctx, method, path, body)
+		resp, err := c.call(ctx, method, path, extra, body)
 		if resp == nil {
 			return 0, nil, nil, err
 		}
@@ -48,7 +56,7 @@ func (c *Client) API(ctx context.Context, method, path string, body []byte) (int
 }
 
 // call sends one request of API; a nil *Response means no answer.
-func (c *Client) call(ctx context.Context, method, path string, body []byte) (*Response, error) {
+func (c *Client) call(ctx context.Context, method, path string, extra http.Header, body []byte) (*Response, error) {
 	label := method + " " + strings.TrimPrefix(path, "/")
 	if err := c.refuse(path); err != nil {
 		return nil, err
@@ -66,9 +74,14 @@ func (c *Client) call(ctx context.Context, method, path string, body []byte) (*R
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", label, err)
 	}
+	for k, vs := range extra {
+		for _, v := range vs {
+			req.Header.Add(k, v)
+		}
+	}
 	req.Header.Set("Authorization", "Bearer "+tok)
 	req.Header.Set("Accept", AcceptJSON)
-	req.Header.Set("X-GitHub-Api-Version", apiVersion)
+	req.Header.Set(APIVersionHeader, APIVersion)
 	req.Header.Set("User-Agent", c.ua)
 	if body != nil {
 		req.Header.Set("Content-Type", "application/json")

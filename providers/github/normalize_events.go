@@ -3,24 +3,33 @@ package github
 import (
 	"encoding/json"
 	"fmt"
+	"strings"
 
 	"github.com/agentproto/sentinel"
 )
 
-// prData is the data projection of a pull_request event.
+// prData is the data projection of a pull_request event. HeadRepo is the
+// head's repository when it is another one (a fork's PR); Reason is why a
+// PR left the merge queue (dequeued).
 type prData struct {
-	Action  string `json:"action"`
-	Merged  bool   `json:"merged"`
-	Repo    string `json:"repo"`
-	Number  int    `json:"number"`
-	Title   string `json:"title"`
-	URL     string `json:"url"`
-	HeadSHA string `json:"head_sha"`
+	Action   string `json:"action"`
+	Merged   bool   `json:"merged"`
+	Repo     string `json:"repo"`
+	Number   int    `json:"number"`
+	Title    string `json:"title"`
+	URL      string `json:"url"`
+	HeadSHA  string `json:"head_sha"`
+	HeadRepo string `json:"head_repo,omitempty"`
+	Reason   string `json:"reason,omitempty"`
 	whTrust
 }
 
 // normalizePullRequest: subject the PR, terminal on closed; "merged by" and
-// "closed by" name the sender, who did it, not the PR's author.
+// "closed by" name the sender, who did it, not the PR's author. A PR that
+// enters or leaves the merge queue (enqueued; dequeued, with its reason)
+// is not closed: only a closed event with merged true reports a merge. The
+// head it names is told to the lookup, so the CI of a fork's head maps to
+// the PR.
 func normalizePullRequest(c *whContext, body []byte) (sentinel.Event, error) {
 	var p whPullRequestEvent
 	if err := json.Unmarshal(body, &p); err != nil {
@@ -41,33 +50,59 @@ func normalizePullRequest(c *whContext, body []byte) (sentinel.Event, error) {
 	ref.Number = n
 	merged := pr.Merged != nil && *pr.Merged
 	t := c.trust(pr.User, pr.AuthorAssociation)
+	reason := whOneLine(p.Reason, 100)
 	var summary string
 	switch {
 	case c.action == "closed" && merged:
 		summary = fmt.Sprintf("PR %s merged by %s", whTarget(ref), t.actorName())
 	case c.action == "closed":
 		summary = fmt.Sprintf("PR %s closed by %s", whTarget(ref), t.actorName())
+	case c.action == "enqueued":
+		summary = fmt.Sprintf("PR %s added to the merge queue by %s", whTarget(ref), t.actorName())
+	case c.action == "dequeued" && reason != "":
+		summary = fmt.Sprintf("PR %s removed from the merge queue (%s), not merged", whTarget(ref), reason)
+	case c.action == "dequeued":
+		summary = fmt.Sprintf("PR %s removed from the merge queue, not merged", whTarget(ref))
 	default:
 		summary = fmt.Sprintf("PR %s %s by %s", whTarget(ref), c.action, t.actorName())
 	}
+	headRepo := pr.headRepo()
+	if strings.EqualFold(headRepo, ref.FullName()) {
+		headRepo = ""
+	}
 	data := prData{
 		Action: c.action, Merged: merged, Repo: ref.FullName(), Number: n,
-		Title: whCapText(pr.Title), URL: whCapText(pr.HTMLURL), HeadSHA: whCapText(pr.Head.SHA), whTrust: t,
+		Title: whCapText(pr.Title), URL: whCapText(pr.HTMLURL), HeadSHA: whCapText(pr.Head.SHA),
+		HeadRepo: whCapText(headRepo), Reason: reason, whTrust: t,
+	}
+	if c.lookup != nil && ValidSHA(pr.Head.SHA) {
+		c.lookup.ObserveHead(c.repo, n, pr.headRepo(), pr.Head.SHA, c.action != "closed" && pr.State != "closed")
 	}
 	return c.build(ref, nil, summary, c.action == "closed", data), nil
 }
 
-// reviewData is the data projection of a pull_request_review event.
+// reviewData is the data projection of a pull_request_review event: the
+// review's state and body and, for a submitted review, its inline comments
+// (ReviewCommentsFacts: a review's body is often empty while its comments
+// say everything), or CommentsUnavailable when GitHub could not list them.
 type reviewData struct {
-	Action string  `json:"action"`
-	State  *string `json:"state"`
-	Repo   string  `json:"repo"`
-	Number int     `json:"number"`
-	URL    string  `json:"url,omitempty"`
+	Action   string  `json:"action"`
+	State    *string `json:"state"`
+	Repo     string  `json:"repo"`
+	Number   int     `json:"number"`
+	URL      string  `json:"url,omitempty"`
+	ReviewID int64   `json:"reviewId,omitempty"`
+	CommitID string  `json:"commitId,omitempty"`
+	Body     string  `json:"body"`
+	*ReviewCommentsFacts
+	CommentsUnavailable bool `json:"commentsUnavailable,omitempty"`
 	whTrust
 }
 
-// normalizePullRequestReview: subject the PR, never terminal.
+// normalizePullRequestReview: subject the PR, never terminal. A submitted
+// review carries its inline comments when the lookup can list them; when
+// it cannot (GitHub failing), the review is delivered now, marked
+// commentsUnavailable, rather than held back.
 func normalizePullRequestReview(c *whContext, body []byte) (sentinel.Event, error) {
 	var p whReviewEvent
 	if err := json.Unmarshal(body, &p); err != nil {
@@ -87,88 +122,37 @@ func normalizePullRequestReview(c *whContext, body []byte) (sentinel.Event, erro
 			state, data.State = s, &s
 		}
 		data.URL = whCapText(r.HTMLURL)
+		data.ReviewID = max(r.ID, 0)
+		data.CommitID = whOneLine(r.CommitID, 64)
+		if r.Body != nil {
+			data.Body = CapText(*r.Body, MaxCommentBody)
+		}
 		t = c.trust(r.User, r.AuthorAssociation)
+		if c.lookup != nil && c.action == "submitted" && r.ID > 0 {
+			list, err := c.lookup.ReviewComments(c.ctx, c.repo, ref.Number, r.ID)
+			if err != nil {
+				data.CommentsUnavailable = true
+			} else {
+				f := ReviewCommentsOf(list, r.ID)
+				data.ReviewCommentsFacts = &f
+			}
+		}
 	} else {
 		t = c.trust(nil, "")
 	}
 	data.whTrust = t
 	summary := fmt.Sprintf("PR %s review %s by %s", whTarget(ref), state, t.actorName())
+	if f := data.ReviewCommentsFacts; f != nil && f.Total > 0 {
+		summary += fmt.Sprintf(" (%d inline comment%s)", f.Total, plural(f.Total))
+	}
 	return c.build(ref, nil, summary, false, data), nil
 }
 
-// checkSuiteData is the data projection of a check_suite event.
-type checkSuiteData struct {
-	Action     string  `json:"action"`
-	Conclusion *string `json:"conclusion"`
-	Repo       string  `json:"repo"`
-	Number     int     `json:"number,omitempty"`
-	HeadBranch string  `json:"head_branch,omitempty"`
-	HeadSHA    string  `json:"head_sha,omitempty"`
-	whTrust
-}
-
-// normalizeCheckSuite: subject the suite's first PR of this repository
-// (every listed PR is in subjects), else the repository.
-func normalizeCheckSuite(c *whContext, body []byte) (sentinel.Event, error) {
-	var p whCheckSuiteEvent
-	if err := json.Unmarshal(body, &p); err != nil || p.CheckSuite == nil {
-		return sentinel.Event{}, whErr(ReasonInvalidPayload)
+func plural(n int) string {
+	if n == 1 {
+		return ""
 	}
-	cs := p.CheckSuite
-	ref, extra := c.prRef(whPullNumbers(cs.PullRequests, c.repoID))
-	data := checkSuiteData{
-		Action: c.action, Conclusion: whNonEmpty(cs.Conclusion), Repo: ref.FullName(), Number: ref.Number,
-		HeadBranch: whCapText(whDeref(cs.HeadBranch)), HeadSHA: whCapText(cs.HeadSHA), whTrust: c.trust(nil, ""),
-	}
-	outcome := c.action
-	if data.Conclusion != nil {
-		outcome = *data.Conclusion
-	}
-	summary := fmt.Sprintf("Check suite %s for %s", outcome, whTargetBranch(ref, data.HeadBranch))
-	return c.build(ref, extra, summary, false, data), nil
-}
-
-// workflowRunData is the data projection of a workflow_run event.
-type workflowRunData struct {
-	Action     string  `json:"action"`
-	Name       string  `json:"name"`
-	Conclusion *string `json:"conclusion"`
-	Repo       string  `json:"repo"`
-	Number     int     `json:"number,omitempty"`
-	HeadBranch string  `json:"head_branch,omitempty"`
-	HeadSHA    string  `json:"head_sha,omitempty"`
-	URL        string  `json:"url,omitempty"`
-	whTrust
-}
-
-// normalizeWorkflowRun: subject the run's first PR of this repository
-// (every listed PR is in subjects), else the repository.
-func normalizeWorkflowRun(c *whContext, body []byte) (sentinel.Event, error) {
-	var p whWorkflowRunEvent
-	if err := json.Unmarshal(body, &p); err != nil || p.WorkflowRun == nil {
-		return sentinel.Event{}, whErr(ReasonInvalidPayload)
-	}
-	run := p.WorkflowRun
-	name := run.Name
-	if name == "" && p.Workflow != nil {
-		name = p.Workflow.Name
-	}
-	if name == "" {
-		name = "workflow"
-	}
-	name = whOneLine(name, 200)
-	ref, extra := c.prRef(whPullNumbers(run.PullRequests, c.repoID))
-	data := workflowRunData{
-		Action: c.action, Name: name, Conclusion: whNonEmpty(run.Conclusion), Repo: ref.FullName(), Number: ref.Number,
-		HeadBranch: whCapText(whDeref(run.HeadBranch)), HeadSHA: whCapText(run.HeadSHA), URL: whCapText(run.HTMLURL),
-		whTrust: c.trust(nil, ""),
-	}
-	outcome := c.action
-	if data.Conclusion != nil {
-		outcome = *data.Conclusion
-	}
-	summary := fmt.Sprintf("Workflow run %q %s for %s", name, outcome, whTargetBranch(ref, data.HeadBranch))
-	return c.build(ref, extra, summary, false, data), nil
+	return "s"
 }
 
 // commentData is the data projection of an issue_comment event.

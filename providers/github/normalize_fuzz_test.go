@@ -31,7 +31,8 @@ func FuzzNormalizeWebhook(f *testing.F) {
 		}
 		require.Len(t, evs, 1)
 		require.NoError(t, evs[0].Validate())
-		require.Equal(t, WebhookEventID(body), evs[0].ID)
+		require.Equal(t, "evt_"+delivery, evs[0].ID)
+		require.Equal(t, WebhookBodyKey(body), evs[0].DedupKey)
 		require.True(t, strings.HasPrefix(evs[0].Type, "github."+event+"."), "%s normalized as %s", event, evs[0].Type)
 	})
 }

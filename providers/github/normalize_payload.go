@@ -16,9 +16,10 @@ type whUser struct {
 }
 
 // isBot reports whether the account is a bot (an App's bot user).
-func (u *whUser) isBot() bool {
-	return u != nil && (u.Type == "Bot" || strings.HasSuffix(u.Login, "[bot]"))
-}
+func (u *whUser) isBot() bool { return u != nil && IsBotAccount(u.Login, u.Type) }
+
+// isGhost reports whether the account is GitHub's deleted-user stand-in.
+func (u *whUser) isGhost() bool { return u != nil && IsGhost(u.Login) }
 
 // whRepository is the payload's repository object.
 type whRepository struct {
@@ -59,17 +60,39 @@ func (p *whCommon) repo() (sentinel.GitHubRef, error) {
 	return ref, nil
 }
 
+// whRepoName is a repository as a PR's head or base names it.
+type whRepoName struct {
+	ID       int64  `json:"id"`
+	FullName string `json:"full_name"`
+}
+
 // whPull is a pull_request object.
 type whPull struct {
 	Number            int     `json:"number"`
+	State             string  `json:"state"`
 	Title             string  `json:"title"`
 	HTMLURL           string  `json:"html_url"`
 	Merged            *bool   `json:"merged"`
 	User              *whUser `json:"user"`
 	AuthorAssociation string  `json:"author_association"`
 	Head              struct {
-		SHA string `json:"sha"`
+		SHA  string      `json:"sha"`
+		Ref  string      `json:"ref"`
+		Repo *whRepoName `json:"repo"`
 	} `json:"head"`
+	Base struct {
+		Ref  string      `json:"ref"`
+		Repo *whRepoName `json:"repo"`
+	} `json:"base"`
+}
+
+// headRepo is the full name of the PR's head repository ("" when unknown
+// or deleted).
+func (p *whPull) headRepo() string {
+	if p.Head.Repo == nil {
+		return ""
+	}
+	return p.Head.Repo.FullName
 }
 
 // whPullRef is an entry of check_suite.pull_requests or
@@ -86,18 +109,25 @@ type whPullRef struct {
 // whPullRequestEvent is a pull_request delivery.
 type whPullRequestEvent struct {
 	Number      int     `json:"number"`
+	Reason      string  `json:"reason"`
 	PullRequest *whPull `json:"pull_request"`
+}
+
+// whReview is a pull_request_review's review.
+type whReview struct {
+	ID                int64   `json:"id"`
+	State             string  `json:"state"`
+	Body              *string `json:"body"`
+	HTMLURL           string  `json:"html_url"`
+	CommitID          string  `json:"commit_id"`
+	User              *whUser `json:"user"`
+	AuthorAssociation string  `json:"author_association"`
 }
 
 // whReviewEvent is a pull_request_review delivery.
 type whReviewEvent struct {
-	Review *struct {
-		State             string  `json:"state"`
-		HTMLURL           string  `json:"html_url"`
-		User              *whUser `json:"user"`
-		AuthorAssociation string  `json:"author_association"`
-	} `json:"review"`
-	PullRequest *whPull `json:"pull_request"`
+	Review      *whReview `json:"review"`
+	PullRequest *whPull   `json:"pull_request"`
 }
 
 // whCheckSuiteEvent is a check_suite delivery.
@@ -113,16 +143,60 @@ type whCheckSuiteEvent struct {
 // whWorkflowRunEvent is a workflow_run delivery.
 type whWorkflowRunEvent struct {
 	WorkflowRun *struct {
-		Name         string      `json:"name"`
-		Conclusion   *string     `json:"conclusion"`
-		HeadBranch   *string     `json:"head_branch"`
-		HeadSHA      string      `json:"head_sha"`
-		HTMLURL      string      `json:"html_url"`
-		PullRequests []whPullRef `json:"pull_requests"`
+		Name           string      `json:"name"`
+		Conclusion     *string     `json:"conclusion"`
+		HeadBranch     *string     `json:"head_branch"`
+		HeadSHA        string      `json:"head_sha"`
+		HTMLURL        string      `json:"html_url"`
+		PullRequests   []whPullRef `json:"pull_requests"`
+		HeadRepository *whRepoName `json:"head_repository"`
 	} `json:"workflow_run"`
 	Workflow *struct {
 		Name string `json:"name"`
 	} `json:"workflow"`
+}
+
+// whWorkflowJobEvent is a workflow_job delivery.
+type whWorkflowJobEvent struct {
+	WorkflowJob *WorkflowJob `json:"workflow_job"`
+}
+
+// whStatusEvent is a status delivery (a commit status; it has no action).
+type whStatusEvent struct {
+	SHA         string  `json:"sha"`
+	State       string  `json:"state"`
+	Context     string  `json:"context"`
+	Description *string `json:"description"`
+	TargetURL   *string `json:"target_url"`
+	Branches    []struct {
+		Name string `json:"name"`
+	} `json:"branches"`
+}
+
+// whMergeGroupEvent is a merge_group delivery.
+type whMergeGroupEvent struct {
+	Reason     string `json:"reason"`
+	MergeGroup *struct {
+		HeadSHA string `json:"head_sha"`
+		HeadRef string `json:"head_ref"`
+		BaseSHA string `json:"base_sha"`
+		BaseRef string `json:"base_ref"`
+	} `json:"merge_group"`
+}
+
+// whReviewCommentEvent is a pull_request_review_comment delivery.
+type whReviewCommentEvent struct {
+	Comment     *ReviewComment `json:"comment"`
+	PullRequest *whPull        `json:"pull_request"`
+}
+
+// whReviewThreadEvent is a pull_request_review_thread delivery.
+type whReviewThreadEvent struct {
+	Thread *struct {
+		NodeID   string          `json:"node_id"`
+		Comments []ReviewComment `json:"comments"`
+	} `json:"thread"`
+	PullRequest *whPull `json:"pull_request"`
 }
 
 // whIssueCommentEvent is an issue_comment delivery.

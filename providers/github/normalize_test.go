@@ -80,7 +80,7 @@ func TestNormalizeWebhookSupportedSet(t *testing.T) {
 		_, err := NormalizeWebhook(ev, "d1", []byte(`{}`), "", whGoldenNow)
 		require.NotErrorIs(t, err, ErrUnsupportedWebhookEvent, ev)
 	}
-	for _, ev := range []string{"ping", "push", "check_run", "status", "", "pull_request\n"} {
+	for _, ev := range []string{"ping", "push", "check_run", "installation", "installation_repositories", "", "pull_request\n"} {
 		_, err := NormalizeWebhook(ev, "d1", []byte(`{}`), "", whGoldenNow)
 		require.ErrorIs(t, err, ErrUnsupportedWebhookEvent, ev)
 		require.True(t, strings.HasPrefix(WebhookReason(err), "unsupported_event:"))
@@ -103,7 +103,15 @@ func TestNormalizeWebhookRefusals(t *testing.T) {
 		{"repository named ..", "pull_request", "d", `{"action":"opened","number":1,"pull_request":{"number":1},"repository":{"full_name":"o/.."}}`, ReasonInvalidPayload},
 		{"owner named .", "pull_request", "d", `{"action":"opened","number":1,"pull_request":{"number":1},"repository":{"name":"r","owner":{"login":"."}}}`, ReasonInvalidPayload},
 		{"repository of wrong type", "pull_request", "d", `{"action":"opened","repository":"o/r"}`, ReasonInvalidPayload},
-		{"missing action", "pull_request", "d", `{"number":1,` + repo + `}`, ReasonMissingAction},
+		{"missing action", "pull_request", "d", `{"number":1,"pull_request":{"number":1},` + repo + `}`, ReasonMissingAction},
+		{"status with an action", "status", "d", `{"action":"created","sha":"x","state":"success","context":"c","commit":{},` + repo + `}`, ReasonEventMismatch},
+		{"status of an unknown state", "status", "d", `{"sha":"6113728f27ae82c7b1a177c8d03f9e96e0adf246","state":"done","context":"c","commit":{},` + repo + `}`, ReasonInvalidPayload},
+		{"status without a context", "status", "d", `{"sha":"6113728f27ae82c7b1a177c8d03f9e96e0adf246","state":"success","commit":{},` + repo + `}`, ReasonInvalidPayload},
+		{"merge group without its object", "merge_group", "d", `{"action":"destroyed",` + repo + `}`, ReasonEventMismatch},
+		{"review comment as a thread", "pull_request_review_thread", "d", `{"action":"resolved","comment":{},"pull_request":{"number":1},` + repo + `}`, ReasonEventMismatch},
+		{"thread as a review comment", "pull_request_review_comment", "d", `{"action":"created","thread":{},"pull_request":{"number":1},` + repo + `}`, ReasonEventMismatch},
+		{"review comment without pr", "pull_request_review_comment", "d", `{"action":"created","comment":{},` + repo + `}`, ReasonMissingPullRequestNumber},
+		{"workflow job action unknown", "workflow_job", "d", `{"action":"completed_ok","workflow_job":{},` + repo + `}`, ReasonEventMismatch},
 		{"odd action", "pull_request", "d", `{"action":"Opened.Now","number":1,` + repo + `}`, ReasonInvalidPayload},
 		{"pr without number", "pull_request", "d", `{"action":"opened","pull_request":{},` + repo + `}`, ReasonMissingPullRequestNumber},
 		{"pr number as string", "pull_request", "d", `{"action":"opened","number":"1","pull_request":{},` + repo + `}`, ReasonInvalidPayload},
@@ -142,7 +150,8 @@ func TestNormalizeWebhookMinimal(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, evs, 1)
 	ev := evs[0]
-	require.Equal(t, WebhookEventID([]byte(body)), ev.ID, "the id is the body's digest, not the delivery header")
+	require.Equal(t, "evt_abc", ev.ID, "the id is the spec's evt_<X-GitHub-Delivery>")
+	require.Equal(t, WebhookBodyKey([]byte(body)), ev.DedupKey, "the signed body's digest is the second dedup key")
 	require.Equal(t, "//x/y", ev.Source)
 	require.Equal(t, "github:o/r#9", ev.Subject)
 	require.Equal(t, []string{"github:o/r#9", "github:o/r", "github:o"}, ev.Subjects)
@@ -201,18 +210,23 @@ func TestNormalizeWebhookEventMismatch(t *testing.T) {
 	require.Greater(t, checked, 250)
 }
 
-// TestNormalizeWebhookIDIgnoresDeliveryHeader: the same signed body under
-// two delivery ids is one event id; another body is another id.
-func TestNormalizeWebhookIDIgnoresDeliveryHeader(t *testing.T) {
+// TestNormalizeWebhookIDAndBodyKey: the event id is evt_<X-GitHub-Delivery>
+// (GitHub's redelivery keeps it); the dedup key is the signed body's
+// digest, the same under any delivery id and another for another body.
+func TestNormalizeWebhookIDAndBodyKey(t *testing.T) {
 	body, err := os.ReadFile(filepath.Join("testdata", "webhooks", "pull_request", "closed-1.json"))
 	require.NoError(t, err)
 	a, err := NormalizeWebhook("pull_request", "72d3162e-cc78-11e3-81ab-4c9367dc0958", body, "", whGoldenNow)
 	require.NoError(t, err)
 	b, err := NormalizeWebhook("pull_request", "0b4cbd5a-1c7a-4bd3-9e5c-6a0e5ec0a001", body, "", whGoldenNow)
 	require.NoError(t, err)
-	require.Equal(t, a[0].ID, b[0].ID)
-	require.Regexp(t, `^evt_[0-9a-f]{32}$`, a[0].ID)
+	require.Equal(t, "evt_72d3162e-cc78-11e3-81ab-4c9367dc0958", a[0].ID)
+	require.Equal(t, "evt_0b4cbd5a-1c7a-4bd3-9e5c-6a0e5ec0a001", b[0].ID)
+	require.Equal(t, a[0].DedupKey, b[0].DedupKey, "one signed body, one dedup key")
+	require.Regexp(t, `^evt_[0-9a-f]{32}$`, a[0].DedupKey)
+	require.Equal(t, []string{a[0].ID, a[0].DedupKey}, a[0].SeenKeys())
 	c, err := NormalizeWebhook("pull_request", "72d3162e-cc78-11e3-81ab-4c9367dc0958", append(body, '\n'), "", whGoldenNow)
 	require.NoError(t, err)
-	require.NotEqual(t, a[0].ID, c[0].ID, "a different signed body is a different event")
+	require.Equal(t, a[0].ID, c[0].ID, "the delivery id names the event")
+	require.NotEqual(t, a[0].DedupKey, c[0].DedupKey, "a different signed body has another key")
 }

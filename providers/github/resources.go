@@ -42,10 +42,12 @@ type User struct {
 }
 
 // IsBot reports whether the account is a bot: type "Bot" or a login
-// ending in "[bot]".
-func (u *User) IsBot() bool {
-	return u != nil && (u.Type == "Bot" || strings.HasSuffix(u.Login, "[bot]"))
-}
+// ending in "[bot]" (IsBotAccount).
+func (u *User) IsBot() bool { return u != nil && IsBotAccount(u.Login, u.Type) }
+
+// IsGhost reports whether the account is GitHub's stand-in for a deleted
+// user (IsGhost).
+func (u *User) IsGhost() bool { return u != nil && IsGhost(u.Login) }
 
 // LoginOf returns u's login, "" for nil.
 func LoginOf(u *User) string {
@@ -71,9 +73,21 @@ type PullRequest struct {
 	MergedAt          *time.Time `json:"merged_at"`
 	MergedBy          *User      `json:"merged_by"`
 	Head              struct {
-		SHA string `json:"sha"`
-		Ref string `json:"ref"`
+		SHA  string `json:"sha"`
+		Ref  string `json:"ref"`
+		Repo *struct {
+			FullName string `json:"full_name"`
+		} `json:"repo"`
 	} `json:"head"`
+}
+
+// HeadRepo is the full name of the PR's head repository when it is not
+// base (a fork's PR), else "".
+func (p *PullRequest) HeadRepo(base string) string {
+	if p.Head.Repo == nil || strings.EqualFold(p.Head.Repo.FullName, base) {
+		return ""
+	}
+	return p.Head.Repo.FullName
 }
 
 // Review is a pull request review (GET /repos/o/r/pulls/N/reviews).
@@ -81,6 +95,7 @@ type Review struct {
 	ID                int64      `json:"id"`
 	User              *User      `json:"user"`
 	State             string     `json:"state"`
+	Body              string     `json:"body"`
 	SubmittedAt       *time.Time `json:"submitted_at"`
 	CommitID          string     `json:"commit_id"`
 	AuthorAssociation string     `json:"author_association"`
@@ -101,10 +116,18 @@ type CheckRun struct {
 	Status      string     `json:"status"`
 	Conclusion  *string    `json:"conclusion"`
 	CompletedAt *time.Time `json:"completed_at"`
+	DetailsURL  string     `json:"details_url"`
 	App         *struct {
 		Slug string `json:"slug"`
 	} `json:"app"`
 }
+
+// ActionsApp is the slug of GitHub Actions' app: its check runs are
+// workflow jobs (the check run id is the job id).
+const ActionsApp = "github-actions"
+
+// IsActionsJob reports whether the check run is a GitHub Actions job.
+func (r *CheckRun) IsActionsJob() bool { return r.App != nil && r.App.Slug == ActionsApp }
 
 // CombinedStatus is GET /repos/o/r/commits/SHA/status.
 type CombinedStatus struct {

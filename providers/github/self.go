@@ -69,7 +69,8 @@ func (s *Self) Login(ctx context.Context) string {
 
 // Mark sets SelfCaused on every event whose actor (the data's trust
 // projection, docs/harness.md) is login, case-insensitively. An empty
-// login marks nothing.
+// login marks nothing, and neither does the ghost account: a deleted
+// user's events are never this node's own, whatever login it is set to.
 func (s *Self) Mark(ctx context.Context, evs []sentinel.Event) {
 	if s == nil || len(evs) == 0 {
 		return
@@ -82,7 +83,7 @@ func (s *Self) Mark(ctx context.Context, evs []sentinel.Event) {
 		var d struct {
 			Actor string `json:"actor"`
 		}
-		if json.Unmarshal(evs[i].Data, &d) == nil && d.Actor != "" && strings.EqualFold(d.Actor, login) {
+		if json.Unmarshal(evs[i].Data, &d) == nil && d.Actor != "" && !IsGhost(d.Actor) && strings.EqualFold(d.Actor, login) {
 			evs[i].SelfCaused = true
 		}
 	}

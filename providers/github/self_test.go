@@ -50,3 +50,19 @@ func TestSelfFallsBackToTheConfiguredLogin(t *testing.T) {
 	none.Mark(ctx, evs)
 	require.Empty(t, none.Login(ctx))
 }
+
+// TestGhostIsNeverSelf: the ghost account (a deleted user) is never the
+// node's own identity, even when the configured login says "ghost".
+func TestGhostIsNeverSelf(t *testing.T) {
+	now := time.Date(2026, 11, 1, 10, 0, 0, 0, time.UTC)
+	s := &github.Self{Fallback: "ghost", Now: func() time.Time { return now }}
+	evs := []sentinel.Event{sentinel.NewEvent("e1", "//t", "github.pull_request_review.submitted", "github:o/r#1", nil, now, "s", false, map[string]any{"actor": "ghost"})}
+	s.Mark(context.Background(), evs)
+	require.False(t, evs[0].SelfCaused)
+	require.True(t, github.IsGhost("Ghost"))
+	require.True(t, github.IsBotAccount("copilot-pull-request-reviewer[bot]", "Bot"))
+	require.True(t, github.IsBotAccount("Copilot", "Bot"))
+	require.False(t, github.IsBotAccount("ghost", "User"))
+	require.Equal(t, "NONE", github.TrustedAssociation("ghost", "OWNER"))
+	require.Equal(t, "OWNER", github.TrustedAssociation("alice", "OWNER"))
+}

@@ -39,16 +39,22 @@ type health struct {
 }
 
 // check is one check's state: C the conclusion ("" while running), R the
-// check run id (so a re-run that lands on the same conclusion is seen).
+// check run id (so a re-run that lands on the same conclusion is seen), J
+// whether it is a GitHub Actions job (R is then the job id), F whether the
+// head repository (a fork) reported it.
 type check struct {
 	C string `json:"c"`
 	R int64  `json:"r,omitempty"`
+	J bool   `json:"j,omitempty"`
+	F bool   `json:"f,omitempty"`
 }
 
 // snapshot is what one poll knows of a PR.
 type snapshot struct {
-	State    string `json:"state"` // open, closed or merged
-	Head     string `json:"headSha,omitempty"`
+	State string `json:"state"` // open, closed or merged
+	Head  string `json:"headSha,omitempty"`
+	// HeadRepo is the head's repository when it is a fork ("" otherwise).
+	HeadRepo string `json:"headRepo,omitempty"`
 	ClosedAt string `json:"closedAt,omitempty"` // GitHub's merged_at or closed_at
 	MergedBy string `json:"mergedBy,omitempty"`
 	Draft    bool   `json:"draft,omitempty"`

@@ -5,10 +5,14 @@
 // github.Client, with conditional GETs so an unchanged pull request costs
 // no rate-limit quota and no gh process.
 //
-// Scopes: a pull request (github:owner/repo#N: closed, reviews, comments,
-// synchronize, check suite rollups) and a repository (github:owner/repo,
-// until never: opened, ready for review, reviews, closed, one CI verdict per
-// head). All poll state lives in the handle's cursor as a JSON blob.
+// Scopes: a pull request (github:owner/repo#N: closed, reviews with their
+// inline comments, comments, synchronize, check suite rollups) and a
+// repository (github:owner/repo, until never: opened, ready for review,
+// reviews, closed, one CI verdict per head). A fork PR's checks are read in
+// its head repository too. The opt-in review comment and workflow job
+// events are made only for a sentinel whose types ask for them (the
+// handle's state "optIn", set at create). All poll state lives in the
+// handle's cursor as a JSON blob.
 //
 // Lists (reviews, check runs, commit statuses, comments) are read page by
 // page through github.Client.GetPages, following GitHub's Link header up

@@ -3,12 +3,14 @@ package localgh
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"strings"
 	"time"
 	"unicode/utf8"
 
 	"github.com/agentproto/sentinel"
+	"github.com/agentproto/sentinel/providers/github"
 )
 
 // PR states in snapshots.
@@ -20,14 +22,18 @@ const (
 
 // Event types local-gh emits.
 const (
-	typeClosed   = "github.pull_request.closed"
-	typeReview   = "github.pull_request_review.submitted"
-	typeSync     = "github.pull_request.synchronize"
-	typeChecks   = "github.check_suite.completed"
-	typeComment  = "github.issue_comment.created"
-	typeOpened   = "github.pull_request.opened"
-	typeReady    = "github.pull_request.ready_for_review"
-	maxBodyBytes = 4096
+	typeClosed  = "github.pull_request.closed"
+	typeReview  = "github.pull_request_review.submitted"
+	typeSync    = "github.pull_request.synchronize"
+	typeChecks  = "github.check_suite.completed"
+	typeComment = "github.issue_comment.created"
+	typeOpened  = "github.pull_request.opened"
+	typeReady   = "github.pull_request.ready_for_review"
+	// Opt-in types (not in the spec's default set), emitted only for a
+	// sentinel whose types ask for them (handle state "optIn").
+	typeReviewComment = "github.pull_request_review_comment.created"
+	typeJob           = "github.workflow_job.completed"
+	maxBodyBytes      = 4096
 )
 
 // eventID is "evt_" + the first 24 hex characters of sha256 of the parts
@@ -39,23 +45,25 @@ func eventID(parts ...string) string {
 
 // trust is the trust projection every event's data carries, in the same
 // shape as the webhook provider's: Actor is who caused the event ("" when
-// the polled data does not say), ActorIsBot whether that is a bot, Author
-// the login of whoever wrote the object (PR, review, comment) and
-// AuthorAssociation that author's relation to the repository (GitHub's
-// author_association).
+// the polled data does not say), ActorIsBot whether that is a bot,
+// ActorIsGhost whether it is GitHub's stand-in for a deleted user; Author
+// the login of whoever wrote the object (PR, review, comment), with the
+// same labels, and AuthorAssociation that author's relation to the
+// repository (GitHub's author_association; NONE for the ghost).
 type trust struct {
-	Actor             string `json:"actor"`
-	ActorIsBot        bool   `json:"actorIsBot"`
-	Author            string `json:"author,omitempty"`
-	AuthorAssociation string `json:"authorAssociation"`
+	Actor             string
+	ActorIsBot        bool
+	Author            string
+	AuthorBot         bool
+	AuthorAssociation string
 }
 
-func isBotLogin(login string) bool { return strings.HasSuffix(login, "[bot]") }
+func isBotLogin(login string) bool { return github.IsBotAccount(login, "") }
 
 // prTrust is the trust of an event caused by actor on the PR whose author
 // the snapshot names.
 func prTrust(s *snapshot, actor string, actorBot bool) trust {
-	return trust{Actor: actor, ActorIsBot: actorBot || isBotLogin(actor), Author: s.Author, AuthorAssociation: s.Assoc}
+	return trust{Actor: actor, ActorIsBot: actorBot || isBotLogin(actor), Author: s.Author, AuthorBot: isBotLogin(s.Author), AuthorAssociation: s.Assoc}
 }
 
 // emitter builds the events of one PR.
@@ -94,9 +102,17 @@ func (e *emitter) build(typ string, parts []string, summary string, terminal boo
 }
 
 func withTrust(data map[string]any, t trust) map[string]any {
-	data["actor"], data["actorIsBot"], data["authorAssociation"] = t.Actor, t.ActorIsBot, t.AuthorAssociation
+	data["actor"], data["actorIsBot"], data["actorIsGhost"] = t.Actor, t.ActorIsBot, github.IsGhost(t.Actor)
+	data["authorAssociation"] = t.AuthorAssociation
 	if t.Author != "" {
 		data["author"] = t.Author
+		data["authorAssociation"] = github.TrustedAssociation(t.Author, t.AuthorAssociation)
+		if t.AuthorBot || isBotLogin(t.Author) {
+			data["authorIsBot"] = true
+		}
+		if github.IsGhost(t.Author) {
+			data["authorIsGhost"] = true
+		}
 	}
 	return data
 }
@@ -125,13 +141,63 @@ type reviewInfo struct {
 	SubmittedAt time.Time
 	Assoc       string
 	URL         string
+	Body        string
+	CommitID    string
+	// Comments are the review's inline comments (nil: not listed;
+	// Unavailable: GitHub refused to list them).
+	Comments    []github.ReviewComment
+	Listed      bool
+	Unavailable bool
 }
 
+// review is a submitted review, with its body and (the webhook's shape)
+// its inline comments, up to github.MaxReviewComments, counted when
+// clipped.
 func (e *emitter) review(r reviewInfo) sentinel.Event {
-	data := withTrust(map[string]any{"action": "submitted", "state": r.State, "reviewId": r.ID, "reviewUrl": r.URL},
-		trust{Actor: r.Login, ActorIsBot: r.Bot || isBotLogin(r.Login), Author: r.Login, AuthorAssociation: r.Assoc})
+	data := withTrust(map[string]any{"action": "submitted", "state": r.State, "reviewId": r.ID, "reviewUrl": r.URL,
+		"body": github.CapText(r.Body, github.MaxCommentBody), "commitId": r.CommitID},
+		trust{Actor: r.Login, ActorIsBot: r.Bot || isBotLogin(r.Login), Author: r.Login, AuthorBot: r.Bot, AuthorAssociation: r.Assoc})
+	summary := fmt.Sprintf("PR %s review %s by %s", e.name, r.State, r.Login)
+	switch {
+	case r.Unavailable:
+		data["commentsUnavailable"] = true
+	case r.Listed:
+		f := github.ReviewCommentsOf(r.Comments, r.ID)
+		data["comments"], data["commentsTotal"], data["commentsClipped"] = f.Comments, f.Total, f.Clipped
+		if f.Total > 0 {
+			summary += fmt.Sprintf(" (%d inline comment%s)", f.Total, plural(f.Total))
+		}
+	}
 	return e.build(typeReview, []string{"review", r.Login, r.State, r.SubmittedAt.UTC().Format(time.RFC3339), fmt.Sprint(r.ID)},
-		fmt.Sprintf("PR %s review %s by %s", e.name, r.State, r.Login), false, r.SubmittedAt, data)
+		summary, false, r.SubmittedAt, data)
+}
+
+// reviewComment is github.pull_request_review_comment.created for one
+// inline comment, in the webhook's shape (github.ReviewCommentEventData).
+func (e *emitter) reviewComment(c *github.ReviewComment) sentinel.Event {
+	raw, _ := json.Marshal(github.ReviewCommentEventData("created", e.ref.FullName(), e.ref.Number, c))
+	data := map[string]any{}
+	_ = json.Unmarshal(raw, &data)
+	where := oneLine(c.Path)
+	if c.Line != nil {
+		where += fmt.Sprintf(":%d", *c.Line)
+	}
+	return e.build(typeReviewComment, []string{"review_comment", fmt.Sprint(c.ID)},
+		fmt.Sprintf("New review comment on %s %s by %s", e.name, cut(where, 200), github.LoginOf(c.User)), false, c.CreatedAt, data)
+}
+
+// job is github.workflow_job.completed for one GitHub Actions job, in the
+// webhook's shape (github.WorkflowJobEventData).
+func (e *emitter) job(j *github.WorkflowJob) sentinel.Event {
+	d, summary := github.WorkflowJobEventData(e.ref.FullName(), e.ref.Number, j)
+	raw, _ := json.Marshal(d)
+	data := map[string]any{}
+	_ = json.Unmarshal(raw, &data)
+	concl := ""
+	if j.Conclusion != nil {
+		concl = *j.Conclusion
+	}
+	return e.build(typeJob, []string{"job", fmt.Sprint(j.ID), concl}, summary, false, time.Time{}, data)
 }
 
 func (e *emitter) synchronize(s *snapshot) sentinel.Event {
@@ -167,7 +233,7 @@ type commentInfo struct {
 
 func (e *emitter) comment(c commentInfo) sentinel.Event {
 	data := withTrust(map[string]any{"action": "created", "commentId": c.ID, "body": capBytes(c.Body, maxBodyBytes), "commentUrl": c.URL},
-		trust{Actor: c.Login, ActorIsBot: c.Bot || isBotLogin(c.Login), Author: c.Login, AuthorAssociation: c.Assoc})
+		trust{Actor: c.Login, ActorIsBot: c.Bot || isBotLogin(c.Login), Author: c.Login, AuthorBot: c.Bot, AuthorAssociation: c.Assoc})
 	return e.build(typeComment, []string{"comment", fmt.Sprint(c.ID)},
 		fmt.Sprintf("New comment on %s by %s", e.name, c.Login), false, c.CreatedAt, data)
 }
@@ -228,4 +294,11 @@ func capBytes(s string, n int) string {
 		s = s[:len(s)-1]
 	}
 	return s + "…"
+}
+
+func plural(n int) string {
+	if n == 1 {
+		return ""
+	}
+	return "s"
 }

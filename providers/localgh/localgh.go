@@ -78,6 +78,9 @@ func (p *Provider) Create(_ context.Context, req providers.CreateRequest) (senti
 			"local-gh: %q is not a github:owner/repo#number PR subject or a github:owner/repo repository", subject)
 	}
 	h := sentinel.Handle{Provider: Slug, State: map[string]any{"repo": ref.FullName()}}
+	if o := optInFor(req.Spec.Match[0].Types); o != "" {
+		h.State["optIn"] = o
+	}
 	if ref.Number > 0 {
 		h.RemoteID = fmt.Sprintf("%s#%d", ref.FullName(), ref.Number)
 		h.State["number"] = ref.Number

@@ -3,6 +3,8 @@ package localgh
 import (
 	"context"
 	"errors"
+	"slices"
+	"strings"
 
 	"github.com/agentproto/sentinel"
 	"github.com/agentproto/sentinel/providers"
@@ -26,9 +28,9 @@ func (p *Provider) Poll(ctx context.Context, h sentinel.Handle, _ int) (provider
 	}
 	var res providers.PollResult
 	if ref.Number > 0 {
-		res, err = p.pollPR(ctx, ref, h.Cursor)
+		res, err = p.pollPR(ctx, ref, h.Cursor, optInOf(h))
 	} else {
-		res, err = p.pollRepo(ctx, ref, h.Cursor)
+		res, err = p.pollRepo(ctx, ref, h.Cursor, optInOf(h))
 	}
 	if err == nil {
 		p.cfg.Self.Mark(ctx, res.Events) // the loop shield: events the credential's own identity caused
@@ -46,4 +48,47 @@ func (p *Provider) failure(ref sentinel.GitHubRef, err error) (string, int64) {
 	}
 	p.cfg.Logger.Warn("local-gh poll failed", "subject", ref.Subject(), "reason", providers.ReasonOf(err).String(), "err", err)
 	return err.Error(), wait
+}
+
+// optIn says which opt-in types a sentinel asked for (its handle's state
+// "optIn", set at create): local-gh makes the requests and the events of
+// those types only for the sentinels that want them, so a default watch
+// costs nothing more.
+type optIn struct {
+	reviewComments, jobs bool
+}
+
+// Opt-in families of the handle state.
+const (
+	optReviewComments = "review_comments"
+	optJobs           = "jobs"
+)
+
+func optInOf(h sentinel.Handle) optIn {
+	var o optIn
+	for _, f := range strings.Split(h.StateString("optIn"), ",") {
+		switch f {
+		case optReviewComments:
+			o.reviewComments = true
+		case optJobs:
+			o.jobs = true
+		}
+	}
+	return o
+}
+
+// optInFor is the handle state "optIn" of a clause with types (none:
+// the defaults, which hold no opt-in type).
+func optInFor(types []string) string {
+	var out []string
+	wants := func(typ string) bool {
+		return slices.ContainsFunc(types, func(g string) bool { return sentinel.GlobMatch(g, typ) })
+	}
+	if wants(typeReviewComment) {
+		out = append(out, optReviewComments)
+	}
+	if wants(typeJob) {
+		out = append(out, optJobs)
+	}
+	return strings.Join(out, ",")
 }

@@ -29,7 +29,7 @@ func (f *prFetch) etags() []string {
 		return nil
 	}
 	out := []string{f.pr.ETag}
-	for _, ps := range []*github.Pages{f.reviews, f.checks.runs, f.checks.statuses, f.comments} {
+	for _, ps := range append([]*github.Pages{f.reviews, f.comments}, f.checks.pages()...) {
 		if ps == nil {
 			return nil
 		}
@@ -42,8 +42,9 @@ func (f *prFetch) etags() []string {
 	return out
 }
 
-// pollPR polls one pull request.
-func (p *Provider) pollPR(ctx context.Context, ref sentinel.GitHubRef, raw string) (providers.PollResult, error) {
+// pollPR polls one pull request; opt says which opt-in types its sentinel
+// asked for.
+func (p *Provider) pollPR(ctx context.Context, ref sentinel.GitHubRef, raw string, opt optIn) (providers.PollResult, error) {
 	now := p.cfg.Now()
 	cur := parsePRCursor(raw)
 	if cur.backingOff(now) {
@@ -59,7 +60,7 @@ func (p *Provider) pollPR(ctx context.Context, ref sentinel.GitHubRef, raw strin
 	if sig != "" && sig == cur.Sig && cur.Snapshot != nil && cur.Failures == 0 && head == cur.Snapshot.Head {
 		return providers.PollResult{Cursor: raw}, nil // quiet: nothing changed, nothing decoded
 	}
-	events, next, err := p.diffPR(ref, cur, f, now)
+	events, next, err := p.diffPR(ctx, ref, cur, f, now, opt)
 	if err != nil {
 		msg, wait := p.failure(ref, err)
 		cur.fail(now, msg, time.Duration(wait))
@@ -70,24 +71,25 @@ func (p *Provider) pollPR(ctx context.Context, ref sentinel.GitHubRef, raw strin
 }
 
 // fetchPR makes the conditional GETs of one poll: the PR, its reviews, the
-// check runs and combined status of its head, and its comments since the
-// cursor's position. It returns the head sha it used.
+// check runs and combined status of its head (in the fork too, for a
+// fork's PR), and its comments since the cursor's position. It returns the
+// head sha it used.
 func (p *Provider) fetchPR(ctx context.Context, ref sentinel.GitHubRef, cur *prCursor) (*prFetch, string, error) {
 	f := &prFetch{}
 	var err error
 	if f.pr, err = p.get(ctx, repoPath(ref, "/pulls/%d", ref.Number)); err != nil {
 		return nil, "", err
 	}
-	head := ""
+	head, headRepo := "", ""
 	f.commentsBaseline = cur.Comments == nil
 	if cur.Snapshot != nil && cur.Sig != "" && sigPart(cur.Sig, 0) == f.pr.ETag {
-		head = cur.Snapshot.Head
+		head, headRepo = cur.Snapshot.Head, cur.Snapshot.HeadRepo
 	} else {
 		var pr github.PullRequest
 		if err := decode(f.pr, "pull", &pr); err != nil {
 			return nil, "", err
 		}
-		head = pr.Head.SHA
+		head, headRepo = pr.Head.SHA, pr.HeadRepo(ref.FullName())
 		if cur.Comments == nil {
 			from := pr.UpdatedAt.UTC().Format(time.RFC3339)
 			cur.Comments = &comments{From: from, Since: from}
@@ -96,7 +98,7 @@ func (p *Provider) fetchPR(ctx context.Context, ref sentinel.GitHubRef, cur *prC
 	if f.reviews, err = p.list(ctx, ref, repoPath(ref, "/pulls/%d/reviews?per_page=100", ref.Number)); err != nil {
 		return nil, "", err
 	}
-	if f.checks, err = p.fetchChecks(ctx, ref, head); err != nil {
+	if f.checks, err = p.fetchChecks(ctx, ref, head, headRepo); err != nil {
 		return nil, "", err
 	}
 	if cur.Comments != nil {
@@ -110,9 +112,12 @@ func (p *Provider) fetchPR(ctx context.Context, ref sentinel.GitHubRef, cur *prC
 }
 
 // diffPR decodes the responses and applies the spec's diff: closed,
-// reviews, synchronize (a new head resets the checks baseline), one check
-// suite rollup, then comments and, last, the late terminal event.
-func (p *Provider) diffPR(ref sentinel.GitHubRef, cur prCursor, f *prFetch, now time.Time) ([]sentinel.Event, prCursor, error) {
+// reviews (each with its inline comments, listed for new reviews only,
+// and, when opted in, one review comment event per comment),
+// synchronize (a new head resets the checks baseline), one check suite
+// rollup (and, when opted in, one job event per GitHub Actions job that
+// completed), then comments and, last, the late terminal event.
+func (p *Provider) diffPR(ctx context.Context, ref sentinel.GitHubRef, cur prCursor, f *prFetch, now time.Time, opt optIn) ([]sentinel.Event, prCursor, error) {
 	var pr github.PullRequest
 	if err := decode(f.pr, "pull", &pr); err != nil {
 		return nil, cur, err
@@ -121,7 +126,7 @@ func (p *Provider) diffPR(ref sentinel.GitHubRef, cur prCursor, f *prFetch, now 
 	if err != nil {
 		return nil, cur, err
 	}
-	snap := snapshotOf(&pr)
+	snap := snapshotOf(&pr, ref.FullName())
 	prev := cur.Snapshot
 	em := newEmitter(ref, now)
 	var events []sentinel.Event
@@ -156,14 +161,31 @@ func (p *Provider) diffPR(ref sentinel.GitHubRef, cur prCursor, f *prFetch, now 
 			events = append(events, em.closed(&snap, false))
 			terminal = true
 		}
+		if err := p.withComments(ctx, ref, newRevs); err != nil {
+			return nil, cur, err
+		}
 		for _, r := range newRevs {
 			events = append(events, em.review(r))
+			if opt.reviewComments {
+				for i := range r.Comments {
+					events = append(events, em.reviewComment(&r.Comments[i]))
+				}
+			}
 		}
 		if prev.Head != "" && snap.Head != "" && prev.Head != snap.Head {
 			events = append(events, em.synchronize(&snap))
 		}
 		if len(done) > 0 {
 			events = append(events, em.checkSuite(&snap, done, parts, pending))
+			if opt.jobs {
+				jobs, err := p.jobsOf(ctx, ref, &snap, done)
+				if err != nil {
+					return nil, cur, err
+				}
+				for _, j := range jobs {
+					events = append(events, em.job(j))
+				}
+			}
 		}
 	}
 	cmts, err := p.diffComments(em, &cur, f, prev == nil || f.commentsBaseline)

@@ -29,13 +29,13 @@ const (
 // updated PRs, per-PR reviews only for PRs whose updated_at or head moved,
 // and the checks of open PRs whose head has no verdict yet. A quiet
 // repository costs one 304.
-func (p *Provider) pollRepo(ctx context.Context, ref sentinel.GitHubRef, raw string) (providers.PollResult, error) {
+func (p *Provider) pollRepo(ctx context.Context, ref sentinel.GitHubRef, raw string, opt optIn) (providers.PollResult, error) {
 	now := p.cfg.Now()
 	cur := parseRepoCursor(raw)
 	if cur.backingOff(now) {
 		return providers.PollResult{Cursor: raw, Failure: cur.LastError}, nil
 	}
-	t := &repoTick{p: p, ref: ref, cur: &cur, now: now}
+	t := &repoTick{p: p, ref: ref, cur: &cur, now: now, opt: opt}
 	if err := t.run(ctx); err != nil {
 		msg, wait := p.failure(ref, err)
 		cur.fail(now, msg, time.Duration(wait))
@@ -58,6 +58,7 @@ type repoTick struct {
 	now    time.Time
 	events []sentinel.Event
 	dirty  bool
+	opt    optIn
 }
 
 func (t *repoTick) run(ctx context.Context) error {
@@ -151,12 +152,12 @@ func (t *repoTick) pr(ctx context.Context, n int, pr *github.PullRequest, prs ma
 		// At the baseline, a PR that predates the watch and only now
 		// appears in the list, or a closed one evicted after its closure
 		// was reported: recorded silently; its state is history.
-		e = &repoPR{Snap: snapshotOf(pr)}
+		e = &repoPR{Snap: snapshotOf(pr, t.ref.FullName())}
 		e.Snap.ReviewsFrom = from
 		e.ClosedEmitted = e.Snap.State != stateOpen
 		silentCI = true
 	case prev == nil:
-		e = &repoPR{Snap: snapshotOf(pr)}
+		e = &repoPR{Snap: snapshotOf(pr, t.ref.FullName())}
 		e.Snap.ReviewsFrom = from
 		em.decorate = &e.Snap
 		events = append(events, em.opened(&e.Snap))
@@ -174,13 +175,13 @@ func (t *repoTick) pr(ctx context.Context, n int, pr *github.PullRequest, prs ma
 		e.Snap.Updated = pr.UpdatedAt.UTC().Format(time.RFC3339)
 	case prev.ClosedEmitted:
 		// Reopened: a fresh baseline for this PR.
-		e = &repoPR{Snap: snapshotOf(pr)}
+		e = &repoPR{Snap: snapshotOf(pr, t.ref.FullName())}
 		e.Snap.ReviewsFrom = pr.UpdatedAt.UTC().Format(time.RFC3339)
 		silentCI = true
 	default:
 		e = prev
 		old := prev.Snap
-		e.Snap = snapshotOf(pr)
+		e.Snap = snapshotOf(pr, t.ref.FullName())
 		e.Snap.Reviews, e.Snap.ReviewsFrom, e.Snap.ReviewsAbove = old.Reviews, old.ReviewsFrom, old.ReviewsAbove
 		em.decorate = &e.Snap
 		if old.Draft && !e.Snap.Draft && e.Snap.State == stateOpen {
@@ -238,9 +239,17 @@ func (t *repoTick) reviews(ctx context.Context, ref sentinel.GitHubRef, s *snaps
 	em.decorate = s
 	var revs []reviewInfo
 	revs, s.Reviews = newReviews(list, s.Reviews, parseTime(s.ReviewsFrom), s.ReviewsAbove)
+	if err := t.p.withComments(ctx, ref, revs); err != nil {
+		return nil, err
+	}
 	out := make([]sentinel.Event, 0, len(revs))
 	for _, r := range revs {
 		out = append(out, em.review(r))
+		if t.opt.reviewComments {
+			for i := range r.Comments {
+				out = append(out, em.reviewComment(&r.Comments[i]))
+			}
+		}
 	}
 	return out, nil
 }
@@ -249,7 +258,7 @@ func (t *repoTick) reviews(ctx context.Context, ref sentinel.GitHubRef, s *snaps
 // it is settled: failure as soon as any check fails, else success or
 // neutral when all completed. silent records it as history.
 func (t *repoTick) verdict(ctx context.Context, ref sentinel.GitHubRef, em *emitter, e *repoPR, silent bool) ([]sentinel.Event, error) {
-	cr, err := t.p.fetchChecks(ctx, ref, e.Snap.Head)
+	cr, err := t.p.fetchChecks(ctx, ref, e.Snap.Head, e.Snap.HeadRepo)
 	if err != nil || !cr.known {
 		return nil, err
 	}

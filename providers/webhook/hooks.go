@@ -34,8 +34,9 @@ type hookConfig struct {
 
 // hookState is what a GET of a hook tells us.
 type hookState struct {
-	ID     int64 `json:"id"`
-	Active *bool `json:"active"`
+	ID     int64    `json:"id"`
+	Active *bool    `json:"active"`
+	Events []string `json:"events"`
 	Config struct {
 		URL string `json:"url"`
 	} `json:"config"`
@@ -51,29 +52,30 @@ func hookPath(repo string, id int64) string {
 }
 
 // newHookBody builds the body for a hook pointing at origin with key and
-// secret.
-func newHookBody(name, origin, key, secret string) ([]byte, error) {
+// secret, subscribed to events.
+func newHookBody(name, origin, key, secret string, events []string) ([]byte, error) {
 	return json.Marshal(hookBody{
 		Name:   name,
 		Active: true,
-		Events: github.WebhookEvents(),
+		Events: events,
 		Config: hookConfig{URL: hookURL(origin, key), ContentType: "json", Secret: secret, InsecureSSL: "0"},
 	})
 }
 
-// createHook creates the repository hook and returns its id. A token that
+// createHook creates the repository hook, subscribed to events, and
+// returns its id. A token that
 // cannot manage the repository's hooks (401, 403, 404) gives a setup error
 // naming the fix. When GitHub refuses because a hook with this URL already
 // exists (422: our record was lost, the hook was not), that hook is adopted
 // and given the new secret.
-func (p *Provider) createHook(ctx context.Context, repo, origin, key, secret string) (int64, error) {
-	body, err := newHookBody("web", origin, key, secret)
+func (p *Provider) createHook(ctx context.Context, repo, origin, key, secret string, events []string) (int64, error) {
+	body, err := newHookBody("web", origin, key, secret, events)
 	if err != nil {
 		return 0, fmt.Errorf("encode hook of %s: %w", repo, err)
 	}
 	status, _, resp, err := p.cfg.Runner.API(ctx, http.MethodPost, hooksPath(repo), body)
 	if status == http.StatusUnprocessableEntity {
-		if id, ok := p.adoptHook(ctx, repo, origin, key, secret); ok {
+		if id, ok := p.adoptHook(ctx, repo, origin, key, secret, events); ok {
 			return id, nil
 		}
 	}
@@ -89,7 +91,7 @@ func (p *Provider) createHook(ctx context.Context, repo, origin, key, secret str
 
 // adoptHook finds the repository's hook already posting to our URL and
 // PATCHes the new secret into it.
-func (p *Provider) adoptHook(ctx context.Context, repo, origin, key, secret string) (int64, bool) {
+func (p *Provider) adoptHook(ctx context.Context, repo, origin, key, secret string, events []string) (int64, bool) {
 	_, _, resp, err := p.cfg.Runner.API(ctx, http.MethodGet, hooksPath(repo)+"?per_page=100", nil)
 	if err != nil {
 		return 0, false
@@ -102,7 +104,7 @@ func (p *Provider) adoptHook(ctx context.Context, repo, origin, key, secret stri
 	for _, h := range hooks {
 		if h.ID > 0 && h.Config.URL == want {
 			rec := &hookRecord{Key: key, Repo: repo, HookID: h.ID, Secret: secret}
-			if p.repointHook(ctx, rec, origin) != nil {
+			if p.repointHook(ctx, rec, origin, events) != nil {
 				return 0, false
 			}
 			p.cfg.Log.Info("webhook adopted an existing hook with our URL", "repo", repo, "hookId", h.ID)
@@ -112,10 +114,10 @@ func (p *Provider) adoptHook(ctx context.Context, repo, origin, key, secret stri
 	return 0, false
 }
 
-// repointHook PATCHes the hook's URL (and re-activates it), keeping its
-// secret.
-func (p *Provider) repointHook(ctx context.Context, rec *hookRecord, origin string) error {
-	body, err := newHookBody("", origin, rec.Key, rec.Secret)
+// repointHook PATCHes the hook's URL and events (and re-activates it),
+// keeping its secret.
+func (p *Provider) repointHook(ctx context.Context, rec *hookRecord, origin string, events []string) error {
+	body, err := newHookBody("", origin, rec.Key, rec.Secret, events)
 	if err != nil {
 		return fmt.Errorf("encode hook of %s: %w", rec.Repo, err)
 	}

@@ -14,6 +14,10 @@ import (
 // Inbound failure codes beyond the normalizer's reasons.
 const (
 	CodeMissingEventHeader = "missing_event_header"
+	// CodeLookupFailed (503): a fork PR's CI whose PR GitHub could not
+	// name just now. The delivery fails on GitHub's side and
+	// reconciliation asks for it again.
+	CodeLookupFailed = "github_lookup_failed"
 )
 
 // ParseInbound verifies and normalizes one GitHub delivery to
@@ -29,11 +33,14 @@ const (
 // payload that contradicts X-GitHub-Event event_payload_mismatch. Header
 // names are matched case-insensitively.
 //
-// Neither X-GitHub-Event nor X-GitHub-Delivery is covered by the
-// signature, so the event id is github.WebhookEventID of the signed body:
-// a captured delivery re-sent under fresh delivery ids is the same event,
-// which the runtime's seen window absorbs (GitHub's own redeliveries repeat
-// the body, so they keep the id too).
+// The event id is the spec's evt_<X-GitHub-Delivery>; neither that header
+// nor X-GitHub-Event is covered by the signature, so every event also
+// carries the signed body's digest as its DedupKey: a captured delivery
+// re-sent under fresh delivery ids is a duplicate in the seen window, and
+// so is another body under a delivery id already handled. A CI event that
+// names no PR (a fork's) is mapped to its PR by its head commit (lookup.go);
+// when GitHub cannot say just now the delivery is refused with 503
+// github_lookup_failed, for reconciliation to bring it again.
 func (p *Provider) ParseInbound(ctx context.Context, in providers.Inbound, h sentinel.Handle) ([]sentinel.Event, error) {
 	key := in.HookKey
 	if key == "" {
@@ -60,13 +67,18 @@ func (p *Provider) ParseInbound(ctx context.Context, in providers.Inbound, h sen
 	if now.IsZero() {
 		now = p.cfg.Now()
 	}
-	evs, err := github.NormalizeWebhook(event, header(in.Header, "X-GitHub-Delivery"), in.Body, Source, now)
+	evs, err := github.NormalizeWebhookWith(ctx, event, header(in.Header, "X-GitHub-Delivery"), in.Body,
+		github.WebhookOptions{Source: Source, Now: now, Lookup: p.lookup})
+	var le *github.LookupError
 	switch reason := github.WebhookReason(err); {
 	case err == nil:
 		p.self.Mark(ctx, evs) // the loop shield: the sender is gh's own identity
 		return evs, nil
 	case errors.Is(err, github.ErrUnsupportedWebhookEvent):
 		return []sentinel.Event{}, nil
+	case errors.As(err, &le):
+		p.cfg.Log.Warn("webhook delivery refused for now: GitHub could not name its pull request", "event", event, "err", le.Err)
+		return nil, &providers.InboundError{Status: http.StatusServiceUnavailable, Code: CodeLookupFailed, Reason: providers.ReasonOf(le.Err).String()}
 	case reason != "":
 		return nil, providers.BadPayload(reason)
 	default:

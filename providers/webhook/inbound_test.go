@@ -132,15 +132,17 @@ func TestParseInbound(t *testing.T) {
 	evs, err := p.ParseInbound(context.Background(), providers.Inbound{HookKey: key, Body: pr, Header: lower, Now: now}, hd)
 	require.NoError(t, err)
 	ev := evs[0]
-	require.Equal(t, github.WebhookEventID(pr), ev.ID)
+	require.Equal(t, github.WebhookEventID("72d3162e-cc78-11e3-81ab-4c9367dc0958"), ev.ID)
+	require.Equal(t, github.WebhookBodyKey(pr), ev.DedupKey)
 
-	// A replay of the signed body under a fresh delivery id is the same
-	// event (the delivery header is not signed).
+	// A replay of the signed body under a fresh delivery id has that id,
+	// and the same second dedup key (the delivery header is not signed).
 	replay := lower.Clone()
 	replay["x-github-delivery"] = []string{"0b4cbd5a-1c7a-4bd3-9e5c-6a0e5ec0a001"}
 	again, err := p.ParseInbound(context.Background(), providers.Inbound{HookKey: key, Body: pr, Header: replay, Now: now}, hd)
 	require.NoError(t, err)
-	require.Equal(t, ev.ID, again[0].ID)
+	require.Equal(t, "evt_0b4cbd5a-1c7a-4bd3-9e5c-6a0e5ec0a001", again[0].ID)
+	require.Equal(t, ev.DedupKey, again[0].DedupKey)
 	require.Equal(t, Source, ev.Source)
 	require.Equal(t, "github.pull_request.closed", ev.Type)
 	require.Equal(t, "github:Codertocat/Hello-World#2", ev.Subject)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/agentproto/sentinel"
 	"github.com/agentproto/sentinel/providers"
+	"github.com/agentproto/sentinel/providers/github"
 )
 
 // noPublicURL is the setup error of a create without a public URL.
@@ -49,7 +50,8 @@ func (p *Provider) usableOrigin(d providers.Delivery) (string, *providers.Error)
 }
 
 // Create registers a new holder on the repository's hook, creating the hook
-// when the repository has none. Without a public URL, or with a plain-http
+// when the repository has none, and subscribes the hook to the events the
+// sentinel's types need beside the others' (hookEventsFor). Without a public URL, or with a plain-http
 // one off loopback (unless Config.AllowHTTP), it fails with a setup error
 // and makes no gh call; a repository the token cannot manage fails
 // with a setup error naming the fix.
@@ -63,10 +65,11 @@ func (p *Provider) Create(ctx context.Context, req providers.CreateRequest) (sen
 		return sentinel.Handle{}, perr
 	}
 	holder := newHolder()
+	needs := p.hookEventsFor(req.Spec)
 	var rec *hookRecord
 	err = p.withRepoLock(ctx, repo, func() error {
 		var err error
-		rec, err = p.ensureHook(ctx, repo, origin, "", holder, true)
+		rec, err = p.ensureHook(ctx, repo, origin, "", holder, needs, true)
 		return err
 	})
 	if err != nil {
@@ -82,7 +85,8 @@ func (p *Provider) Create(ctx context.Context, req providers.CreateRequest) (sen
 // gh call. Otherwise it re-points the hook when
 // the public URL changed (keeping key and secret), re-creates it when it
 // was deleted behind our back (keeping the route key and holders, with a
-// new secret), and re-registers a holder the record lost. Only a definite
+// new secret), re-registers a holder the record lost, and re-subscribes
+// the hook when its events are not what its holders need. Only a definite
 // 404 re-creates; other gh errors are tolerated.
 func (p *Provider) Attach(ctx context.Context, h sentinel.Handle, d providers.Delivery) (sentinel.Handle, error) {
 	repo, key, holder := h.StateString("repo"), h.StateString("hookKey"), h.StateString("holder")
@@ -99,7 +103,7 @@ func (p *Provider) Attach(ctx context.Context, h sentinel.Handle, d providers.De
 	var rec *hookRecord
 	err := p.withRepoLock(ctx, repo, func() error {
 		var err error
-		rec, err = p.ensureHook(ctx, repo, origin, key, holder, false)
+		rec, err = p.ensureHook(ctx, repo, origin, key, holder, nil, false)
 		return err
 	})
 	if err != nil {
@@ -134,6 +138,7 @@ func (p *Provider) Cancel(ctx context.Context, h sentinel.Handle) error {
 		// failed and the unheld record stayed: a retried cancel finishes it).
 		if len(rec.Holders) > 0 {
 			p.cfg.Log.Info("webhook holder removed", "repo", rec.Repo, "hookId", rec.HookID, "holder", holder, "holders", len(rec.Holders))
+			p.narrow(ctx, rec)
 			return nil
 		}
 		if err := p.deleteHook(ctx, rec.Repo, rec.HookID); err != nil {
@@ -146,12 +151,13 @@ func (p *Provider) Cancel(ctx context.Context, h sentinel.Handle) error {
 	})
 }
 
-// ensureHook makes sure the repository has a live hook pointing at origin
-// and that holder is registered, and returns the saved record. The caller
-// holds the repository lock. key, when set (attach), is the route key to
-// keep if the record must be rebuilt. strict (create) fails on any gh
-// error; tolerant (attach) re-creates only on a definite 404.
-func (p *Provider) ensureHook(ctx context.Context, repo, origin, key, holder string, strict bool) (*hookRecord, error) {
+// ensureHook makes sure the repository has a live hook pointing at origin,
+// subscribed to what its holders need, and that holder is registered
+// (with needs, when given: Create), and returns the saved record. The
+// caller holds the repository lock. key, when set (attach), is the route
+// key to keep if the record must be rebuilt. strict (create) fails on any
+// gh error; tolerant (attach) re-creates only on a definite 404.
+func (p *Provider) ensureHook(ctx context.Context, repo, origin, key, holder string, needs []string, strict bool) (*hookRecord, error) {
 	st := p.store()
 	rec, rev, err := st.load(ctx, repo)
 	if err != nil {
@@ -161,18 +167,24 @@ func (p *Provider) ensureHook(ctx context.Context, repo, origin, key, holder str
 	if rec != nil {
 		prevID = rec.HookID
 	}
-	if rec == nil {
+	fresh := rec == nil
+	if fresh {
 		if key == "" {
 			key = newRouteKey()
 		}
 		rec = &hookRecord{Key: key, Repo: repo, CreatedAt: sentinel.FormatTime(p.cfg.Now()), Holders: []string{}}
+	}
+	rec.addHolder(holder)
+	if needs != nil {
+		rec.setNeeds(holder, needs)
+	}
+	if fresh {
 		if err := p.recreate(ctx, rec, origin); err != nil {
 			return nil, err
 		}
 	} else if err := p.verify(ctx, rec, origin, strict); err != nil {
 		return nil, err
 	}
-	rec.addHolder(holder)
 	if _, err := st.save(ctx, rec, rev); err != nil {
 		if rec.HookID != prevID {
 			// The new hook has no record: remove it rather than orphan it.
@@ -187,12 +199,14 @@ func (p *Provider) ensureHook(ctx context.Context, repo, origin, key, holder str
 }
 
 // verify checks an existing record's hook: gone (404) -> re-create keeping
-// key and holders; pointing elsewhere -> re-point keeping the secret (a 404
-// on the PATCH re-creates). Other gh errors fail in strict mode and are
-// tolerated otherwise.
+// key and holders; pointing elsewhere or subscribed to other events than
+// its holders need -> PATCH keeping the secret (a 404 on the PATCH
+// re-creates). Other gh errors fail in strict mode and are tolerated
+// otherwise.
 func (p *Provider) verify(ctx context.Context, rec *hookRecord, origin string, strict bool) error {
-	want := hookURL(origin, rec.Key)
-	if !strict && p.recentlyVerified(rec.Repo, want) {
+	wantURL, events := hookURL(origin, rec.Key), rec.wantEvents()
+	seen := seenKey(wantURL, events)
+	if !strict && p.recentlyVerified(rec.Repo, seen) {
 		return nil
 	}
 	h, err := p.getHook(ctx, rec.Repo, rec.HookID)
@@ -206,8 +220,8 @@ func (p *Provider) verify(ctx context.Context, rec *hookRecord, origin string, s
 		p.cfg.Log.Warn("webhook hook check failed; keeping the record", "repo", rec.Repo, "hookId", rec.HookID, "err", err)
 		return nil
 	}
-	if h.Config.URL != want || rec.Origin != origin {
-		err := p.repointHook(ctx, rec, origin)
+	if h.Config.URL != wantURL || rec.Origin != origin || !sameEvents(h.Events, events) {
+		err := p.repointHook(ctx, rec, origin, events)
 		switch {
 		case isNotFound(err):
 			return p.recreate(ctx, rec, origin)
@@ -217,27 +231,70 @@ func (p *Provider) verify(ctx context.Context, rec *hookRecord, origin string, s
 			p.cfg.Log.Warn("webhook hook re-point failed", "repo", rec.Repo, "hookId", rec.HookID, "err", err)
 			return nil
 		}
-		p.cfg.Log.Info("webhook hook re-pointed", "repo", rec.Repo, "hookId", rec.HookID, "origin", origin)
+		p.cfg.Log.Info("webhook hook re-pointed", "repo", rec.Repo, "hookId", rec.HookID, "origin", origin, "events", events)
 		rec.Origin = origin
 	}
-	p.remember(rec.Repo, want)
+	rec.Events = events
+	p.remember(rec.Repo, seen)
 	return nil
 }
 
+// narrow re-subscribes the hook to what its remaining holders need, after
+// one left (best effort: a failure leaves the hook subscribed to more, which
+// costs only ignored deliveries, and the next attach fixes it). The caller
+// holds the repository lock and saves rec.
+func (p *Provider) narrow(ctx context.Context, rec *hookRecord) {
+	events := rec.wantEvents()
+	if len(rec.Events) > 0 && sameEvents(rec.Events, events) {
+		return
+	}
+	if err := p.repointHook(ctx, rec, rec.Origin, events); err != nil {
+		p.cfg.Log.Warn("webhook hook not narrowed to its holders' events", "repo", rec.Repo, "hookId", rec.HookID, "err", err)
+		return
+	}
+	rec.Events = events
+	p.forget(rec.Repo)
+	if _, rev, err := p.store().load(ctx, rec.Repo); err == nil && rev > 0 {
+		if _, err := p.store().save(ctx, rec, rev); err != nil {
+			p.cfg.Log.Warn("webhook hook narrowed but its record not saved", "repo", rec.Repo, "err", err)
+		}
+	}
+	p.cfg.Log.Info("webhook hook narrowed to its holders' events", "repo", rec.Repo, "hookId", rec.HookID, "events", events)
+}
+
 // recreate creates a hook for rec with a new secret, keeping its key and
-// holders.
+// holders, subscribed to what they need.
 func (p *Provider) recreate(ctx context.Context, rec *hookRecord, origin string) error {
 	secret := newSecret()
-	id, err := p.createHook(ctx, rec.Repo, origin, rec.Key, secret)
+	events := rec.wantEvents()
+	id, err := p.createHook(ctx, rec.Repo, origin, rec.Key, secret, events)
 	if err != nil {
 		return err
 	}
-	rec.HookID, rec.Secret, rec.Origin = id, secret, origin
+	rec.HookID, rec.Secret, rec.Origin, rec.Events = id, secret, origin, events
 	rec.Reconcile = nil
-	p.cfg.Log.Info("webhook hook created", "repo", rec.Repo, "hookId", id, "origin", origin)
-	p.remember(rec.Repo, hookURL(origin, rec.Key))
+	p.cfg.Log.Info("webhook hook created", "repo", rec.Repo, "hookId", id, "origin", origin, "events", events)
+	p.remember(rec.Repo, seenKey(hookURL(origin, rec.Key), events))
 	return nil
 }
+
+// hookEventsFor is what a sentinel of spec needs its hook subscribed to:
+// github.HookEventsFor over every clause's types (the defaults for a
+// clause without any).
+func (p *Provider) hookEventsFor(spec sentinel.Spec) []string {
+	var globs []string
+	for _, c := range spec.Match {
+		if len(c.Types) == 0 {
+			globs = append(globs, p.DefaultTypes(c.Subject)...)
+			continue
+		}
+		globs = append(globs, c.Types...)
+	}
+	return github.HookEventsFor(globs)
+}
+
+// seenKey is what recentlyVerified remembers of a hook: its URL and events.
+func seenKey(url string, events []string) string { return url + " " + strings.Join(events, ",") }
 
 // withRepoLock runs fn under the repository's cross-node lock.
 func (p *Provider) withRepoLock(ctx context.Context, repo string, fn func() error) error {

@@ -34,7 +34,23 @@ type reconcileState struct {
 	LastError string `json:"lastError,omitempty"`
 	// Asked maps a delivery guid to what was asked for it.
 	Asked map[string]asked `json:"asked,omitempty"`
+	// Unrecoverable counts the failed deliveries the last pass found past
+	// recovery: older than GitHub's redelivery horizon, or still failing
+	// after maxAttempts redeliveries. TotalUnrecoverable counts every one
+	// ever reported on this hook.
+	Unrecoverable      int `json:"unrecoverable"`
+	TotalUnrecoverable int `json:"totalUnrecoverable"`
+	// Lost maps the guid of each delivery reported unrecoverable to when it
+	// was delivered (ms), so each is reported once; kept lostKeep, at most
+	// maxLost of them.
+	Lost map[string]int64 `json:"lost,omitempty"`
 }
+
+// Bounds of the unrecoverable deliveries remembered.
+const (
+	lostKeep = 30 * 24 * time.Hour
+	maxLost  = 200
+)
 
 // asked records the redeliveries requested for one guid.
 type asked struct {
@@ -66,7 +82,11 @@ func (d delivery) ok() bool {
 // those that failed within its 3-day horizon and were not since delivered
 // successfully (a later delivery with the same guid). What was asked is
 // remembered in the hook record, so no pass asks twice for the same
-// delivery and one guid is retried at most three times. One hook is
+// delivery and one guid is retried at most three times. A failed delivery
+// older than the horizon (GitHub refuses to redeliver it) or still failing
+// after three redeliveries is not asked for again: it is reported as
+// unrecoverable, once (a warning naming its guid, the Unrecoverable
+// count of the result and of the hook's status). One hook is
 // reconciled at most once per ReconcileEvery however many sentinels share
 // it; a throttled call returns the last pass's counts.
 func (p *Provider) Reconcile(ctx context.Context, h sentinel.Handle) (providers.ReconcileResult, error) {
@@ -90,11 +110,11 @@ func (p *Provider) Reconcile(ctx context.Context, h sentinel.Handle) (providers.
 			rs = &reconcileState{}
 		}
 		if last, err := time.Parse(time.RFC3339Nano, rs.LastRun); err == nil && now.Sub(last) < p.cfg.ReconcileEvery && now.Sub(last) >= 0 {
-			res = providers.ReconcileResult{Checked: rs.Checked, Failed: rs.Failed, Redelivered: rs.Redelivered}
+			res = providers.ReconcileResult{Checked: rs.Checked, Failed: rs.Failed, Redelivered: rs.Redelivered, Unrecoverable: rs.Unrecoverable}
 			return nil
 		}
 		passErr := p.reconcilePass(ctx, rec, rs, now)
-		res = providers.ReconcileResult{Checked: rs.Checked, Failed: rs.Failed, Redelivered: rs.Redelivered}
+		res = providers.ReconcileResult{Checked: rs.Checked, Failed: rs.Failed, Redelivered: rs.Redelivered, Unrecoverable: rs.Unrecoverable}
 		rs.LastRun = sentinel.FormatTime(now)
 		rs.LastError = ""
 		if passErr != nil {
@@ -123,12 +143,21 @@ func (p *Provider) reconcilePass(ctx context.Context, rec *hookRecord, rs *recon
 	if rs.Asked == nil {
 		rs.Asked = map[string]asked{}
 	}
-	rs.Checked, rs.Failed, rs.Redelivered = len(list), 0, 0
+	rs.Checked, rs.Failed, rs.Redelivered, rs.Unrecoverable = len(list), 0, 0, 0
+	redeliver, expired := toRedeliver(list, now)
+	for _, d := range expired {
+		rs.Failed++
+		p.lost(rec, rs, d, "older than GitHub's redelivery horizon (3 days)")
+	}
 	var errs []error
-	for _, d := range toRedeliver(list, now) {
+	for _, d := range redeliver {
 		rs.Failed++
 		a, seen := rs.Asked[d.GUID]
-		if seen && (a.Delivery == d.ID || a.Attempts >= maxAttempts) {
+		if seen && a.Attempts >= maxAttempts && a.Delivery != d.ID {
+			p.lost(rec, rs, d, fmt.Sprintf("still failing after %d redeliveries", maxAttempts))
+			continue
+		}
+		if seen && a.Delivery == d.ID {
 			continue
 		}
 		if rs.Redelivered >= p.cfg.MaxRedeliveries {
@@ -158,16 +187,57 @@ func (p *Provider) reconcilePass(ctx context.Context, rec *hookRecord, rs *recon
 			delete(rs.Asked, g)
 		}
 	}
+	pruneLost(rs, now)
 	if len(errs) > 0 {
 		return fmt.Errorf("%d of the redelivery requests failed, first: %w", len(errs), errs[0])
 	}
 	return nil
 }
 
+// lost reports a failed delivery past recovery, once per guid.
+func (p *Provider) lost(rec *hookRecord, rs *reconcileState, d delivery, why string) {
+	if _, reported := rs.Lost[d.GUID]; reported {
+		return
+	}
+	if rs.Lost == nil {
+		rs.Lost = map[string]int64{}
+	}
+	at, _ := time.Parse(time.RFC3339, d.DeliveredAt)
+	rs.Lost[d.GUID] = at.UnixMilli()
+	rs.Unrecoverable++
+	rs.TotalUnrecoverable++
+	p.cfg.Log.Warn("webhook delivery unrecoverable: not asked for again", "repo", rec.Repo, "hookId", rec.HookID,
+		"delivery", d.ID, "guid", d.GUID, "event", d.Event, "deliveredAt", d.DeliveredAt, "why", why)
+}
+
+// pruneLost forgets reported deliveries older than lostKeep, and the
+// oldest past maxLost.
+func pruneLost(rs *reconcileState, now time.Time) {
+	cut := now.Add(-lostKeep).UnixMilli()
+	for g, at := range rs.Lost {
+		if at < cut {
+			delete(rs.Lost, g)
+		}
+	}
+	for len(rs.Lost) > maxLost {
+		oldest, at := "", int64(0)
+		for g, a := range rs.Lost {
+			if oldest == "" || a < at {
+				oldest, at = g, a
+			}
+		}
+		delete(rs.Lost, oldest)
+	}
+	if len(rs.Lost) == 0 {
+		rs.Lost = nil
+	}
+}
+
 // toRedeliver returns, per guid with no successful delivery, its latest
-// failed delivery when that is within the redelivery horizon. Pings are
-// skipped. The result is ordered oldest first.
-func toRedeliver(list []delivery, now time.Time) []delivery {
+// failed delivery: in redeliver when that is within the redelivery
+// horizon, in expired when it is older (GitHub would refuse it). Pings
+// are skipped. Both are ordered oldest first.
+func toRedeliver(list []delivery, now time.Time) (redeliver, expired []delivery) {
 	type guidState struct {
 		ok     bool
 		latest delivery
@@ -195,13 +265,16 @@ func toRedeliver(list []delivery, now time.Time) []delivery {
 			g.latest, g.at = d, at
 		}
 	}
-	var out []delivery
 	for _, g := range byGUID {
-		if g.ok || g.latest.ID == 0 || now.Sub(g.at) >= RedeliveryHorizon {
-			continue
+		switch {
+		case g.ok || g.latest.ID == 0:
+		case now.Sub(g.at) >= RedeliveryHorizon:
+			expired = append(expired, g.latest)
+		default:
+			redeliver = append(redeliver, g.latest)
 		}
-		out = append(out, g.latest)
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
-	return out
+	sort.Slice(redeliver, func(i, j int) bool { return redeliver[i].ID < redeliver[j].ID })
+	sort.Slice(expired, func(i, j int) bool { return expired[i].ID < expired[j].ID })
+	return redeliver, expired
 }

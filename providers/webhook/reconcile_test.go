@@ -55,7 +55,9 @@ func TestReconcileRedeliversFailedDeliveryOnce(t *testing.T) {
 		}()
 	}
 	wg.Wait()
-	want := providers.ReconcileResult{Checked: 6, Failed: 1, Redelivered: 1}
+	// g-old failed before GitHub's 3-day horizon: reported unrecoverable,
+	// never asked for.
+	want := providers.ReconcileResult{Checked: 6, Failed: 2, Redelivered: 1, Unrecoverable: 1}
 	for _, r := range results {
 		require.Equal(t, want, r)
 	}
@@ -66,13 +68,16 @@ func TestReconcileRedeliversFailedDeliveryOnce(t *testing.T) {
 	h.gh.Advance(11 * time.Minute)
 	res, err := q.Reconcile(ctxT(t), hd)
 	require.NoError(t, err)
-	require.Equal(t, providers.ReconcileResult{Checked: 7, Failed: 0, Redelivered: 0}, res)
+	require.Equal(t, providers.ReconcileResult{Checked: 7, Failed: 1, Redelivered: 0}, res, "g-old is reported once")
 	require.Len(t, h.gh.Redeliveries(), 1)
+	require.Contains(t, h.logs.String(), "webhook delivery unrecoverable")
+	require.Contains(t, h.logs.String(), "g-old")
 
 	st, err := p.Status(ctxT(t), hd)
 	require.NoError(t, err)
 	rc := st.Extra["reconcile"].(map[string]any)
 	require.Equal(t, 1, rc["totalRedelivered"])
+	require.Equal(t, 1, rc["totalUnrecoverable"])
 	h.gh.Verify(t)
 }
 
@@ -159,6 +164,10 @@ func TestReconcileMemory(t *testing.T) {
 		}
 	}
 	require.Equal(t, maxAttempts, asks, "one guid is retried at most %d times", maxAttempts)
+	got, _, err := p.store().load(context.Background(), "o/r")
+	require.NoError(t, err)
+	require.Contains(t, got.Reconcile.Lost, "a", "a guid failing on every redelivery is reported unrecoverable")
+	require.Equal(t, 1, got.Reconcile.TotalUnrecoverable)
 
 	// A refused request is retried on a later pass.
 	stub.deliveries = []delivery{{ID: 50, GUID: "e", DeliveredAt: at(time.Minute), StatusCode: 500, Event: "workflow_run"}}
@@ -173,7 +182,7 @@ func TestReconcileMemory(t *testing.T) {
 	now = now.Add(RedeliveryHorizon + time.Hour)
 	stub.deliveries = nil
 	pass()
-	got, _, err := p.store().load(context.Background(), "o/r")
+	got, _, err = p.store().load(context.Background(), "o/r")
 	require.NoError(t, err)
 	require.Empty(t, got.Reconcile.Asked)
 }
@@ -191,10 +200,14 @@ func TestToRedeliver(t *testing.T) {
 		{ID: 11, GUID: "w", DeliveredAt: "yesterday", StatusCode: 500},
 		{ID: 12, GUID: "v", DeliveredAt: at(time.Minute), StatusCode: 200, Status: "Invalid HTTP Response: 200"},
 	}
-	got := toRedeliver(list, now)
-	var ids []int64
-	for _, d := range got {
-		ids = append(ids, d.ID)
+	got, expired := toRedeliver(list, now)
+	ids := func(ds []delivery) []int64 {
+		var out []int64
+		for _, d := range ds {
+			out = append(out, d.ID)
+		}
+		return out
 	}
-	require.Equal(t, []int64{7, 12}, ids)
+	require.Equal(t, []int64{7, 12}, ids(got))
+	require.Equal(t, []int64{9}, ids(expired), "past the horizon: unrecoverable")
 }

@@ -30,6 +30,7 @@ func (p *Provider) Status(ctx context.Context, h sentinel.Handle) (providers.Hea
 		extra["reconcile"] = map[string]any{
 			"lastRun": rs.LastRun, "checked": rs.Checked, "failed": rs.Failed,
 			"redelivered": rs.Redelivered, "totalRedelivered": rs.TotalRedelivered, "lastError": rs.LastError,
+			"unrecoverable": rs.Unrecoverable, "totalUnrecoverable": rs.TotalUnrecoverable,
 		}
 	}
 	health := providers.Health{Extra: extra}

@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/agentproto/sentinel"
+	"github.com/agentproto/sentinel/providers/github"
 )
 
 // hookRecord is the stored state of one repository hook. It holds the HMAC
@@ -30,6 +31,14 @@ type hookRecord struct {
 	// Holders are the handles' holder ids (a set): the hook is deleted with
 	// the last one.
 	Holders []string `json:"holders"`
+	// Needs are, per holder, the webhook events its sentinel's types need
+	// (github.HookEventsFor); a holder without an entry (created before
+	// hooks followed their sentinels' types) needs what the default types
+	// do.
+	Needs map[string][]string `json:"needs,omitempty"`
+	// Events are the events the hook was last subscribed to (empty when
+	// not known: a record from before).
+	Events []string `json:"events,omitempty"`
 	// CreatedAt is when the record was first created (ISO-8601).
 	CreatedAt string `json:"createdAt"`
 	// Reconcile is the state of delivery reconciliation.
@@ -53,12 +62,58 @@ func (r *hookRecord) addHolder(holder string) bool {
 }
 
 func (r *hookRecord) removeHolder(holder string) bool {
+	delete(r.Needs, holder)
 	i := slices.Index(r.Holders, holder)
 	if i < 0 {
 		return false
 	}
 	r.Holders = slices.Delete(r.Holders, i, i+1)
 	return true
+}
+
+// setNeeds records the events holder's sentinel needs.
+func (r *hookRecord) setNeeds(holder string, events []string) {
+	if r.Needs == nil {
+		r.Needs = map[string][]string{}
+	}
+	r.Needs[holder] = events
+}
+
+// wantEvents is what the hook must be subscribed to: the union of its
+// holders' needs (a holder without recorded needs: defaultHookEvents), in
+// github.WebhookEvents order.
+func (r *hookRecord) wantEvents() []string {
+	need := map[string]bool{}
+	for _, e := range github.SpecHookEvents() {
+		need[e] = true
+	}
+	for _, h := range r.Holders {
+		evs, ok := r.Needs[h]
+		if !ok {
+			evs = defaultHookEvents()
+		}
+		for _, e := range evs {
+			need[e] = true
+		}
+	}
+	var out []string
+	for _, e := range github.WebhookEvents() {
+		if need[e] {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// defaultHookEvents are the events the default PR types need.
+func defaultHookEvents() []string { return github.HookEventsFor(sentinel.DefaultPRTypes()) }
+
+// sameEvents compares two event lists as sets.
+func sameEvents(a, b []string) bool {
+	a, b = slices.Clone(a), slices.Clone(b)
+	slices.Sort(a)
+	slices.Sort(b)
+	return slices.Equal(slices.Compact(a), slices.Compact(b))
 }
 
 // routeKeyRe is the shape of a route key (32 lower-case hex).

@@ -86,17 +86,13 @@ func (p *Pipeline) Handle(ctx context.Context, sentinelID string, ev *sentinel.E
 		p.note(sentinelID, rec, ev, journal.Expired, "until.at passed: the sentinel expired", nil)
 		return ResultExpired, nil
 	}
-	// 3. Seen: skip.
-	// The ring holds every id this sentinel marked until it overflows;
-	// only then is the long window in the seen bucket consulted.
-	seen := rec.HasSeen(ev.ID)
-	if !seen && rec.SeenMarks > rec.SeenLen() {
-		if seen, err = p.Seen.Has(ctx, sentinelID, ev.ID); err != nil {
-			return "", err
-		}
+	// 3. Seen (its id or its body key, seenkeys.go): skip.
+	seen, err := p.seenBefore(ctx, rec, ev)
+	if err != nil {
+		return "", err
 	}
 	if seen {
-		p.Metrics.Inc(func(m *metrics.Metrics) prometheusCounter { return m.SeenDuplicates })
+		p.countSeenDuplicate()
 		p.note(sentinelID, rec, ev, journal.Duplicate, "already handled (in the seen window)", nil)
 		return ResultDuplicate, nil
 	}
@@ -108,7 +104,7 @@ func (p *Pipeline) Handle(ctx context.Context, sentinelID string, ev *sentinel.E
 			return "", err
 		}
 		p.Metrics.IncVec(func(m *metrics.Metrics) prometheusCounterVec { return m.Parked }, "post_mortem")
-		if err := p.markSeen(ctx, rec, rev, ev.ID, nil); err != nil {
+		if err := p.markSeen(ctx, rec, rev, ev, nil); err != nil {
 			return "", err
 		}
 		p.note(sentinelID, rec, ev, journal.PostMortem, reason+": parked", nil)
@@ -120,7 +116,7 @@ func (p *Pipeline) Handle(ctx context.Context, sentinelID string, ev *sentinel.E
 		defaults = prov.DefaultTypes
 	}
 	if !rec.Spec.Matches(ev, defaults) {
-		if err := p.markSeen(ctx, rec, rev, ev.ID, func(r *sentinel.Sentinel) { applyClosure(r, closure, ev.Subject) }); err != nil {
+		if err := p.markSeen(ctx, rec, rev, ev, func(r *sentinel.Sentinel) { applyClosure(r, closure, ev.Subject) }); err != nil {
 			return "", err
 		}
 		p.Metrics.Inc(func(m *metrics.Metrics) prometheusCounter { return m.Filtered })
@@ -130,7 +126,7 @@ func (p *Pipeline) Handle(ctx context.Context, sentinelID string, ev *sentinel.E
 	// 5b. The loop shield: the provider's own doing does not wake the
 	// session (never a terminal event); it is marked seen and journaled.
 	if rec.Spec.MuteSelf && ev.SelfCaused && !ev.Terminal {
-		if err := p.markSeen(ctx, rec, rev, ev.ID, func(r *sentinel.Sentinel) { applyClosure(r, closure, ev.Subject) }); err != nil {
+		if err := p.markSeen(ctx, rec, rev, ev, func(r *sentinel.Sentinel) { applyClosure(r, closure, ev.Subject) }); err != nil {
 			return "", err
 		}
 		p.note(sentinelID, rec, ev, journal.Self, "caused by the provider's own GitHub identity: muted (muteSelf)", nil)
@@ -188,7 +184,7 @@ func (p *Pipeline) GiveUp(ctx context.Context, sentinelID string, ev *sentinel.E
 	if err != nil {
 		return err
 	}
-	return p.markSeen(sctx, rec, rev, ev.ID, nil)
+	return p.markSeen(sctx, rec, rev, ev, nil)
 }
 
 type closureAction int

@@ -3,7 +3,6 @@ package deliver
 import (
 	"context"
 	"errors"
-	"fmt"
 	"time"
 
 	"github.com/agentproto/sentinel"
@@ -37,7 +36,7 @@ func (p *Pipeline) writeRecord(ctx context.Context, rec *sentinel.Sentinel, rev 
 	first := true
 	updated, err := p.Store.UpdateFrom(ctx, rec.ID, rec, rev, func(r *sentinel.Sentinel) error {
 		w.expired = false
-		if !first && r.HasSeen(ev.ID) {
+		if !first && ringHolds(r, ev) {
 			// Fenced: the record changed since it was read and already holds
 			// this event: another node (this event's redelivery, after this
 			// node paused past the ack wait) handled it. Its write stands.
@@ -52,7 +51,7 @@ func (p *Pipeline) writeRecord(ctx context.Context, rec *sentinel.Sentinel, rev 
 		}
 		first = false
 		applyClosure(r, closure, ev.Subject)
-		if err := p.addSeen(ctx, rec.ID, r, ev.ID); err != nil {
+		if err := p.addSeen(ctx, rec.ID, r, ev); err != nil {
 			return err
 		}
 		if r.LastHandledID != ev.ID {
@@ -127,37 +126,18 @@ func (p *Pipeline) finish(ctx context.Context, rec *sentinel.Sentinel, ev *senti
 	return ResultDelivered
 }
 
-// markSeen records a handled-but-not-delivered event id in the record's
-// ring (with an optional extra change), moving what the ring evicts to the
-// long window first.
-func (p *Pipeline) markSeen(ctx context.Context, rec *sentinel.Sentinel, rev uint64, eventID string, also func(*sentinel.Sentinel)) error {
+// markSeen records a handled-but-not-delivered event's seen keys in the
+// record's ring (with an optional extra change), moving what the ring
+// evicts to the long window first.
+func (p *Pipeline) markSeen(ctx context.Context, rec *sentinel.Sentinel, rev uint64, ev *sentinel.Event, also func(*sentinel.Sentinel)) error {
 	_, err := p.Store.UpdateFrom(ctx, rec.ID, rec, rev, func(r *sentinel.Sentinel) error {
 		if also != nil {
 			also(r)
 		}
-		return p.addSeen(ctx, rec.ID, r, eventID)
+		return p.addSeen(ctx, rec.ID, r, ev)
 	})
 	if err != nil && !errors.Is(err, sentinels.ErrNotFound) {
 		return err
-	}
-	return nil
-}
-
-// addSeen adds the event id to the record's ring. The digests the ring
-// evicts are written to the long window before the record itself (this
-// runs inside the record's compare-and-set function): a crash between the
-// two writes leaves an id in both places, never in neither. Keeping a
-// digest is idempotent, so a retried compare-and-set is safe; a failure
-// fails the record write and leaves the event to be retried.
-func (p *Pipeline) addSeen(ctx context.Context, sentinelID string, r *sentinel.Sentinel, eventID string) error {
-	if r.HasSeen(eventID) {
-		return nil
-	}
-	r.SeenMarks++
-	for _, d := range r.AddSeen(eventID) {
-		if err := p.Seen.Keep(ctx, sentinelID, d); err != nil {
-			return fmt.Errorf("keep evicted seen id of %s: %w", sentinelID, err)
-		}
 	}
 	return nil
 }

@@ -110,7 +110,7 @@ func (s *Service) ReconcileAll(ctx context.Context) {
 			continue
 		}
 		if res.Redelivered > 0 || res.Failed > 0 {
-			s.Log.Info("reconciled", "sentinel", rec.ID, "provider", rec.Provider, "failed", res.Failed, "redelivered", res.Redelivered)
+			s.Log.Info("reconciled", "sentinel", rec.ID, "provider", rec.Provider, "failed", res.Failed, "redelivered", res.Redelivered, "unrecoverable", res.Unrecoverable)
 		}
 	}
 }

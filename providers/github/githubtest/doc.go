@@ -5,8 +5,11 @@
 // in-process client with HTTPClient(), both using the real
 // https://api.github.com URLs.
 //
-// It keeps scriptable repository state (pull requests, reviews, check runs,
-// commit statuses, comments, hooks and hook deliveries), answers every GET
+// It keeps scriptable repository state (pull requests, fork PRs whose head
+// lives in another repository, reviews and their inline comments, check
+// runs with their Actions job steps, commit statuses, comments, hooks and
+// hook deliveries) and serves what the providers read of it (the PR of a
+// commit, the review comments of a PR or review, a job), answers every GET
 // with an ETag and a 304 on a matching If-None-Match, paginates lists as
 // GitHub does (page and per_page, default 30, max 100; a Link header with
 // rel="next"/"last"/"prev"/"first" naming the repository by id as

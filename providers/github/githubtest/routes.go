@@ -64,6 +64,51 @@ func (s *Server) routeRepo(method, name string, p []string, q url.Values, body [
 			out = append(out, reviewJSON(rp.name, pr.number, rv))
 		}
 		return paged(jsonReply(http.StatusOK, out), rp, p, pi)
+	case p[0] == "pulls" && len(p) == 3 && p[2] == "comments" && get:
+		pr := pullOf(rp, p[1])
+		if pr == nil {
+			return notFound()
+		}
+		return s.listReviewComments(rp, pr, 0, p, q)
+	case p[0] == "pulls" && len(p) == 5 && p[2] == "reviews" && p[4] == "comments" && get:
+		pr := pullOf(rp, p[1])
+		rid, err := strconv.ParseInt(p[3], 10, 64)
+		if pr == nil || err != nil || !hasReview(rp, pr.number, rid) {
+			return notFound()
+		}
+		return s.listReviewComments(rp, pr, rid, p, q)
+	case p[0] == "commits" && len(p) == 3 && p[2] == "pulls" && get:
+		if rp == nil {
+			return notFound()
+		}
+		out := []any{}
+		var nums []int
+		for n, pr := range rp.pulls {
+			if pr.head == p[1] && pr.state == "open" {
+				nums = append(nums, n)
+			}
+		}
+		sort.Ints(nums)
+		for _, n := range nums {
+			out = append(out, pullJSON(rp.name, rp.pulls[n], false))
+		}
+		return jsonReply(http.StatusOK, out)
+	case p[0] == "actions" && len(p) == 3 && p[1] == "jobs" && get:
+		if rp == nil {
+			return notFound()
+		}
+		id, err := strconv.ParseInt(p[2], 10, 64)
+		if err != nil {
+			return notFound()
+		}
+		for sha, crs := range rp.checkRuns {
+			for _, c := range crs {
+				if c.id == id {
+					return jsonReply(http.StatusOK, jobJSON(rp.name, sha, c))
+				}
+			}
+		}
+		return notFound()
 	case p[0] == "commits" && len(p) == 3 && p[2] == "check-runs" && get:
 		if rp == nil {
 			return notFound()
@@ -215,4 +260,47 @@ func (s *Server) graphql(body []byte) reply {
 	rep := jsonReply(http.StatusOK, map[string]any{"data": nil, "errors": []any{map[string]any{"message": "githubtest: unsupported GraphQL query"}}})
 	rep.unexpected = true
 	return rep
+}
+
+func hasReview(rp *repo, n int, id int64) bool {
+	for _, r := range rp.reviews[n] {
+		if r.id == id {
+			return true
+		}
+	}
+	return false
+}
+
+// listReviewComments serves GET /repos/o/r/pulls/N/comments (?since=,
+// ?sort=created|updated, ?direction=asc|desc; GitHub's default is created,
+// ascending) and, with reviewID > 0, GET .../reviews/ID/comments.
+func (s *Server) listReviewComments(rp *repo, pr *pull, reviewID int64, p []string, q url.Values) reply {
+	var since time.Time
+	if v := q.Get("since"); v != "" {
+		t, err := time.Parse(time.RFC3339, v)
+		if err != nil {
+			return jsonReply(http.StatusUnprocessableEntity, msgBody("Invalid since"))
+		}
+		since = t
+	}
+	var cs []*reviewComment
+	for _, c := range rp.reviewComments[pr.number] {
+		if (reviewID == 0 || c.reviewID == reviewID) && !c.updatedAt.Before(since) {
+			cs = append(cs, c)
+		}
+	}
+	if q.Get("sort") == "updated" {
+		sort.SliceStable(cs, func(i, j int) bool { return cs[i].updatedAt.Before(cs[j].updatedAt) })
+	}
+	if q.Get("direction") == "desc" {
+		for i, j := 0, len(cs)-1; i < j; i, j = i+1, j-1 {
+			cs[i], cs[j] = cs[j], cs[i]
+		}
+	}
+	out := []any{}
+	items, pi := paginate(cs, q)
+	for _, c := range items {
+		out = append(out, reviewCommentJSON(rp.name, pr.number, c))
+	}
+	return paged(jsonReply(http.StatusOK, out), rp, p, pi)
 }

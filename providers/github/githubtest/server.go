@@ -82,9 +82,11 @@ type Request struct {
 	Status      int
 	IfNoneMatch string
 	UserAgent   string
-	Body        []byte
-	Unexpected  bool
-	Fault       bool
+	// APIVersion is the request's X-GitHub-Api-Version header.
+	APIVersion string
+	Body       []byte
+	Unexpected bool
+	Fault      bool
 }
 
 // New starts a fake GitHub for the test and stops it at cleanup.
@@ -241,7 +243,8 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	body, _ := io.ReadAll(io.LimitReader(r.Body, 1<<20))
 	path := strings.TrimPrefix(r.URL.Path, "/api/v3")
 	entry := Request{Method: r.Method, Path: path, Query: r.URL.RawQuery,
-		IfNoneMatch: r.Header.Get("If-None-Match"), UserAgent: r.Header.Get("User-Agent"), Body: body}
+		IfNoneMatch: r.Header.Get("If-None-Match"), UserAgent: r.Header.Get("User-Agent"),
+		APIVersion: r.Header.Get("X-GitHub-Api-Version"), Body: body}
 
 	s.mu.Lock()
 	defer s.mu.Unlock()

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"os/exec"
@@ -287,5 +288,90 @@ func TestPaginationLikeGitHub(t *testing.T) {
 	require.Equal(t, 0, code)
 	require.Equal(t, 210, strings.Count(out, `"submitted_at"`))
 	require.Equal(t, 3, s.Count("GET", "/repositories/"), "two next pages by gh, one by hand")
+	s.Verify(t)
+}
+
+func getJSON(t *testing.T, s *githubtest.Server, path string, v any) int {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodGet, "https://api.github.com"+path, nil)
+	require.NoError(t, err)
+	req.Header.Set("Authorization", "Bearer "+s.Token())
+	resp, err := s.HTTPClient().Do(req)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	if v != nil && resp.StatusCode == http.StatusOK {
+		require.NoError(t, json.NewDecoder(resp.Body).Decode(v))
+	}
+	return resp.StatusCode
+}
+
+// TestForkPRsReviewCommentsAndJobs: a fork PR names its head repository;
+// the PR of a commit, a PR's and a review's inline comments (a reply is its
+// own review's) and an Actions job with its steps are served.
+func TestForkPRsReviewCommentsAndJobs(t *testing.T) {
+	s := githubtest.New(t, githubtest.Options{})
+	sha := githubtest.SHA("fork-head")
+	s.OpenPR("acme/widgets", githubtest.PR{Number: 4, Head: sha, HeadRepo: "contrib/widgets"})
+	var pr struct {
+		Head struct {
+			Repo struct {
+				FullName string `json:"full_name"`
+			} `json:"repo"`
+		} `json:"head"`
+		Base struct {
+			Repo struct {
+				FullName string `json:"full_name"`
+			} `json:"repo"`
+		} `json:"base"`
+	}
+	require.Equal(t, 200, getJSON(t, s, "/repos/acme/widgets/pulls/4", &pr))
+	require.Equal(t, "contrib/widgets", pr.Head.Repo.FullName)
+	require.Equal(t, "acme/widgets", pr.Base.Repo.FullName)
+
+	var pulls []struct {
+		Number int `json:"number"`
+	}
+	require.Equal(t, 200, getJSON(t, s, "/repos/acme/widgets/commits/"+sha+"/pulls", &pulls))
+	require.Len(t, pulls, 1)
+	require.Equal(t, 4, pulls[0].Number)
+
+	rid := s.AddReview("acme/widgets", 4, githubtest.Review{User: "bob", State: "commented",
+		Comments: []githubtest.InlineComment{{Path: "main.go", Line: 3, Body: "nit"}, {Path: "a.go", Line: 0, Body: "outdated"}}})
+	var cs []struct {
+		ID       int64  `json:"id"`
+		ReviewID int64  `json:"pull_request_review_id"`
+		Path     string `json:"path"`
+		Line     *int   `json:"line"`
+		Body     string `json:"body"`
+	}
+	require.Equal(t, 200, getJSON(t, s, "/repos/acme/widgets/pulls/4/comments", &cs))
+	require.Len(t, cs, 2)
+	require.Equal(t, rid, cs[0].ReviewID)
+	require.Equal(t, 3, *cs[0].Line)
+	require.Nil(t, cs[1].Line)
+	reply := s.AddReply("acme/widgets", 4, cs[0].ID, "alice", "done")
+	require.Equal(t, 200, getJSON(t, s, "/repos/acme/widgets/pulls/4/comments", &cs))
+	require.Len(t, cs, 3)
+	require.Equal(t, reply, cs[2].ID)
+	require.NotEqual(t, rid, cs[2].ReviewID, "a reply is its own review's")
+	require.Equal(t, 200, getJSON(t, s, fmt.Sprintf("/repos/acme/widgets/pulls/4/reviews/%d/comments", rid), &cs))
+	require.Len(t, cs, 2)
+
+	s.SetCheckRun("acme/widgets", sha, "lint", "completed", "failure", githubtest.Step{Name: "Set up", Conclusion: "success"}, githubtest.Step{Name: "golangci-lint", Conclusion: "failure"})
+	var runs struct {
+		CheckRuns []struct {
+			ID int64 `json:"id"`
+		} `json:"check_runs"`
+	}
+	require.Equal(t, 200, getJSON(t, s, "/repos/acme/widgets/commits/"+sha+"/check-runs", &runs))
+	var job struct {
+		Steps []struct {
+			Name       string  `json:"name"`
+			Conclusion *string `json:"conclusion"`
+		} `json:"steps"`
+	}
+	require.Equal(t, 200, getJSON(t, s, fmt.Sprintf("/repos/acme/widgets/actions/jobs/%d", runs.CheckRuns[0].ID), &job))
+	require.Equal(t, "golangci-lint", job.Steps[1].Name)
+	require.Equal(t, "failure", *job.Steps[1].Conclusion)
 	s.Verify(t)
 }

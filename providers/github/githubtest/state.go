@@ -8,16 +8,18 @@ import (
 
 // repo is the state of one repository (keyed "owner/name").
 type repo struct {
-	name       string
-	id         int64
-	pulls      map[int]*pull
-	reviews    map[int][]*review
-	comments   map[int][]*comment
-	checkRuns  map[string][]*checkRun
-	statuses   map[string][]*status
-	hooks      map[int64]*hook
-	hookOrder  []int64
-	deliveries map[int64][]*delivery
+	name     string
+	id       int64
+	pulls    map[int]*pull
+	reviews  map[int][]*review
+	comments map[int][]*comment
+	// reviewComments are each PR's inline review comments, oldest first.
+	reviewComments map[int][]*reviewComment
+	checkRuns      map[string][]*checkRun
+	statuses       map[string][]*status
+	hooks          map[int64]*hook
+	hookOrder      []int64
+	deliveries     map[int64][]*delivery
 }
 
 type pull struct {
@@ -27,6 +29,7 @@ type pull struct {
 	association string
 	head        string
 	headRef     string
+	headRepo    string // "" for the base repository itself
 	draft       bool
 	state       string
 	createdAt   time.Time
@@ -62,6 +65,41 @@ type checkRun struct {
 	conclusion  string
 	startedAt   time.Time
 	completedAt *time.Time
+	// steps are the job's steps (GitHub Actions: the check run is a job,
+	// served at /actions/jobs/ID).
+	steps []Step
+}
+
+// Step is one step of a GitHub Actions job (a check run): its name and,
+// once completed, its conclusion.
+type Step struct {
+	Name       string
+	Conclusion string
+}
+
+type reviewComment struct {
+	id          int64
+	reviewID    int64
+	inReplyTo   int64
+	user        string
+	association string
+	path        string
+	line        int
+	body        string
+	diffHunk    string
+	commit      string
+	createdAt   time.Time
+	updatedAt   time.Time
+}
+
+// InlineComment describes an inline comment of a review (Review.Comments)
+// or a reply (AddReply). Line 0 renders as null (outdated); DiffHunk
+// defaults to a one-line hunk of Path.
+type InlineComment struct {
+	Path     string
+	Line     int
+	Body     string
+	DiffHunk string
 }
 
 type status struct {
@@ -74,7 +112,8 @@ type status struct {
 
 // PR describes a pull request to open. Zero fields take defaults: title
 // "PR #N", author "alice" (association "CONTRIBUTOR"), head a sha derived
-// from the number, head ref "feature-N".
+// from the number, head ref "feature-N", the head in the base repository
+// (HeadRepo "owner/name" puts it in a fork).
 type PR struct {
 	Number      int
 	Title       string
@@ -82,15 +121,18 @@ type PR struct {
 	Association string
 	Head        string
 	HeadRef     string
+	HeadRepo    string
 	Draft       bool
 }
 
 // Review describes a review to add. Association defaults to "MEMBER".
+// Comments are its inline comments, created with it.
 type Review struct {
 	User        string
 	State       string
 	Body        string
 	Association string
+	Comments    []InlineComment
 }
 
 // Comment describes an issue comment to add. Association defaults to
@@ -107,7 +149,7 @@ func (s *Server) repo(name string) *repo {
 	r := s.repos[strings.ToLower(name)]
 	if r == nil {
 		r = &repo{name: name, id: s.id(), pulls: map[int]*pull{}, reviews: map[int][]*review{},
-			comments: map[int][]*comment{}, checkRuns: map[string][]*checkRun{}, statuses: map[string][]*status{},
+			comments: map[int][]*comment{}, reviewComments: map[int][]*reviewComment{}, checkRuns: map[string][]*checkRun{}, statuses: map[string][]*status{},
 			hooks: map[int64]*hook{}, deliveries: map[int64][]*delivery{}}
 		s.repos[strings.ToLower(name)] = r
 	}
@@ -147,7 +189,7 @@ func (s *Server) OpenPR(repoName string, pr PR) {
 		pr.HeadRef = fmt.Sprintf("feature-%d", pr.Number)
 	}
 	s.repo(repoName).pulls[pr.Number] = &pull{number: pr.Number, title: pr.Title, author: pr.Author,
-		association: pr.Association, head: pr.Head, headRef: pr.HeadRef, draft: pr.Draft, state: "open",
+		association: pr.Association, head: pr.Head, headRef: pr.HeadRef, headRepo: pr.HeadRepo, draft: pr.Draft, state: "open",
 		createdAt: now, updatedAt: now}
 }
 
@@ -179,7 +221,8 @@ func (s *Server) Head(repoName string, n int) string {
 	return s.pull(repoName, n).head
 }
 
-// AddReview submits a review on the PR's head and returns its id.
+// AddReview submits a review on the PR's head, with its inline comments,
+// and returns its id.
 func (s *Server) AddReview(repoName string, n int, rv Review) int64 {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -192,14 +235,54 @@ func (s *Server) AddReview(repoName string, n int, rv Review) int64 {
 	r := s.repo(repoName)
 	r.reviews[n] = append(r.reviews[n], &review{id: id, user: rv.User, state: strings.ToUpper(rv.State),
 		body: rv.Body, association: rv.Association, commit: p.head, submittedAt: now})
+	for _, c := range rv.Comments {
+		s.addReviewComment(r, p, id, 0, rv.User, rv.Association, c, now)
+	}
 	p.updatedAt = now
 	return id
+}
+
+// AddReply replies to the inline comment inReplyTo as user, as GitHub
+// does: the reply is its own "commented" review's comment. It returns the
+// comment's id.
+func (s *Server) AddReply(repoName string, n int, inReplyTo int64, user, body string) int64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	p := s.pull(repoName, n)
+	r := s.repo(repoName)
+	var parent *reviewComment
+	for _, c := range r.reviewComments[n] {
+		if c.id == inReplyTo {
+			parent = c
+		}
+	}
+	if parent == nil {
+		s.t.Fatalf("githubtest: no review comment %d on %s#%d", inReplyTo, repoName, n)
+	}
+	now := s.tick()
+	rid := s.id()
+	r.reviews[n] = append(r.reviews[n], &review{id: rid, user: user, state: "COMMENTED", association: "MEMBER", commit: p.head, submittedAt: now})
+	c := s.addReviewComment(r, p, rid, inReplyTo, user, "MEMBER", InlineComment{Path: parent.path, Line: parent.line, Body: body, DiffHunk: parent.diffHunk}, now)
+	p.updatedAt = now
+	return c.id
+}
+
+// addReviewComment stores one inline comment (mu must be held).
+func (s *Server) addReviewComment(r *repo, p *pull, reviewID, inReplyTo int64, user, assoc string, c InlineComment, now time.Time) *reviewComment {
+	if c.DiffHunk == "" {
+		c.DiffHunk = fmt.Sprintf("@@ -%d +%d @@ %s", max(c.Line, 1), max(c.Line, 1), c.Path)
+	}
+	rc := &reviewComment{id: s.id(), reviewID: reviewID, inReplyTo: inReplyTo, user: user, association: assoc,
+		path: c.Path, line: c.Line, body: c.Body, diffHunk: c.DiffHunk, commit: p.head, createdAt: now, updatedAt: now}
+	r.reviewComments[p.number] = append(r.reviewComments[p.number], rc)
+	return rc
 }
 
 // SetCheckRun creates or updates the check run name on sha. status is
 // queued, in_progress or completed; conclusion (success, failure, neutral,
 // cancelled, skipped, timed_out, action_required) only when completed.
-func (s *Server) SetCheckRun(repoName, sha, name, status, conclusion string) {
+// steps, when given, are the job's steps (served at /actions/jobs/ID).
+func (s *Server) SetCheckRun(repoName, sha, name, status, conclusion string, steps ...Step) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	now := s.tick()
@@ -215,6 +298,9 @@ func (s *Server) SetCheckRun(repoName, sha, name, status, conclusion string) {
 		r.checkRuns[sha] = append(r.checkRuns[sha], cr)
 	}
 	cr.status, cr.conclusion, cr.completedAt = status, conclusion, nil
+	if len(steps) > 0 {
+		cr.steps = append([]Step(nil), steps...)
+	}
 	if status == "completed" {
 		cr.completedAt = &now
 	}
