@@ -98,21 +98,50 @@ func TestUISecureCookieOverTLS(t *testing.T) {
 	require.True(t, cookies[0].Secure)
 }
 
-// TestUISignInRateLimited: past five wrong tokens a minute from one
-// address, even the right token answers 429 with Retry-After; once the
-// minute is over the right token signs in.
+// TestUISignInRateLimited: wrong tokens are counted per address, and past
+// five a minute every further wrong one is slowed (a growing, bounded
+// delay) and answered 429 with Retry-After. The right token still signs
+// in while the address is limited: behind a proxy every client shares one
+// address, and five wrong guesses by anyone must not lock the operator
+// out.
 func TestUISignInRateLimited(t *testing.T) {
 	d := newDash(t, false)
 	c := d.client()
 	for i := 0; i < 5; i++ {
 		require.Equal(t, http.StatusUnauthorized, d.do(c, http.MethodPost, "/ui/login", "self", url.Values{"token": {"wrong"}}).status)
 	}
-	a := d.do(c, http.MethodPost, "/ui/login", "self", url.Values{"token": {token}})
-	require.Equal(t, http.StatusTooManyRequests, a.status)
-	require.NotEmpty(t, a.header.Get("Retry-After"))
-	require.Contains(t, a.body, "Too many wrong tokens")
-	d.advance(time.Minute)
-	d.signIn(c)
+	require.Empty(t, d.delays(), "wrong tokens within the limit are not slowed")
+	var waits []time.Duration
+	for i := 0; i < 3; i++ {
+		a := d.do(c, http.MethodPost, "/ui/login", "self", url.Values{"token": {"wrong"}})
+		require.Equal(t, http.StatusTooManyRequests, a.status)
+		require.NotEmpty(t, a.header.Get("Retry-After"))
+		require.Contains(t, a.body, "Too many wrong tokens")
+		got := d.delays()
+		require.Len(t, got, i+1, "each wrong token past the limit is slowed")
+		waits = append(waits, got[i])
+	}
+	require.Less(t, waits[0], waits[1])
+	require.Less(t, waits[1], waits[2])
+
+	// The operator, from the same address, while it is limited.
+	other := d.client()
+	d.signIn(other)
+	require.Len(t, d.delays(), 3, "the right token is not slowed")
+	// A success forgets the address's failures.
+	require.Equal(t, http.StatusUnauthorized, d.do(c, http.MethodPost, "/ui/login", "self", url.Values{"token": {"wrong"}}).status)
+}
+
+// The delay of a wrong token past the limit never exceeds the cap.
+func TestUISignInDelayIsBounded(t *testing.T) {
+	d := newDash(t, false)
+	c := d.client()
+	for i := 0; i < 30; i++ {
+		d.do(c, http.MethodPost, "/ui/login", "self", url.Values{"token": {"wrong"}})
+	}
+	got := d.delays()
+	require.NotEmpty(t, got)
+	require.Equal(t, ui.MaxSignInDelay, got[len(got)-1])
 }
 
 // TestUISessionCookieChecks: a tampered, expired, or other-token cookie

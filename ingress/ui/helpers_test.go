@@ -116,8 +116,23 @@ type dash struct {
 	sens *memSentinels
 	jr   *memJournal
 
-	mu  sync.Mutex
-	now time.Time
+	mu    sync.Mutex
+	now   time.Time
+	slept []time.Duration
+}
+
+// sleep records the sign-in delays the dashboard asks for (no real wait).
+func (d *dash) sleep(_ context.Context, by time.Duration) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.slept = append(d.slept, by)
+}
+
+// delays returns the sign-in delays asked for so far.
+func (d *dash) delays() []time.Duration {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return slices.Clone(d.slept)
 }
 
 func (d *dash) clock() time.Time {
@@ -147,7 +162,7 @@ func newDashWith(t *testing.T, tls bool, tok string) *dash {
 	t.Helper()
 	d := &dash{t: t, sens: &memSentinels{}, jr: &memJournal{}, now: time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)}
 	h, err := ui.New(ui.Config{Token: tok, Services: ui.Services{Sentinels: d.sens, Journal: d.jr},
-		Refresh: 20 * time.Millisecond, Now: d.clock})
+		Refresh: 20 * time.Millisecond, Now: d.clock, Sleep: d.sleep})
 	require.NoError(t, err)
 	d.h = h
 	handler := ingress.NewHandler(ingress.Config{Token: tok}, ready{}, ingress.Routes{UI: []ingress.Mounter{h.Mount}}, slog.New(slog.DiscardHandler))

@@ -61,6 +61,9 @@ type Config struct {
 	MaxStreams int
 	// Now is the clock (default time.Now).
 	Now func() time.Time
+	// Sleep waits d or until ctx ends: the delay of a wrong token past the
+	// sign-in limit (default a timer; tests record the delays instead).
+	Sleep func(ctx context.Context, d time.Duration)
 	Log *slog.Logger
 }
 
@@ -94,12 +97,25 @@ func New(cfg Config) (*Handler, error) {
 	if cfg.Log == nil {
 		cfg.Log = slog.New(slog.DiscardHandler)
 	}
+	if cfg.Sleep == nil {
+		cfg.Sleep = sleepCtx
+	}
 	t, err := parseTemplates()
 	if err != nil {
 		return nil, err
 	}
 	return &Handler{cfg: cfg, signer: newSigner(cfg.Token, cfg.SessionTTL, cfg.Now), limiter: newLoginLimiter(cfg.Now),
 		tmpl: t, streams: make(chan struct{}, cfg.MaxStreams), done: make(chan struct{})}, nil
+}
+
+// sleepCtx waits d or until ctx ends.
+func sleepCtx(ctx context.Context, d time.Duration) {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+	case <-t.C:
+	}
 }
 
 // Close ends every open event stream (call it before the HTTP server
