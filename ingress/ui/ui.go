@@ -64,7 +64,7 @@ type Config struct {
 	// Sleep waits d or until ctx ends: the delay of a wrong token past the
 	// sign-in limit (default a timer; tests record the delays instead).
 	Sleep func(ctx context.Context, d time.Duration)
-	Log *slog.Logger
+	Log   *slog.Logger
 }
 
 // Handler serves the dashboard.
