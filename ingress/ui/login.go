@@ -10,8 +10,8 @@ import (
 // loginForm serves the sign-in form (GET /ui/login). A request that is
 // already signed in goes to the sentinels page.
 func (h *Handler) loginForm(w http.ResponseWriter, r *http.Request) {
-	if c, err := r.Cookie(CookieName); err == nil {
-		if _, err := h.signer.verify(c.Value); err == nil {
+	if c, err := r.Cookie(cookieName(r)); err == nil {
+		if _, err := h.signer.verify(c.Value, listenerPort(r)); err == nil {
 			http.Redirect(w, r, "/ui/sentinels", http.StatusSeeOther)
 			return
 		}
@@ -54,7 +54,7 @@ func (h *Handler) login(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	h.limiter.reset(key)
-	_, value, err := h.signer.mint()
+	_, value, err := h.signer.mint(listenerPort(r))
 	if err != nil {
 		http.Error(w, "could not start a session", http.StatusInternalServerError)
 		return

@@ -22,8 +22,10 @@ import (
 
 // Defaults of Config.
 const (
-	// DefaultSessionTTL is how long a sign-in lasts.
-	DefaultSessionTTL = 12 * time.Hour
+	// DefaultSessionTTL is how long a sign-in lasts: an hour, since the
+	// cookie reaches every port of the host over plain HTTP
+	// (docs/dashboard.md, "What the cookie does not protect").
+	DefaultSessionTTL = time.Hour
 	// DefaultRefresh is how often a page's stream re-reads what its live
 	// regions show.
 	DefaultRefresh = time.Second
@@ -182,10 +184,10 @@ func sessionOf(r *http.Request) session {
 func (h *Handler) authenticate(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		var value string
-		if c, err := r.Cookie(CookieName); err == nil {
+		if c, err := r.Cookie(cookieName(r)); err == nil {
 			value = c.Value
 		}
-		sess, err := h.signer.verify(value)
+		sess, err := h.signer.verify(value, listenerPort(r))
 		if err != nil {
 			if value != "" {
 				clearCookie(w, r)
