@@ -58,6 +58,9 @@ type Service struct {
 	// ProviderTimeout bounds provider create/attach/status calls (default
 	// 30s).
 	ProviderTimeout time.Duration
+
+	// misses keeps unknown hook keys cheap (hookmiss.go).
+	misses hookMisses
 }
 
 func (s *Service) publicURL() providers.PublicURL {
