@@ -70,6 +70,15 @@ const (
 	MaxWait = 49 * time.Second
 )
 
+// StreamSlots caps the long-held requests of a node (inbox streams and
+// long-polls, MCP inbox_wait calls, MCP Events streams), per key (a
+// session id, or a principal's) and in all. Acquire takes a slot and
+// returns its release (call it once); over a cap it returns an error with
+// code too_many_streams.
+type StreamSlots interface {
+	Acquire(key string) (release func(), err error)
+}
+
 // Inboxes is the inbox service every surface calls.
 type Inboxes interface {
 	// Send stores a message in a session's inbox. callerSession is the

@@ -68,6 +68,9 @@ type App struct {
 	wg        sync.WaitGroup
 
 	subsystems []subsystem
+	// streams caps the node's long-held requests, shared by every surface
+	// (inbox streams and long-polls, MCP inbox_wait, MCP Events streams).
+	streams *httpapi.StreamLimiter
 }
 
 type step struct {
@@ -211,6 +214,7 @@ func (a *App) wire(ctx context.Context) error {
 	if err := a.openEvents(ctx); err != nil {
 		return err
 	}
+	a.streams = httpapi.NewStreamLimiter(a.Cfg.MaxStreams, a.Cfg.MaxStreamsPerSession)
 	a.subsystems = []subsystem{a.wireSessions(), a.wireMCP(), a.wireEvents()}
 	var router deliver.Router = deliver.DirectRouter{Inbox: a.Inbox, Now: func() string { return sentinel.FormatTime(now()) }}
 	routes := ingress.Routes{

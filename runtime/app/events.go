@@ -74,7 +74,7 @@ func (a *App) wireEvents() subsystem {
 
 // eventsWrap is the MCP Events layer of /mcp.
 func (a *App) eventsWrap(life context.Context) func(http.Handler) http.Handler {
-	d := &mcpevents.Server{Svc: a.Events, Life: life, Log: a.Log.With("component", "mcp-events")}
+	d := &mcpevents.Server{Svc: a.Events, Life: life, Log: a.Log.With("component", "mcp-events"), Streams: a.streams}
 	opts := mcpevents.HTTPOptions{Principal: func(*http.Request) string { return EventsPrincipal }}
 	return func(next http.Handler) http.Handler { return mcpevents.Handler(next, d, opts) }
 }

@@ -94,7 +94,7 @@ func (a *App) wireSessions() subsystem {
 			httpapi.FollowRoutes(r, fapi)
 		}},
 		Raw: []ingress.Mounter{func(r chi.Router) {
-			httpapi.InboxReadRoutes(r, iapi, httpapi.StreamConfig{MaxStreams: a.Cfg.MaxStreams, MaxStreamsPerSession: a.Cfg.MaxStreamsPerSession})
+			httpapi.InboxReadRoutes(r, iapi, httpapi.StreamConfig{Limiter: a.streams})
 		}},
 		Start: func(ctx context.Context) error { return w.start(ctx, a) },
 		Stop:  func(context.Context) error { w.stop(); return nil },
