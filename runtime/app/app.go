@@ -90,6 +90,7 @@ func New(cfg Config, log *slog.Logger) (_ *App, err error) {
 		return nil, err
 	}
 	a := &App{Cfg: cfg, Log: log, now: time.Now}
+	a.warnInsecure() // transport.go
 	defer func() {
 		if err != nil {
 			ctx, cancel := context.WithTimeout(context.Background(), cfg.ShutdownTimeout)
@@ -146,7 +147,7 @@ func New(cfg Config, log *slog.Logger) (_ *App, err error) {
 		return nil, err
 	}
 
-	if a.ln, err = ingress.Listen(cfg.Listen); err != nil {
+	if err = a.listen(); err != nil { // transport.go: TLS with tls_cert
 		if errors.Is(err, syscall.EADDRINUSE) {
 			return nil, fmt.Errorf("%w (is another sentinel node running? stop it, or pass --listen with another port; port 0 picks a free one)", err)
 		}
@@ -293,5 +294,5 @@ func (a *App) URL() string {
 			addr = net.JoinHostPort("127.0.0.1", port)
 		}
 	}
-	return "http://" + addr
+	return a.scheme() + "://" + addr
 }
