@@ -115,7 +115,9 @@ func TestRemoteListenersNeedTLSOrAnExplicitOptOut(t *testing.T) {
 	}{
 		{"api", func(c *app.Config) { c.Listen = "0.0.0.0:0" }, "listen", func(c *app.Config) { c.TLSCert, c.TLSKey = leaf.CertFile, leaf.KeyFile }},
 		{"routes", func(c *app.Config) { c.Cluster.Listen = "0.0.0.0:6222"; c.Cluster.Token = strings.Repeat("r", 40) }, "cluster.listen",
-			func(c *app.Config) { c.Cluster.TLSCert, c.Cluster.TLSKey, c.Cluster.TLSCA = leaf.CertFile, leaf.KeyFile, ca.CertFile }},
+			func(c *app.Config) {
+				c.Cluster.TLSCert, c.Cluster.TLSKey, c.Cluster.TLSCA = leaf.CertFile, leaf.KeyFile, ca.CertFile
+			}},
 		{"nats", func(c *app.Config) { c.NATS.Listen = "0.0.0.0:4222" }, "nats.listen",
 			func(c *app.Config) { c.NATS.ListenTLSCert, c.NATS.ListenTLSKey = leaf.CertFile, leaf.KeyFile }},
 	}
