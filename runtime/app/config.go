@@ -262,9 +262,6 @@ func (c *Config) Validate() error {
 	if err := c.validateTopology(); err != nil {
 		return err
 	}
-	if err := c.validateTransport(); err != nil {
-		return err
-	}
 	if c.NATS.Listen != "" {
 		nhost, _, err := net.SplitHostPort(c.NATS.Listen)
 		if err != nil {
@@ -273,6 +270,9 @@ func (c *Config) Validate() error {
 		if !c.AllowRemote && !isLoopback(nhost) {
 			return fmt.Errorf("nats.listen %q is not a loopback address: pass --allow-remote (allow_remote) to open the NATS port beyond this machine", c.NATS.Listen)
 		}
+	}
+	if err := c.validateTransport(); err != nil {
+		return err
 	}
 	if err := validateToken(c.Token); err != nil {
 		return err
