@@ -8,11 +8,15 @@ import (
 	"github.com/agentproto/sentinel"
 )
 
-// MessageFrom is the computed sender of a message.
+// MessageFrom is the computed sender of a message. Relation is human for
+// the operator's token without a session, principal for a named token
+// without one (Principal names it), else the caller session's relation
+// to the recipient; Principal is set whenever a named token posted.
 type MessageFrom struct {
 	Relation  string `json:"relation"`
 	SessionID string `json:"sessionId,omitempty"`
 	Label     string `json:"label,omitempty"`
+	Principal string `json:"principal,omitempty"`
 }
 
 // Message is an AIP-46 inbox message.

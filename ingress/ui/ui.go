@@ -17,6 +17,7 @@ import (
 
 	"github.com/go-chi/chi/v5"
 
+	"github.com/agentproto/sentinel"
 	"github.com/agentproto/sentinel/ingress/api"
 )
 
@@ -178,7 +179,8 @@ func sessionOf(r *http.Request) session {
 	return s
 }
 
-// authenticate lets through requests with a valid session cookie. Without
+// authenticate lets through requests with a valid session cookie, as
+// the operator's principal. Without
 // one a page GET is redirected to the sign-in form; a stream or a write
 // answers 401.
 func (h *Handler) authenticate(next http.Handler) http.Handler {
@@ -199,7 +201,10 @@ func (h *Handler) authenticate(next http.Handler) http.Handler {
 			http.Error(w, "sign in first: "+err.Error(), http.StatusUnauthorized)
 			return
 		}
-		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), sessionKey{}, sess)))
+		// A dashboard session is the operator's: only the node's own token
+		// signs in.
+		ctx := api.WithPrincipal(context.WithValue(r.Context(), sessionKey{}, sess), sentinel.Operator())
+		next.ServeHTTP(w, r.WithContext(ctx))
 	})
 }
 

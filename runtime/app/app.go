@@ -28,6 +28,7 @@ import (
 	"github.com/agentproto/sentinel/runtime/metrics"
 	"github.com/agentproto/sentinel/runtime/park"
 	"github.com/agentproto/sentinel/runtime/poll"
+	"github.com/agentproto/sentinel/runtime/principals"
 	"github.com/agentproto/sentinel/runtime/sentinels"
 	"github.com/agentproto/sentinel/runtime/storage"
 	"github.com/agentproto/sentinel/runtime/subscriptions"
@@ -71,6 +72,8 @@ type App struct {
 	// streams caps the node's long-held requests, shared by every surface
 	// (inbox streams and long-polls, MCP inbox_wait, MCP Events streams).
 	streams *httpapi.StreamLimiter
+	// principals are the named tokens (tokens.go).
+	principals *principals.Store
 }
 
 type step struct {
@@ -215,6 +218,9 @@ func (a *App) wire(ctx context.Context) error {
 	if err := a.openEvents(ctx); err != nil {
 		return err
 	}
+	if err := a.openPrincipals(ctx); err != nil { // tokens.go
+		return err
+	}
 	a.streams = httpapi.NewStreamLimiter(a.Cfg.MaxStreams, a.Cfg.MaxStreamsPerSession)
 	a.subsystems = []subsystem{a.wireSessions(), a.wireMCP(), a.wireEvents()}
 	var router deliver.Router = deliver.DirectRouter{Inbox: a.Inbox, Now: func() string { return sentinel.FormatTime(now()) }}
@@ -222,7 +228,7 @@ func (a *App) wire(ctx context.Context) error {
 		Public: []ingress.Mounter{},
 		API:    []ingress.Mounter{},
 		Raw: []ingress.Mounter{func(r chi.Router) {
-			r.Method(http.MethodGet, "/metrics", a.Metrics.Handler(a.refreshGauges))
+			r.Method(http.MethodGet, "/metrics", readers("read the node's metrics", a.Metrics.Handler(a.refreshGauges)))
 		}},
 	}
 	for _, s := range a.subsystems {
@@ -251,7 +257,8 @@ func (a *App) wire(ctx context.Context) error {
 		Writable: a.Writable}
 	routes.Public = append(routes.Public, in.Mount)
 	routes.API = append(routes.API, func(r chi.Router) { httpapi.SentinelRoutes(r, sapi) })
-	routes.API = append(routes.API, func(r chi.Router) { httpapi.ClusterRoutes(r, clusterAPI{a}) })
+	routes.API = append(routes.API, func(r chi.Router) { httpapi.ClusterRoutes(r, scopedCluster{clusterAPI{a}}) })
+	routes.API = append(routes.API, func(r chi.Router) { httpapi.TokenRoutes(r, tokensAPI{a.principals}) })
 	dashboard, err := a.wireUI(sapi) // ui.go
 	if err != nil {
 		return err
@@ -261,7 +268,7 @@ func (a *App) wire(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	a.handler = ingress.NewHandler(ingress.Config{Token: a.Token, MaxBodyBytes: a.Cfg.MaxBodyBytes,
+	a.handler = ingress.NewHandler(ingress.Config{Token: a.Token, Principals: a.principals, MaxBodyBytes: a.Cfg.MaxBodyBytes,
 		BodyReadTimeout: a.Cfg.BodyReadTimeout, Hosts: hosts}, a, routes, log.With("component", "http"))
 	return nil
 }

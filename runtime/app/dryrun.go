@@ -18,9 +18,10 @@ type watchAPI struct {
 
 var _ api.DryRunner = watchAPI{}
 
-// sentinelsAPI is the in-process api.Sentinels of the REST routes and MCP.
-func (a *App) sentinelsAPI() watchAPI {
-	return watchAPI{sentinelAPI: sentinelAPI{svc: a.Sentinels, park: a.Park}, a: a}
+// sentinelsAPI is the in-process api.Sentinels of the REST routes, MCP
+// and the dashboard, as the request's principal may use it (scope.go).
+func (a *App) sentinelsAPI() scopedSentinels {
+	return scopedSentinels{next: watchAPI{sentinelAPI: sentinelAPI{svc: a.Sentinels, park: a.Park}, a: a}}
 }
 
 // maxDryRunExamples bounds the examples of a dry run (the newest kept).
