@@ -33,10 +33,10 @@ type Record struct {
 	// ID is the principal's stable id (owner of its MCP Events
 	// subscriptions): a new token of a revoked one's name is another
 	// principal.
-	ID       string    `json:"id"`
-	Name     string    `json:"name"`
+	ID       string         `json:"id"`
+	Name     string         `json:"name"`
 	Scope    sentinel.Scope `json:"scope"`
-	Sessions string    `json:"sessions,omitempty"`
+	Sessions string         `json:"sessions,omitempty"`
 	// Hash is the hex SHA-256 of the token (hashOf).
 	Hash      string    `json:"hash"`
 	CreatedAt time.Time `json:"createdAt"`
