@@ -32,7 +32,7 @@ func RouteHandshakeTLS(t testing.TB, addr, cluster, user, pass string, tc *tls.C
 	}
 	defer c.Close()
 	_ = c.SetDeadline(time.Now().Add(10 * time.Second))
-	var conn net.Conn = c
+	conn := c
 	if tc != nil {
 		// A TLS route listener handshakes first and sends INFO inside TLS.
 		tlsc := tls.Client(c, tc)
