@@ -361,32 +361,30 @@ const MinTokenLen = 32
 
 // validateToken checks a configured API token without ever quoting it.
 func validateToken(tok string) error {
-	if tok == "" {
-		return nil
-	}
-	if len(tok) < MinTokenLen {
-		return fmt.Errorf("token (AGENTPROTO_TOKEN) has %d characters, fewer than %d: give a longer secret (e.g. `openssl rand -hex 32`), or unset it and the node generates <home>/daemon-token", len(tok), MinTokenLen)
-	}
-	for i := 0; i < len(tok); i++ {
-		if tok[i] <= ' ' || tok[i] > '~' {
-			return errors.New("token (AGENTPROTO_TOKEN) must be printable ASCII without spaces (it travels in the Authorization header)")
-		}
-	}
-	return nil
+	return validateSecret("token (AGENTPROTO_TOKEN)", tok,
+		"or unset it and the node generates <home>/daemon-token", "it travels in the Authorization header")
 }
 
 // validateClusterToken checks a configured route secret without ever
 // quoting it.
 func validateClusterToken(tok string) error {
+	return validateSecret("cluster.token (AGENTPROTO_CLUSTER_TOKEN)", tok, "the same on every node", "the same on every node")
+}
+
+// validateSecret checks a configured secret (empty: none configured): at
+// least MinTokenLen printable ASCII characters without spaces. Errors name
+// the key and what to do (fix for a short one, why for a bad character),
+// never the value.
+func validateSecret(key, tok, fix, why string) error {
 	if tok == "" {
 		return nil
 	}
 	if len(tok) < MinTokenLen {
-		return fmt.Errorf("cluster.token (AGENTPROTO_CLUSTER_TOKEN) has %d characters, fewer than %d: give a longer secret (e.g. `openssl rand -hex 32`), the same on every node", len(tok), MinTokenLen)
+		return fmt.Errorf("%s has %d characters, fewer than %d: give a longer secret (e.g. `openssl rand -hex 32`), %s", key, len(tok), MinTokenLen, fix)
 	}
 	for i := 0; i < len(tok); i++ {
 		if tok[i] <= ' ' || tok[i] > '~' {
-			return errors.New("cluster.token (AGENTPROTO_CLUSTER_TOKEN) must be printable ASCII without spaces")
+			return fmt.Errorf("%s must be printable ASCII without spaces (%s)", key, why)
 		}
 	}
 	return nil
