@@ -21,6 +21,9 @@ COPY sentinel /sentinel
 COPY --chown=10001:10001 home/ /
 
 USER 10001:10001
+# Listening on every address beyond loopback needs TLS (tls_cert, tls_key)
+# or an explicit AGENTPROTO_ALLOW_INSECURE_REMOTE=true: the image sets
+# neither, the compose files choose.
 ENV AGENTPROTO_HOME=/data \
     AGENTPROTO_LISTEN=0.0.0.0:7717 \
     AGENTPROTO_ALLOW_REMOTE=true

@@ -127,6 +127,18 @@ const (
 	CodeCallbackPrefix = "callback_"
 )
 
+// Principal error codes: what a token may do, and the named tokens.
+const (
+	// CodeForbiddenScope refuses what the caller's token may not do (its
+	// scope, or a session outside its prefix).
+	CodeForbiddenScope = "forbidden_scope"
+	// CodeTokenExists refuses a named token whose name is taken.
+	CodeTokenExists = "token_exists"
+	// CodeTokenNotFound names a token that does not exist (or was
+	// revoked).
+	CodeTokenNotFound = "token_not_found"
+)
+
 // Storage sentinels shared by every layer: a missing key and a lost
 // compare-and-set race. Stores wrap them; callers test with errors.Is.
 var (

@@ -93,7 +93,7 @@ func Dial(ctx context.Context, c ClientConfig) (*nats.Conn, error) {
 	}
 	nc, err := nats.Connect(strings.Join(c.URLs, ","), opts...)
 	if err != nil {
-		return nil, fmt.Errorf("bus: connect to %s: %w", strings.Join(c.URLs, ","), err)
+		return nil, fmt.Errorf("bus: connect to %s: %w", redactURLs(c.URLs), scrub(err, c.URLs))
 	}
 	if v := nc.ConnectedServerVersion(); !versionAtLeast(v, MinServerVersion) {
 		nc.Close()

@@ -23,8 +23,11 @@ const MaxHeaderBytes = 64 << 10
 
 // Config configures the HTTP listener.
 type Config struct {
-	// Token is the API bearer token.
+	// Token is the API bearer token: the operator's (api.Operator).
 	Token string
+	// Principals, when set, authenticates the other bearer tokens (named
+	// tokens with scopes).
+	Principals api.Authenticator
 	// MaxBodyBytes caps API request bodies (default 1 MiB).
 	MaxBodyBytes int64
 	// BodyReadTimeout bounds how long any request body may take to arrive
@@ -68,7 +71,9 @@ type Server struct {
 // forbidden_host), the cross-origin check of state-changing requests (403
 // forbidden_origin), the body read deadline, then its group: Public (push
 // ingress), the dashboard's cookie (UI), or the bearer token (401) with
-// the body cap (API) or without it (Raw: streams, MCP, metrics).
+// the body cap and the read-only guard of read-scoped tokens (API) or
+// without them (Raw: streams, MCP, metrics; MCP tools check the scope in
+// the services).
 func NewHandler(cfg Config, health api.Health, routes Routes, log *slog.Logger) http.Handler {
 	if cfg.MaxBodyBytes <= 0 {
 		cfg.MaxBodyBytes = 1 << 20
@@ -107,9 +112,9 @@ func NewHandler(cfg Config, health api.Health, routes Routes, log *slog.Logger) 
 			m(c)
 		}
 		c.Group(func(g chi.Router) {
-			g.Use(BearerAuth(cfg.Token))
+			g.Use(BearerAuth(cfg.Token, cfg.Principals))
 			g.Group(func(a chi.Router) {
-				a.Use(BodyLimit(cfg.MaxBodyBytes), WritesNeedQuorum(health))
+				a.Use(BodyLimit(cfg.MaxBodyBytes), ReadOnly, WritesNeedQuorum(health))
 				for _, m := range routes.API {
 					m(a)
 				}

@@ -2,6 +2,7 @@ package embedded
 
 import (
 	"crypto/sha256"
+	"crypto/tls"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -30,13 +31,25 @@ type Cluster struct {
 	// Routes are the peers' route URLs (nats://host:port); a node may list
 	// itself.
 	Routes []string
-	// Token is the route secret: routes authenticate with a user and
-	// password, so the node derives both from it. Never logged.
+	// Token is the route secret, required (at least MinRouteTokenLen
+	// characters): every route listener, loopback included, authenticates
+	// its routes with a user and password the node derives from it. Never
+	// logged.
 	Token string
 	// Advertise, when set, is the host:port other nodes dial for this
 	// node's routes (behind NAT or in containers).
 	Advertise string
+	// TLSCert and TLSKey (PEM files) are this node's route certificate,
+	// and TLSCA the CA that signs every node's. Set, all three: every
+	// route is TLS, verified both ways (a node accepts only a route that
+	// presents a certificate of the CA, and dials only peers whose
+	// certificate the CA signed for the route URL's host); the route
+	// credentials then travel inside TLS.
+	TLSCert, TLSKey, TLSCA string
 }
+
+// TLS reports whether route TLS is configured.
+func (c Cluster) TLS() bool { return c.TLSCert != "" || c.TLSKey != "" || c.TLSCA != "" }
 
 // Enabled reports whether a cluster is configured.
 func (c Cluster) Enabled() bool { return c.Listen != "" }
@@ -47,6 +60,20 @@ func RoutePassword(token string) string {
 	sum := sha256.Sum256([]byte("sentinel-route:" + token))
 	return hex.EncodeToString(sum[:])
 }
+
+// MinRouteTokenLen is the shortest route secret a cluster takes (the API
+// token's minimum).
+const MinRouteTokenLen = 32
+
+// ErrRouteTokenRequired is returned by Start for a cluster without a route
+// secret: a route listener that takes any route hands every record and
+// secret to whoever reaches its port, and lets them make a node run
+// commands, loopback included (any local user).
+var ErrRouteTokenRequired = errors.New("embedded: a cluster needs a route secret (cluster.token)")
+
+// ErrRouteTokenTooShort is returned by Start for a route secret shorter
+// than MinRouteTokenLen.
+var ErrRouteTokenTooShort = fmt.Errorf("embedded: cluster.token is shorter than %d characters", MinRouteTokenLen)
 
 // ErrSingleNodeStore is returned when a clustered server would start on a
 // store written by a single node: JetStream does not move standalone
@@ -83,8 +110,11 @@ func applyCluster(opts *server.Options, c Cluster, storeDir string) error {
 	if err != nil {
 		return fmt.Errorf("embedded: cluster.listen port %q: %w", port, err)
 	}
-	if c.Token == "" && !isLoopbackHost(host) {
-		return fmt.Errorf("embedded: cluster.listen %q is not a loopback address and cluster.token is empty: set cluster.token (AGENTPROTO_CLUSTER_TOKEN), the same on every node", c.Listen)
+	switch {
+	case c.Token == "":
+		return ErrRouteTokenRequired
+	case len(c.Token) < MinRouteTokenLen:
+		return fmt.Errorf("%w (it has %d)", ErrRouteTokenTooShort, len(c.Token))
 	}
 	if err := refuseSingleNodeStore(storeDir); err != nil {
 		return err
@@ -93,10 +123,10 @@ func applyCluster(opts *server.Options, c Cluster, storeDir string) error {
 	// every 2 minutes: a node cut off must find out in seconds (runtime/cluster).
 	opts.Cluster = server.ClusterOpts{Name: c.Name, Host: host, Port: p, Advertise: c.Advertise, ConnectRetries: -1,
 		PingInterval: RoutePingInterval, MaxPingsOut: RouteMaxPingsOut}
-	pass := ""
-	if c.Token != "" {
-		pass = RoutePassword(c.Token)
-		opts.Cluster.Username, opts.Cluster.Password = routeUser, pass
+	pass := RoutePassword(c.Token)
+	opts.Cluster.Username, opts.Cluster.Password = routeUser, pass
+	if err := applyRouteTLS(opts, c); err != nil {
+		return err
 	}
 	for _, raw := range c.Routes {
 		raw = strings.TrimSpace(raw)
@@ -110,11 +140,33 @@ func applyCluster(opts *server.Options, c Cluster, storeDir string) error {
 		if u.User != nil {
 			return fmt.Errorf("embedded: cluster.routes entry %q must not carry credentials: set cluster.token", redactURL(raw))
 		}
-		if pass != "" {
-			u.User = url.UserPassword(routeUser, pass)
-		}
+		u.User = url.UserPassword(routeUser, pass)
 		opts.Routes = append(opts.Routes, u)
 	}
+	return nil
+}
+
+// RouteTLSTimeout bounds a route's TLS handshake (seconds).
+const RouteTLSTimeout = 2
+
+// applyRouteTLS configures route TLS as nats-server's own configuration
+// does for a cluster block: mutual, with the CA as the pool of both sides
+// (a node accepts routes and dials them).
+func applyRouteTLS(opts *server.Options, c Cluster) error {
+	if !c.TLS() {
+		return nil
+	}
+	if c.TLSCert == "" || c.TLSKey == "" || c.TLSCA == "" {
+		return errors.New("embedded: route TLS needs cluster.tls_cert, cluster.tls_key and cluster.tls_ca together (the CA signs every node's certificate)")
+	}
+	tc, err := server.GenTLSConfig(&server.TLSConfigOpts{CertFile: c.TLSCert, KeyFile: c.TLSKey, CaFile: c.TLSCA, Verify: true,
+		Timeout: RouteTLSTimeout, MinVersion: tls.VersionTLS12})
+	if err != nil {
+		return fmt.Errorf("embedded: cluster.tls_cert/cluster.tls_key/cluster.tls_ca: %w", err)
+	}
+	tc.ClientAuth = tls.RequireAndVerifyClientCert
+	tc.RootCAs = tc.ClientCAs
+	opts.Cluster.TLSConfig, opts.Cluster.TLSTimeout = tc, RouteTLSTimeout
 	return nil
 }
 
@@ -130,14 +182,6 @@ func refuseSingleNodeStore(storeDir string) error {
 	}
 	return fmt.Errorf("%w: %s holds %d single-node streams; start the clustered node on a fresh home (or nats.store_dir), "+
 		"after delivering what waits (see docs/cluster.md, \"From one node to three\")", ErrSingleNodeStore, storeDir, len(streams))
-}
-
-func isLoopbackHost(host string) bool {
-	if host == "localhost" {
-		return true
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
 }
 
 // redactURL drops userinfo and query from a URL for messages.

@@ -114,7 +114,7 @@ func TestSilentRouteIsClosedWithinSeconds(t *testing.T) {
 		wg.Go(func() {
 			cfg := DefaultConfig()
 			cfg.StoreDir, cfg.SyncAlways, cfg.ServerName = t.TempDir(), false, fmt.Sprintf("s%d", i)
-			cfg.Cluster = Cluster{Name: "silent", Listen: fmt.Sprintf("127.0.0.1:%d", n.port), Routes: n.routes, Token: "silent-route-token"}
+			cfg.Cluster = Cluster{Name: "silent", Listen: fmt.Sprintf("127.0.0.1:%d", n.port), Routes: n.routes, Token: "silent-route-token-for-this-test-only"}
 			srvs[i], errs[i] = Start(cfg, nil)
 		})
 	}

@@ -28,10 +28,15 @@ const urlFlagUsage = "node URL, or a comma list of the nodes of one service trie
 // NewClient finds the nodes and the token: the URLs from --url, then
 // AGENTPROTO_URL (each a comma list of node URLs, tried in order), then
 // the one URL in <home>/daemon.json; the token from AGENTPROTO_TOKEN, then
-// the file AGENTPROTO_TOKEN_FILE names, then <home>/daemon-token. Failures name the fix.
+// the file AGENTPROTO_TOKEN_FILE names, then <home>/daemon-token. The token
+// is never sent over plain http beyond loopback (ErrInsecureURL, unless
+// AGENTPROTO_ALLOW_INSECURE_REMOTE=true); https nodes are verified with
+// the system's CAs plus AGENTPROTO_TLS_CA's, and the node daemon.json names
+// by the certificate it recorded. Failures name the fix.
 func NewClient(cmd *cobra.Command) (*apiclient.Client, error) {
 	home := resolveHome(cmd)
 	var urls []string
+	pin := ""
 	source, list := "--url", ""
 	if f := cmd.Flags().Lookup("url"); f != nil {
 		list = f.Value.String()
@@ -53,7 +58,7 @@ func NewClient(cmd *cobra.Command) (*apiclient.Client, error) {
 		if err := json.Unmarshal(raw, &info); err != nil || info.URL == "" {
 			return nil, &ExitError{Code: api.ExitUnavailable, Err: fmt.Errorf("%s is corrupt: restart the node with `sentinel serve`", filepath.Join(home, app.DaemonFile))}
 		}
-		urls = []string{info.URL}
+		urls, pin = []string{info.URL}, info.TLSCert
 	}
 	token, err := envToken()
 	if err != nil {
@@ -66,7 +71,16 @@ func NewClient(cmd *cobra.Command) (*apiclient.Client, error) {
 		}
 		token = strings.TrimSpace(string(raw))
 	}
-	return apiclient.NewNodes(urls, token), nil
+	if err := checkTokenTransport(urls, token); err != nil {
+		return nil, &ExitError{Code: api.ExitUsage, Err: err}
+	}
+	tc, err := clientTLS(pin)
+	if err != nil {
+		return nil, &ExitError{Code: api.ExitUsage, Err: err}
+	}
+	c := apiclient.NewNodes(urls, token)
+	withTLS(c.HTTP, tc)
+	return c, nil
 }
 
 // parseNodeURLs parses a comma list of node base URLs (source names where

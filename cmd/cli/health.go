@@ -51,12 +51,20 @@ it probes another endpoint, healthy on HTTP 200 (a nats-server's monitor:
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			opts.JSON = jsonFlag(cmd)
+			pin := ""
 			if opts.URL == "" {
-				u, err := localNodeURL(cmd)
+				u, p, err := localNodeURL(cmd)
 				if err != nil {
 					return &ExitError{Code: api.ExitError, Err: err}
 				}
-				opts.URL = u
+				opts.URL, pin = u, p
+			}
+			if opts.HTTP == nil {
+				tc, err := clientTLS(pin)
+				if err != nil {
+					return &ExitError{Code: api.ExitError, Err: err}
+				}
+				opts.HTTP = &http.Client{Transport: &http.Transport{Proxy: nil, TLSClientConfig: tc}}
 			}
 			if runF != nil {
 				return runF(opts)
@@ -137,14 +145,16 @@ func writeJSON(w io.Writer, v any) error {
 }
 
 // localNodeURL finds the node to probe: AGENTPROTO_URL's first entry,
-// else the configured listen address, else daemon.json.
-func localNodeURL(cmd *cobra.Command) (string, error) {
+// else the configured listen address (https with tls_cert), else
+// daemon.json; pin is the node's certificate file to pin when the URL is
+// its own (tls_cert, or what daemon.json records).
+func localNodeURL(cmd *cobra.Command) (u, pin string, err error) {
 	if list := strings.TrimSpace(os.Getenv("AGENTPROTO_URL")); list != "" {
 		urls, err := parseNodeURLs("AGENTPROTO_URL", list)
 		if err != nil {
-			return "", err
+			return "", "", err
 		}
-		return urls[0], nil
+		return urls[0], "", nil
 	}
 	cfg, err := LoadConfig(cmd, nil)
 	if err == nil {
@@ -152,19 +162,22 @@ func localNodeURL(cmd *cobra.Command) (string, error) {
 			if ip := net.ParseIP(host); host == "" || (ip != nil && ip.IsUnspecified()) {
 				host = "127.0.0.1"
 			}
-			return "http://" + net.JoinHostPort(host, port), nil
+			if cfg.TLSCert != "" {
+				return "https://" + net.JoinHostPort(host, port), cfg.TLSCert, nil
+			}
+			return "http://" + net.JoinHostPort(host, port), "", nil
 		}
 	}
 	home := resolveHome(cmd)
 	raw, err := os.ReadFile(filepath.Join(home, app.DaemonFile))
 	if err != nil {
-		return "", fmt.Errorf("no node to probe: pass --url, set AGENTPROTO_URL, or start one with `sentinel serve` (%w)", err)
+		return "", "", fmt.Errorf("no node to probe: pass --url, set AGENTPROTO_URL, or start one with `sentinel serve` (%w)", err)
 	}
 	var info app.DaemonInfo
 	if err := json.Unmarshal(raw, &info); err != nil || info.URL == "" {
-		return "", fmt.Errorf("%s is corrupt: pass --url", filepath.Join(home, app.DaemonFile))
+		return "", "", fmt.Errorf("%s is corrupt: pass --url", filepath.Join(home, app.DaemonFile))
 	}
-	return info.URL, nil
+	return info.URL, info.TLSCert, nil
 }
 
 func newHealthCmd(io IO) *cobra.Command { return NewCmdHealth(io, nil) }

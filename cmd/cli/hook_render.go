@@ -45,6 +45,9 @@ func renderMessages(msgs []api.Message) string {
 		if m.From.Label != "" {
 			attr(&b, "label", m.From.Label)
 		}
+		if m.From.Principal != "" {
+			attr(&b, "principal", m.From.Principal)
+		}
 		attr(&b, "kind", m.Kind)
 		attr(&b, "urgency", string(m.Urgency))
 		if m.ReplyTo != "" {

@@ -93,6 +93,11 @@ func inboxRun(cmd *cobra.Command, opts *InboxOptions) error {
 		if m.From.SessionID != "" {
 			from += ":" + m.From.SessionID
 		}
+		if m.From.Principal != "" && m.From.Relation != "principal" {
+			from += " (" + m.From.Principal + ")"
+		} else if m.From.Principal != "" {
+			from += ":" + m.From.Principal
+		}
 		row(w, strconv.FormatUint(m.Seq, 10), isoTime(m.Ts), string(m.Urgency), m.Kind, from, m.CorrelationID, clip(m.Text, 80))
 	}
 	if err := w.Flush(); err != nil {

@@ -4,7 +4,7 @@ import "github.com/spf13/cobra"
 
 // clientVerbs are the client verbs of a running node (watch, list, rm,
 // status, poll, adapters, setup, follow, unfollow, follows, session,
-// inbox, parked, cluster, explain, mcp), in help order. Each builder passes a nil runF: the
+// inbox, parked, cluster, token, explain, mcp), in help order. Each builder passes a nil runF: the
 // command runs its xRun.
 var clientVerbs = []verbBuilder{
 	func(io IO) *cobra.Command { return NewCmdWatch(io, nil) },
@@ -21,6 +21,7 @@ var clientVerbs = []verbBuilder{
 	func(io IO) *cobra.Command { return NewCmdInbox(io, nil) },
 	func(io IO) *cobra.Command { return NewCmdParked(io, nil) },
 	func(io IO) *cobra.Command { return NewCmdCluster(io, nil) },
+	NewCmdToken,
 	func(io IO) *cobra.Command { return NewCmdExplain(io, nil) },
 	func(io IO) *cobra.Command { return NewCmdMCP(io, nil) },
 }

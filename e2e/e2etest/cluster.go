@@ -28,7 +28,9 @@ type ClusterOptions struct {
 	NATSURL, NATSToken string
 	// Host, when set, is the address node i's API listens on; RouteHost
 	// the address of its route listener (default: Host). Both default to
-	// 127.0.0.1; a non-loopback one sets AGENTPROTO_ALLOW_REMOTE.
+	// 127.0.0.1; a non-loopback one sets AGENTPROTO_ALLOW_REMOTE and
+	// AGENTPROTO_ALLOW_INSECURE_REMOTE (the test's network namespaces are
+	// on this machine: no TLS).
 	Host, RouteHost func(i int) string
 	// Wrap, when set, is the argv prefix node i's command runs under (for
 	// example `ip netns exec <ns>`).
@@ -115,7 +117,7 @@ func StartCluster(t testing.TB, bin string, opts ClusterOptions) *Cluster {
 				"AGENTPROTO_CLUSTER_TOKEN="+routeToken)
 		}
 		if !isLoopback(host(i)) || !isLoopback(routeHost(i)) {
-			env = append(env, "AGENTPROTO_ALLOW_REMOTE=true")
+			env = append(env, "AGENTPROTO_ALLOW_REMOTE=true", "AGENTPROTO_ALLOW_INSECURE_REMOTE=true")
 		}
 		env = append(env, opts.Env...)
 		if opts.NodeEnv != nil {

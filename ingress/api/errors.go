@@ -33,6 +33,10 @@ const (
 	// CodePeerRemoveFailed: JetStream refused a peer removal or did not
 	// answer (no meta leader).
 	CodePeerRemoveFailed = "peer_remove_failed"
+	// CodeEndpointOperatorOnly refuses an endpoint setting (a URL a
+	// provider sends credentials to) through MCP: an operator sets it
+	// through the CLI or the API, with an admin token.
+	CodeEndpointOperatorOnly = "endpoint_operator_only"
 )
 
 // Entry is one row of the error catalogue.
@@ -90,6 +94,10 @@ var catalogue = map[string]int{
 	CodeNodeNotFound:                 http.StatusNotFound,
 	CodeNodeLive:                     http.StatusConflict,
 	CodePeerRemoveFailed:             http.StatusInternalServerError,
+	sentinel.CodeForbiddenScope:      http.StatusForbidden,
+	sentinel.CodeTokenExists:         http.StatusConflict,
+	sentinel.CodeTokenNotFound:       http.StatusNotFound,
+	CodeEndpointOperatorOnly:         http.StatusForbidden,
 
 	// The decision journal, explain, dry runs and replays.
 	sentinel.CodeEventNotFound:  http.StatusNotFound,

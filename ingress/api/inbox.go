@@ -8,11 +8,15 @@ import (
 	"github.com/agentproto/sentinel"
 )
 
-// MessageFrom is the computed sender of a message.
+// MessageFrom is the computed sender of a message. Relation is human for
+// the operator's token without a session, principal for a named token
+// without one (Principal names it), else the caller session's relation
+// to the recipient; Principal is set whenever a named token posted.
 type MessageFrom struct {
 	Relation  string `json:"relation"`
 	SessionID string `json:"sessionId,omitempty"`
 	Label     string `json:"label,omitempty"`
+	Principal string `json:"principal,omitempty"`
 }
 
 // Message is an AIP-46 inbox message.
@@ -69,6 +73,15 @@ const (
 	MinWait = time.Second
 	MaxWait = 49 * time.Second
 )
+
+// StreamSlots caps the long-held requests of a node (inbox streams and
+// long-polls, MCP inbox_wait calls, MCP Events streams), per key (a
+// session id, or a principal's) and in all. Acquire takes a slot and
+// returns its release (call it once); over a cap it returns an error with
+// code too_many_streams.
+type StreamSlots interface {
+	Acquire(key string) (release func(), err error)
+}
 
 // Inboxes is the inbox service every surface calls.
 type Inboxes interface {

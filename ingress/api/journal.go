@@ -59,13 +59,16 @@ type EventStory struct {
 // DryRun is the answer of a dry run (POST /sentinels?dryRun=true, with ok
 // and dryRun): how many journaled events of the spec's subjects the spec
 // would have matched since Since, with a few examples. Nothing is created.
+// Truncated says the node read only the newest journal.dry_run_scan
+// entries, so Since is later than journal.max_age ago.
 type DryRun struct {
-	Matched  int             `json:"matched"`
-	Scanned  int             `json:"scanned"`
-	Examples []DryRunExample `json:"examples"`
-	Since    string          `json:"since"`
-	Provider string          `json:"provider"`
-	Spec     sentinel.Spec   `json:"spec"`
+	Matched   int             `json:"matched"`
+	Scanned   int             `json:"scanned"`
+	Truncated bool            `json:"truncated,omitempty"`
+	Examples  []DryRunExample `json:"examples"`
+	Since     string          `json:"since"`
+	Provider  string          `json:"provider"`
+	Spec      sentinel.Spec   `json:"spec"`
 }
 
 // DryRunExample is one event a dry run matched.

@@ -44,6 +44,10 @@ type SetupResult struct {
 	Slug      string              `json:"slug"`
 	Stored    []string            `json:"stored"`
 	Readiness providers.Readiness `json:"readiness"`
+	// EndpointUnconfirmed: the setup set the provider's endpoint to a new
+	// value, so watches without a provider do not auto-select it until a
+	// setup restates the endpoint.
+	EndpointUnconfirmed bool `json:"endpointUnconfirmed,omitempty"`
 }
 
 // Parked is one parked record.

@@ -27,7 +27,11 @@ func InboxRoutes(r chi.Router, svc api.Inboxes) {
 // too_many_streams); a read without wait is never counted.
 func InboxReadRoutes(r chi.Router, svc api.Inboxes, cfg StreamConfig) {
 	cfg = cfg.withDefaults()
-	h := inboxHandlers{svc: svc, cfg: cfg, streams: newStreamLimiter(cfg.MaxStreams, cfg.MaxStreamsPerSession)}
+	streams := cfg.Limiter
+	if streams == nil {
+		streams = NewStreamLimiter(cfg.MaxStreams, cfg.MaxStreamsPerSession)
+	}
+	h := inboxHandlers{svc: svc, cfg: cfg, streams: streams}
 	r.Get("/sessions/{id}/inbox", h.read)
 	r.Get("/sessions/{id}/inbox/stream", h.stream)
 }
@@ -42,6 +46,10 @@ type StreamConfig struct {
 	// MaxStreamsPerSession caps those of one session (default
 	// DefaultMaxStreamsPerSession, never above MaxStreams).
 	MaxStreamsPerSession int
+	// Limiter, when set, is the node's shared limiter (the MCP waits and
+	// event streams count against it too); MaxStreams and
+	// MaxStreamsPerSession are then its business.
+	Limiter *StreamLimiter
 }
 
 func (c StreamConfig) withDefaults() StreamConfig {
@@ -60,7 +68,7 @@ func (c StreamConfig) withDefaults() StreamConfig {
 type inboxHandlers struct {
 	svc     api.Inboxes
 	cfg     StreamConfig
-	streams *streamLimiter
+	streams *StreamLimiter
 }
 
 // sendBody is POST /sessions/{id}/messages: a from field is refused.
@@ -108,7 +116,7 @@ func (h inboxHandlers) read(w http.ResponseWriter, r *http.Request) {
 			WriteError(w, werr)
 			return
 		}
-		release, lerr := h.streams.acquire(id)
+		release, lerr := h.streams.Acquire(id)
 		if lerr != nil {
 			WriteError(w, lerr)
 			return
@@ -190,7 +198,7 @@ func (h inboxHandlers) stream(w http.ResponseWriter, r *http.Request) {
 		WriteError(w, sentinel.Errorf(sentinel.CodeInternal, "streaming is not supported"))
 		return
 	}
-	release, err := h.streams.acquire(id)
+	release, err := h.streams.Acquire(id)
 	if err != nil {
 		WriteError(w, err)
 		return

@@ -104,6 +104,10 @@ func (h sentinelHandlers) dryRun(w http.ResponseWriter, r *http.Request, req sen
 	if res.Examples == nil {
 		res.Examples = []api.DryRunExample{}
 	}
-	WriteJSON(w, http.StatusOK, map[string]any{"ok": true, "dryRun": true, "matched": res.Matched, "scanned": res.Scanned,
-		"examples": res.Examples, "since": res.Since, "provider": res.Provider, "spec": res.Spec})
+	out := map[string]any{"ok": true, "dryRun": true, "matched": res.Matched, "scanned": res.Scanned,
+		"examples": res.Examples, "since": res.Since, "provider": res.Provider, "spec": res.Spec}
+	if res.Truncated {
+		out["truncated"] = true
+	}
+	WriteJSON(w, http.StatusOK, out)
 }

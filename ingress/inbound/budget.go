@@ -14,7 +14,8 @@ const DefaultMaxInFlight = 64 << 20
 var errBusy = errors.New("push ingress is holding too many body bytes")
 
 // budget counts the body bytes push ingress holds at once, so parallel
-// large posts cannot grow the node's memory without bound. It is safe for
+// large posts cannot grow the node's memory without bound. Bytes count
+// as they arrive (budgetReader), not as a request declares them. It is safe for
 // concurrent use.
 type budget struct {
 	mu   sync.Mutex
@@ -34,15 +35,6 @@ func (b *budget) take(n int64) bool {
 	return true
 }
 
-// takeUpTo reserves as many of n bytes as fit and returns how many.
-func (b *budget) takeUpTo(n int64) int64 {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	n = max(0, min(n, b.max-b.used))
-	b.used += n
-	return n
-}
-
 // give returns n reserved bytes.
 func (b *budget) give(n int64) {
 	b.mu.Lock()
@@ -57,13 +49,17 @@ func (b *budget) inUse() int64 {
 	return b.used
 }
 
-// chunk is the most a budgetReader reserves ahead of one read.
+// chunk is the most a budgetReader reads at once: the bytes of one read
+// are held before they are counted, so it bounds what a request holds
+// uncounted.
 const chunk = 32 << 10
 
-// budgetReader reserves budget for a body of unknown length as it arrives
-// (at most chunk bytes ahead of a read, and no more than is free); a read
-// with no room left fails with errBusy. held is what it reserved: the
-// caller gives it back once the body is dropped.
+// budgetReader counts a body against the budget as it arrives, whatever
+// length it declares: a read's bytes are reserved once they are read (at
+// most chunk at a time), and a read whose bytes do not fit fails with
+// errBusy. held is what it reserved: the caller gives it back once the
+// body is dropped. A sender that declares 25 MiB and trickles a byte holds
+// a byte.
 type budgetReader struct {
 	r    io.Reader
 	b    *budget
@@ -71,21 +67,15 @@ type budgetReader struct {
 }
 
 func (br *budgetReader) Read(p []byte) (int, error) {
-	if len(p) == 0 {
-		return 0, nil
+	if len(p) > chunk {
+		p = p[:chunk]
 	}
-	got := br.b.takeUpTo(int64(min(len(p), chunk)))
-	if got == 0 {
-		// No room: a one-byte probe tells the end of the body (a body that
-		// fills the budget exactly) from more of it.
-		n, err := br.r.Read(p[:1])
-		if n == 0 {
-			return 0, err
+	n, err := br.r.Read(p)
+	if n > 0 {
+		if !br.b.take(int64(n)) {
+			return 0, errBusy
 		}
-		return 0, errBusy
+		br.held += int64(n)
 	}
-	n, err := br.r.Read(p[:got])
-	br.b.give(got - int64(n))
-	br.held += int64(n)
 	return n, err
 }

@@ -2,18 +2,18 @@
 // of the body is read it shape-checks the hook key and asks the runtime
 // whether the key exists (an unknown key is a bare 404, answered at once
 // and with the connection closed, so a body that never finishes costs
-// nothing); then it checks the declared length against the cap, reserves
-// the body's bytes from a node-wide in-flight budget (503 inbound_busy
-// when full), reads the body under the server's body read deadline (408
-// body_timeout), hands the raw bytes to the runtime (whose provider
+// nothing); then it checks the declared length against the cap, reads
+// the body under the server's body read deadline (408 body_timeout),
+// counting its bytes against a node-wide in-flight budget as they arrive
+// (503 inbound_busy when what arrived no longer fits), hands the raw bytes to the runtime (whose provider
 // verifies the signature before anything is parsed), and answers 200
 // once the events are persisted. It is never gated by the API bearer
 // token.
 package inbound
 
 import (
+	"bytes"
 	"errors"
-	"io"
 	"net/http"
 	"os"
 	"strings"
@@ -150,22 +150,21 @@ func (h *Handler) step(step string, start time.Time) {
 	}
 }
 
-// read reads the body within MaxBody, reserving its bytes from the budget:
-// all at once when the length is declared, else as they arrive. held is
-// what was reserved (give it back once the body is dropped).
+// read reads the body within MaxBody, counting its bytes against the
+// budget as they arrive (budgetReader), a declared length or not: the
+// declared length is checked against the cap before (handle), never
+// reserved ahead. held is what was reserved (give it back once the body
+// is dropped).
 func (h *Handler) read(w http.ResponseWriter, r *http.Request) (body []byte, held int64, err error) {
-	src := http.MaxBytesReader(w, r.Body, h.MaxBody)
-	if n := r.ContentLength; n >= 0 {
-		if !h.budget.take(n) {
-			return nil, 0, errBusy
-		}
-		body = make([]byte, n)
-		_, err = io.ReadFull(src, body)
-		return body, n, err
+	br := &budgetReader{r: http.MaxBytesReader(w, r.Body, h.MaxBody), b: h.budget}
+	var buf bytes.Buffer
+	if n := r.ContentLength; n > 0 {
+		// A small head start, never the declared length: memory follows
+		// what arrived.
+		buf.Grow(int(min(n, chunk)))
 	}
-	br := &budgetReader{r: src, b: h.budget}
-	body, err = io.ReadAll(br)
-	return body, br.held, err
+	_, err = buf.ReadFrom(br)
+	return buf.Bytes(), br.held, err
 }
 
 // bodyError answers a body that could not be read.

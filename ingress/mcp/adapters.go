@@ -7,6 +7,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
+	"github.com/agentproto/sentinel"
 	"github.com/agentproto/sentinel/ingress/api"
 )
 
@@ -46,7 +47,7 @@ func adapterTools(svc api.Sentinels) []server.ServerTool {
 		},
 		{
 			Tool: mcp.NewTool(ToolSetup,
-				mcp.WithDescription("Configure a provider that declares setup fields (e.g. agentpush). Returns the names of the stored fields and the provider's readiness; values are never echoed."),
+				mcp.WithDescription("Configure a provider that declares setup fields (e.g. agentpush's apiKey). Returns the names of the stored fields and the provider's readiness; values are never echoed. Endpoint fields (a URL the provider sends credentials to, such as baseUrl) are operator settings and are refused here: the operator sets them with `sentinel setup`."),
 				inputSchema[SetupArgs](),
 				annotations("Set up a sentinel provider", false, true, true, false),
 			),
@@ -58,6 +59,9 @@ func adapterTools(svc api.Sentinels) []server.ServerTool {
 				if len(a.Fields) == 0 {
 					return invalid(ToolSetup, "fields is required: an object of setup field values by name")
 				}
+				if err := refuseEndpoints(ctx, svc, slug, a.Fields); err != nil {
+					return fail(ToolSetup, err, nil)
+				}
 				res, err := svc.Setup(ctx, slug, a.Fields)
 				if err != nil {
 					return fail(ToolSetup, err, nil)
@@ -66,4 +70,31 @@ func adapterTools(svc api.Sentinels) []server.ServerTool {
 			}),
 		},
 	}
+}
+
+// refuseEndpoints refuses, with endpoint_operator_only, a setup through
+// MCP that gives any endpoint field of the provider (a URL it sends
+// credentials to, agentpush's baseUrl): an MCP client is an agent, and a
+// prompt-injected agent must not point a provider at its own server.
+// Endpoints are operator settings (`sentinel setup`, the API, with an
+// admin token). A provider the listing does not name is left to Setup's
+// own error.
+func refuseEndpoints(ctx context.Context, svc api.Sentinels, slug string, fields map[string]string) error {
+	as, err := svc.Adapters(ctx)
+	if err != nil {
+		return err
+	}
+	for _, a := range as {
+		if a.Slug != slug {
+			continue
+		}
+		for _, f := range a.SetupFields {
+			if _, given := fields[f.Name]; given && f.Endpoint {
+				return sentinel.Errorf(api.CodeEndpointOperatorOnly,
+					"%s is an endpoint of %s (where it sends its credentials): an operator setting, not settable through MCP; the operator runs `sentinel setup %s --field %s=<url>`",
+					f.Name, slug, slug, f.Name)
+			}
+		}
+	}
+	return nil
 }

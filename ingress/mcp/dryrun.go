@@ -23,6 +23,10 @@ func dryRun(ctx context.Context, svc api.Sentinels, wr sentinel.WatchRequest) *m
 	if res.Examples == nil {
 		res.Examples = []api.DryRunExample{}
 	}
-	return ok(map[string]any{"dryRun": true, "matched": res.Matched, "scanned": res.Scanned, "examples": res.Examples,
-		"since": res.Since, "provider": res.Provider, "spec": res.Spec})
+	out := map[string]any{"dryRun": true, "matched": res.Matched, "scanned": res.Scanned, "examples": res.Examples,
+		"since": res.Since, "provider": res.Provider, "spec": res.Spec}
+	if res.Truncated {
+		out["truncated"] = true
+	}
+	return ok(out)
 }

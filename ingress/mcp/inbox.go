@@ -43,7 +43,7 @@ type InboxWaitArgs struct {
 	Ack           *bool   `json:"ack,omitempty" jsonschema_description:"Advance the read cursor past the returned messages (default true; ignored with correlationId)."`
 }
 
-func inboxTools(svc api.Inboxes) []server.ServerTool {
+func inboxTools(svc api.Inboxes, streams api.StreamSlots) []server.ServerTool {
 	return []server.ServerTool{
 		{
 			Tool: mcp.NewTool(ToolInboxRead,
@@ -88,6 +88,13 @@ func inboxTools(svc api.Inboxes) []server.ServerTool {
 				q, err := inboxQuery(ctx, a.SessionID, a.After, a.CorrelationID, ack)
 				if err != nil {
 					return fail(ToolInboxWait, err, nil)
+				}
+				if streams != nil {
+					release, err := streams.Acquire(q.SessionID)
+					if err != nil {
+						return fail(ToolInboxWait, err, nil)
+					}
+					defer release()
 				}
 				page, err := svc.Wait(ctx, q, time.Duration(timeout)*time.Millisecond)
 				if err != nil {

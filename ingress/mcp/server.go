@@ -35,6 +35,9 @@ type Services struct {
 	Inbox     api.Inboxes
 	// Journal backs sentinel_explain (explain.go).
 	Journal api.Journal
+	// Streams, when set, caps inbox_wait calls with the node's other
+	// long-held requests (a wait holds a slot of its session).
+	Streams api.StreamSlots
 }
 
 // Options configure the server.
@@ -137,7 +140,7 @@ func Tools(svc Services) []server.ServerTool {
 		out = append(out, followTools(svc.Follows)...)
 	}
 	if svc.Inbox != nil {
-		out = append(out, inboxTools(svc.Inbox)...)
+		out = append(out, inboxTools(svc.Inbox, svc.Streams)...)
 	}
 	return out
 }

@@ -20,6 +20,10 @@ const (
 	CodeCallbackEndpointError = -32027
 )
 
+// codeTooManyStreams is the node's stream-cap code (ingress/api's
+// CodeTooManyStreams; this package imports the domain only).
+const codeTooManyStreams = "too_many_streams"
+
 // RPCError is a JSON-RPC error object. Message is the SEP's error name;
 // data carries the specifics (data.reason is the human explanation).
 type RPCError struct {
@@ -50,6 +54,8 @@ func ToRPC(err error) (*RPCError, bool) {
 		return &RPCError{Code: CodeForbidden, Message: "Forbidden", Data: reason}, true
 	case code == sentinel.CodeTooManySubscriptions:
 		return &RPCError{Code: CodeResourceExhausted, Message: "ResourceExhausted", Data: map[string]any{"limit": "subscriptions", "reason": se.Message}}, true
+	case code == codeTooManyStreams:
+		return &RPCError{Code: CodeResourceExhausted, Message: "ResourceExhausted", Data: map[string]any{"limit": "streams", "reason": se.Message}}, true
 	case code == sentinel.CodeTooManyVerifications:
 		return &RPCError{Code: CodeResourceExhausted, Message: "ResourceExhausted", Data: map[string]any{"limit": "verifications", "reason": se.Message}}, true
 	case code == sentinel.CodeUnsupportedDelivery:

@@ -28,7 +28,21 @@ type Server struct {
 	// the stream then gets its final frame.
 	Life context.Context
 	Log  *slog.Logger
+	// Streams, when set, caps open events/stream calls with the node's
+	// other long-held requests (keyed by principal); over a cap the call
+	// answers ResourceExhausted (limit "streams").
+	Streams StreamSlots
 }
+
+// StreamSlots caps long-held requests (the node's shared limiter):
+// Acquire takes a slot of key and returns its release, or an error whose
+// code is too_many_streams.
+type StreamSlots interface {
+	Acquire(key string) (release func(), err error)
+}
+
+// StreamKey is the limiter key of a principal's event streams.
+func StreamKey(principal string) string { return "events:" + principal }
 
 // Dispatch implements Dispatcher.
 func (s *Server) Dispatch(ctx context.Context, _ []byte, req *Request, emit func([]byte) error) {
@@ -80,6 +94,14 @@ func (s *Server) log() *slog.Logger {
 // final StreamEventsResult when the server ends the stream (never when
 // the client cancelled it).
 func (s *Server) stream(ctx context.Context, principal string, req *Request, emit func([]byte) error) {
+	if s.Streams != nil {
+		release, err := s.Streams.Acquire(StreamKey(principal))
+		if err != nil {
+			_ = emit(errorResponse(req.ID, s.rpcError(req.Method, err)))
+			return
+		}
+		defer release()
+	}
 	sctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	if s.Life != nil {

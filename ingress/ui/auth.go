@@ -9,6 +9,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"net"
 	"net/http"
 	"strconv"
 	"strings"
@@ -19,9 +20,12 @@ import (
 // CookieName is the dashboard's session cookie.
 const CookieName = "sentinel_ui"
 
+// SecureCookieName is the session cookie over TLS.
+const SecureCookieName = "__Host-sentinel_ui"
+
 // cookieVersion prefixes every signed payload, so a format change
-// invalidates old cookies instead of misreading them.
-const cookieVersion = "v1"
+// invalidates old cookies instead of misreading them (v2: the port).
+const cookieVersion = "v2"
 
 // Errors of a session cookie that does not authenticate.
 var (
@@ -30,6 +34,7 @@ var (
 	errBadSignature  = errors.New("session cookie signature does not verify")
 	errExpiredCookie = errors.New("session expired")
 	errRevoked       = errors.New("session signed out")
+	errOtherPort     = errors.New("session cookie of another port (sign in on this one)")
 )
 
 // session is a verified dashboard session.
@@ -41,11 +46,15 @@ type session struct {
 }
 
 // signer mints and verifies session cookies. A cookie is
-// base64url("v1|<expiry unix>|<nonce>") "." base64url(HMAC-SHA256), with
+// base64url("v2|<expiry unix>|<nonce>|<port>") "." base64url(HMAC-SHA256),
+// with
 // a key derived from the node's API token: every node of a cluster (one
 // token) accepts it, rotating the token invalidates every session, and the
-// token itself never leaves the node. A sign-out revokes the nonce on this
-// node until the cookie would have expired.
+// token itself never leaves the node. The port is the port of the listener
+// that minted it: browsers send a host's cookies to every port of it, and
+// a listener on another port (another node of one machine, or any server
+// on another port of the host that relays it) is refused. A sign-out
+// revokes the nonce on this node until the cookie would have expired.
 type signer struct {
 	key []byte
 	ttl time.Duration
@@ -73,21 +82,21 @@ func (s *signer) mac(msg string) []byte {
 	return m.Sum(nil)
 }
 
-// mint returns a fresh session and its cookie value.
-func (s *signer) mint() (session, string, error) {
+// mint returns a fresh session and its cookie value, bound to port.
+func (s *signer) mint(port string) (session, string, error) {
 	var b [16]byte
 	if _, err := rand.Read(b[:]); err != nil {
 		return session{}, "", fmt.Errorf("session nonce: %w", err)
 	}
 	sess := session{nonce: hex.EncodeToString(b[:]), expires: s.now().Add(s.ttl)}
-	payload := cookieVersion + "|" + strconv.FormatInt(sess.expires.Unix(), 10) + "|" + sess.nonce
+	payload := cookieVersion + "|" + strconv.FormatInt(sess.expires.Unix(), 10) + "|" + sess.nonce + "|" + port
 	enc := base64.RawURLEncoding
 	return sess, enc.EncodeToString([]byte(payload)) + "." + enc.EncodeToString(s.mac(payload)), nil
 }
 
-// verify checks a cookie value: its signature (constant time), its expiry
-// and that it was not signed out.
-func (s *signer) verify(value string) (session, error) {
+// verify checks a cookie value: its signature (constant time), the port
+// it is bound to, its expiry and that it was not signed out.
+func (s *signer) verify(value, port string) (session, error) {
 	if value == "" {
 		return session{}, errNoCookie
 	}
@@ -108,8 +117,11 @@ func (s *signer) verify(value string) (session, error) {
 		return session{}, errBadSignature
 	}
 	parts := strings.Split(string(payload), "|")
-	if len(parts) != 3 || parts[0] != cookieVersion || len(parts[2]) != 32 {
+	if len(parts) != 4 || parts[0] != cookieVersion || len(parts[2]) != 32 {
 		return session{}, errBadCookie
+	}
+	if parts[3] != port {
+		return session{}, errOtherPort
 	}
 	exp, err := strconv.ParseInt(parts[1], 10, 64)
 	if err != nil {
@@ -176,11 +188,44 @@ func tokenMatches(want, got string) bool {
 	return want != "" && subtle.ConstantTimeCompare([]byte(strings.TrimSpace(got)), []byte(want)) == 1
 }
 
-// setCookie sets the session cookie: HttpOnly, SameSite=Strict, Path=/ui,
-// Secure when the request came over TLS.
+// cookieName is the session cookie of a request: SecureCookieName over
+// TLS, CookieName over plain HTTP.
+func cookieName(r *http.Request) string {
+	if r.TLS != nil {
+		return SecureCookieName
+	}
+	return CookieName
+}
+
+// cookiePath is where the cookie applies: "/" over TLS (the __Host-
+// prefix requires it), /ui over plain HTTP.
+func cookiePath(r *http.Request) string {
+	if r.TLS != nil {
+		return "/"
+	}
+	return "/ui"
+}
+
+// listenerPort is the port of the listener a request came in on ("" for
+// a request served without one, in-process).
+func listenerPort(r *http.Request) string {
+	addr, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr)
+	if !ok || addr == nil {
+		return ""
+	}
+	_, port, err := net.SplitHostPort(addr.String())
+	if err != nil {
+		return ""
+	}
+	return port
+}
+
+// setCookie sets the session cookie: HttpOnly, SameSite=Strict; over TLS
+// __Host-sentinel_ui (Secure, Path=/, no Domain), else sentinel_ui with
+// Path=/ui.
 func setCookie(w http.ResponseWriter, r *http.Request, value string, ttl time.Duration) {
 	http.SetCookie(w, &http.Cookie{
-		Name: CookieName, Value: value, Path: "/ui", MaxAge: int(ttl / time.Second),
+		Name: cookieName(r), Value: value, Path: cookiePath(r), MaxAge: int(ttl / time.Second),
 		HttpOnly: true, SameSite: http.SameSiteStrictMode, Secure: r.TLS != nil,
 	})
 }
@@ -188,7 +233,7 @@ func setCookie(w http.ResponseWriter, r *http.Request, value string, ttl time.Du
 // clearCookie deletes the session cookie.
 func clearCookie(w http.ResponseWriter, r *http.Request) {
 	http.SetCookie(w, &http.Cookie{
-		Name: CookieName, Value: "", Path: "/ui", MaxAge: -1,
+		Name: cookieName(r), Value: "", Path: cookiePath(r), MaxAge: -1,
 		HttpOnly: true, SameSite: http.SameSiteStrictMode, Secure: r.TLS != nil,
 	})
 }

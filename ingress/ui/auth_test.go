@@ -76,6 +76,7 @@ func TestUISignIn(t *testing.T) {
 	require.True(t, ck.HttpOnly)
 	require.Equal(t, http.SameSiteStrictMode, ck.SameSite)
 	require.Equal(t, "/ui", ck.Path)
+	require.Equal(t, 3600, ck.MaxAge, "a sign-in lasts an hour")
 	require.False(t, ck.Secure, "plain HTTP: not Secure")
 	require.NotContains(t, ck.Value, token)
 	require.NotContains(t, good.header.Get("Location"), token)
@@ -87,7 +88,10 @@ func TestUISignIn(t *testing.T) {
 	require.Equal(t, http.StatusSeeOther, d.do(c, http.MethodGet, "/ui/login", "", nil).status)
 }
 
-// TestUISecureCookieOverTLS: over TLS the cookie is Secure.
+// TestUISecureCookieOverTLS: over TLS the cookie is __Host-sentinel_ui:
+// Secure, Path=/, no Domain (a browser then sends it only to this host
+// over https, never to a plain-http server on another port), and it
+// authenticates the pages.
 func TestUISecureCookieOverTLS(t *testing.T) {
 	d := newDash(t, true)
 	c := d.client()
@@ -95,24 +99,64 @@ func TestUISecureCookieOverTLS(t *testing.T) {
 	require.Equal(t, http.StatusSeeOther, a.status, a.body)
 	cookies := (&http.Response{Header: a.header}).Cookies()
 	require.Len(t, cookies, 1)
+	require.Equal(t, ui.SecureCookieName, cookies[0].Name)
 	require.True(t, cookies[0].Secure)
+	require.Equal(t, "/", cookies[0].Path)
+	require.Empty(t, cookies[0].Domain)
+	require.Equal(t, http.StatusOK, d.do(c, http.MethodGet, "/ui/sentinels", "", nil).status)
+	// The plain name is not read over TLS.
+	req, _ := http.NewRequest(http.MethodGet, d.srv.URL+"/ui/sentinels", nil)
+	req.AddCookie(&http.Cookie{Name: ui.CookieName, Value: cookies[0].Value})
+	resp, err := d.srv.Client().Transport.RoundTrip(req)
+	require.NoError(t, err)
+	resp.Body.Close()
+	require.Equal(t, http.StatusSeeOther, resp.StatusCode)
 }
 
-// TestUISignInRateLimited: past five wrong tokens a minute from one
-// address, even the right token answers 429 with Retry-After; once the
-// minute is over the right token signs in.
+// TestUISignInRateLimited: wrong tokens are counted per address, and past
+// five a minute every further wrong one is slowed (a growing, bounded
+// delay) and answered 429 with Retry-After. The right token still signs
+// in while the address is limited: behind a proxy every client shares one
+// address, and five wrong guesses by anyone must not lock the operator
+// out.
 func TestUISignInRateLimited(t *testing.T) {
 	d := newDash(t, false)
 	c := d.client()
 	for i := 0; i < 5; i++ {
 		require.Equal(t, http.StatusUnauthorized, d.do(c, http.MethodPost, "/ui/login", "self", url.Values{"token": {"wrong"}}).status)
 	}
-	a := d.do(c, http.MethodPost, "/ui/login", "self", url.Values{"token": {token}})
-	require.Equal(t, http.StatusTooManyRequests, a.status)
-	require.NotEmpty(t, a.header.Get("Retry-After"))
-	require.Contains(t, a.body, "Too many wrong tokens")
-	d.advance(time.Minute)
-	d.signIn(c)
+	require.Empty(t, d.delays(), "wrong tokens within the limit are not slowed")
+	var waits []time.Duration
+	for i := 0; i < 3; i++ {
+		a := d.do(c, http.MethodPost, "/ui/login", "self", url.Values{"token": {"wrong"}})
+		require.Equal(t, http.StatusTooManyRequests, a.status)
+		require.NotEmpty(t, a.header.Get("Retry-After"))
+		require.Contains(t, a.body, "Too many wrong tokens")
+		got := d.delays()
+		require.Len(t, got, i+1, "each wrong token past the limit is slowed")
+		waits = append(waits, got[i])
+	}
+	require.Less(t, waits[0], waits[1])
+	require.Less(t, waits[1], waits[2])
+
+	// The operator, from the same address, while it is limited.
+	other := d.client()
+	d.signIn(other)
+	require.Len(t, d.delays(), 3, "the right token is not slowed")
+	// A success forgets the address's failures.
+	require.Equal(t, http.StatusUnauthorized, d.do(c, http.MethodPost, "/ui/login", "self", url.Values{"token": {"wrong"}}).status)
+}
+
+// The delay of a wrong token past the limit never exceeds the cap.
+func TestUISignInDelayIsBounded(t *testing.T) {
+	d := newDash(t, false)
+	c := d.client()
+	for i := 0; i < 30; i++ {
+		d.do(c, http.MethodPost, "/ui/login", "self", url.Values{"token": {"wrong"}})
+	}
+	got := d.delays()
+	require.NotEmpty(t, got)
+	require.Equal(t, ui.MaxSignInDelay, got[len(got)-1])
 }
 
 // TestUISessionCookieChecks: a tampered, expired, or other-token cookie
@@ -199,14 +243,16 @@ func TestUIWritesNeedCSRFAndSameOrigin(t *testing.T) {
 	require.Equal(t, http.StatusOK, d.do(other, http.MethodGet, "/ui/sentinels", "", nil).status)
 }
 
-// TestUICookieWorksOnEveryNodeOfTheService: the nodes of one service
-// share the API token, so a session signed in on one node is accepted by
-// another (its CSRF token too). A node of another token refuses it
-// (TestUISessionCookieChecks).
-func TestUICookieWorksOnEveryNodeOfTheService(t *testing.T) {
+// TestUICookieIsBoundToTheListenersPort: browsers send a host's cookies
+// to every port of it, so a cookie minted on one port (a node, or any
+// server another port of 127.0.0.1 runs) reaches the others. A cookie
+// carries the port of the listener that minted it, in its signed value,
+// and a listener on another port refuses it, though it holds the same
+// token.
+func TestUICookieIsBoundToTheListenersPort(t *testing.T) {
 	a, b := newDash(t, false), newDash(t, false)
 	c := a.client()
-	csrf := a.signIn(c)
+	a.signIn(c)
 	ua, _ := url.Parse(a.srv.URL + "/ui/")
 	cookie := c.Jar.Cookies(ua)[0]
 
@@ -215,7 +261,31 @@ func TestUICookieWorksOnEveryNodeOfTheService(t *testing.T) {
 	resp, err := b.srv.Client().Transport.RoundTrip(req)
 	require.NoError(t, err)
 	resp.Body.Close()
-	require.Equal(t, http.StatusOK, resp.StatusCode, "another node of the service accepts the session")
+	require.Equal(t, http.StatusSeeOther, resp.StatusCode, "a cookie of another port is refused")
+	require.Contains(t, resp.Header.Get("Set-Cookie"), "Max-Age=0")
+}
+
+// TestUICookieWorksOnEveryNodeOfTheService: the nodes of one service
+// share the API token, so a session signed in on one node is accepted by
+// another that answers on the same port (behind one load balancer, or a
+// node restarted in place), its CSRF token too. A node of another token
+// refuses it (TestUISessionCookieChecks).
+func TestUICookieWorksOnEveryNodeOfTheService(t *testing.T) {
+	a := newDash(t, false)
+	c := a.client()
+	csrf := a.signIn(c)
+	ua, _ := url.Parse(a.srv.URL + "/ui/")
+	cookie := c.Jar.Cookies(ua)[0]
+	addr := a.srv.Listener.Addr().String()
+	a.srv.Close()
+	b := newDashOn(t, addr)
+
+	req, _ := http.NewRequest(http.MethodGet, b.srv.URL+"/ui/sentinels", nil)
+	req.AddCookie(cookie)
+	resp, err := b.srv.Client().Transport.RoundTrip(req)
+	require.NoError(t, err)
+	resp.Body.Close()
+	require.Equal(t, http.StatusOK, resp.StatusCode, "another node of the service on the same port accepts the session")
 
 	form := url.Values{"csrf": {csrf}}
 	req, _ = http.NewRequest(http.MethodPost, b.srv.URL+"/ui/logout", strings.NewReader(form.Encode()))

@@ -4,6 +4,7 @@ import (
 	"context"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/http/cookiejar"
 	"net/http/httptest"
@@ -116,8 +117,23 @@ type dash struct {
 	sens *memSentinels
 	jr   *memJournal
 
-	mu  sync.Mutex
-	now time.Time
+	mu    sync.Mutex
+	now   time.Time
+	slept []time.Duration
+}
+
+// sleep records the sign-in delays the dashboard asks for (no real wait).
+func (d *dash) sleep(_ context.Context, by time.Duration) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.slept = append(d.slept, by)
+}
+
+// delays returns the sign-in delays asked for so far.
+func (d *dash) delays() []time.Duration {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return slices.Clone(d.slept)
 }
 
 func (d *dash) clock() time.Time {
@@ -145,16 +161,35 @@ func newDash(t *testing.T, tls bool) *dash {
 // newDashWith is newDash with the node token tok.
 func newDashWith(t *testing.T, tls bool, tok string) *dash {
 	t.Helper()
+	return newDashListening(t, tls, tok, "")
+}
+
+// newDashOn is newDash (plain HTTP) listening on addr (host:port).
+func newDashOn(t *testing.T, addr string) *dash {
+	t.Helper()
+	return newDashListening(t, false, token, addr)
+}
+
+// newDashListening builds the dashboard on addr ("" picks a port).
+func newDashListening(t *testing.T, tls bool, tok, addr string) *dash {
+	t.Helper()
 	d := &dash{t: t, sens: &memSentinels{}, jr: &memJournal{}, now: time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)}
 	h, err := ui.New(ui.Config{Token: tok, Services: ui.Services{Sentinels: d.sens, Journal: d.jr},
-		Refresh: 20 * time.Millisecond, Now: d.clock})
+		Refresh: 20 * time.Millisecond, Now: d.clock, Sleep: d.sleep})
 	require.NoError(t, err)
 	d.h = h
 	handler := ingress.NewHandler(ingress.Config{Token: tok}, ready{}, ingress.Routes{UI: []ingress.Mounter{h.Mount}}, slog.New(slog.DiscardHandler))
+	d.srv = httptest.NewUnstartedServer(handler)
+	if addr != "" {
+		ln, err := net.Listen("tcp", addr)
+		require.NoError(t, err)
+		d.srv.Listener.Close()
+		d.srv.Listener = ln
+	}
 	if tls {
-		d.srv = httptest.NewTLSServer(handler)
+		d.srv.StartTLS()
 	} else {
-		d.srv = httptest.NewServer(handler)
+		d.srv.Start()
 	}
 	t.Cleanup(func() { h.Close(); d.srv.Close() })
 	return d

@@ -8,15 +8,22 @@ import (
 )
 
 // Failed sign-in limits: at most maxFailures wrong tokens per client
-// address within failureWindow; past that the form answers 429 until the
-// window of the first failure ends.
+// address within failureWindow are answered at once; past that every
+// further wrong token is slowed (firstDelay, doubling, at most
+// MaxSignInDelay) and answered 429 until the window of the first failure
+// ends. A right token is never slowed nor refused: the limit is on
+// guessing, and behind a proxy every client shares one address.
 const (
+	firstDelay    = 250 * time.Millisecond
 	maxFailures   = 5
 	failureWindow = time.Minute
 	// maxClients bounds the per-address table; when it is full (many
 	// addresses guessing at once) every new address shares one bucket.
 	maxClients = 4096
 )
+
+// MaxSignInDelay caps the delay of one wrong token past the limit.
+const MaxSignInDelay = 5 * time.Second
 
 // overflowKey is the shared bucket of addresses the table has no room for.
 const overflowKey = "*"
@@ -61,11 +68,23 @@ func (l *loginLimiter) blocked(key string) (bool, time.Duration) {
 	return true, f.start.Add(failureWindow).Sub(now)
 }
 
-// fail records a failed sign-in of key.
-func (l *loginLimiter) fail(key string) {
+// fail records a failed sign-in of key and returns how long to slow its
+// answer: 0 within the limit, else firstDelay doubled per failure past
+// it, at most MaxSignInDelay.
+func (l *loginLimiter) fail(key string) time.Duration {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	l.entry(key, l.now(), true).n++
+	f := l.entry(key, l.now(), true)
+	f.n++
+	over := f.n - maxFailures
+	if over <= 0 {
+		return 0
+	}
+	d := firstDelay
+	for i := 1; i < over && d < MaxSignInDelay; i++ {
+		d *= 2
+	}
+	return min(d, MaxSignInDelay)
 }
 
 // reset forgets key's failures (a successful sign-in).

@@ -17,13 +17,16 @@ import (
 
 	"github.com/go-chi/chi/v5"
 
+	"github.com/agentproto/sentinel"
 	"github.com/agentproto/sentinel/ingress/api"
 )
 
 // Defaults of Config.
 const (
-	// DefaultSessionTTL is how long a sign-in lasts.
-	DefaultSessionTTL = 12 * time.Hour
+	// DefaultSessionTTL is how long a sign-in lasts: an hour, since the
+	// cookie reaches every port of the host over plain HTTP
+	// (docs/dashboard.md, "What the cookie does not protect").
+	DefaultSessionTTL = time.Hour
 	// DefaultRefresh is how often a page's stream re-reads what its live
 	// regions show.
 	DefaultRefresh = time.Second
@@ -61,7 +64,10 @@ type Config struct {
 	MaxStreams int
 	// Now is the clock (default time.Now).
 	Now func() time.Time
-	Log *slog.Logger
+	// Sleep waits d or until ctx ends: the delay of a wrong token past the
+	// sign-in limit (default a timer; tests record the delays instead).
+	Sleep func(ctx context.Context, d time.Duration)
+	Log   *slog.Logger
 }
 
 // Handler serves the dashboard.
@@ -94,12 +100,25 @@ func New(cfg Config) (*Handler, error) {
 	if cfg.Log == nil {
 		cfg.Log = slog.New(slog.DiscardHandler)
 	}
+	if cfg.Sleep == nil {
+		cfg.Sleep = sleepCtx
+	}
 	t, err := parseTemplates()
 	if err != nil {
 		return nil, err
 	}
 	return &Handler{cfg: cfg, signer: newSigner(cfg.Token, cfg.SessionTTL, cfg.Now), limiter: newLoginLimiter(cfg.Now),
 		tmpl: t, streams: make(chan struct{}, cfg.MaxStreams), done: make(chan struct{})}, nil
+}
+
+// sleepCtx waits d or until ctx ends.
+func sleepCtx(ctx context.Context, d time.Duration) {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+	case <-t.C:
+	}
 }
 
 // Close ends every open event stream (call it before the HTTP server
@@ -160,16 +179,17 @@ func sessionOf(r *http.Request) session {
 	return s
 }
 
-// authenticate lets through requests with a valid session cookie. Without
+// authenticate lets through requests with a valid session cookie, as
+// the operator's principal. Without
 // one a page GET is redirected to the sign-in form; a stream or a write
 // answers 401.
 func (h *Handler) authenticate(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		var value string
-		if c, err := r.Cookie(CookieName); err == nil {
+		if c, err := r.Cookie(cookieName(r)); err == nil {
 			value = c.Value
 		}
-		sess, err := h.signer.verify(value)
+		sess, err := h.signer.verify(value, listenerPort(r))
 		if err != nil {
 			if value != "" {
 				clearCookie(w, r)
@@ -181,7 +201,10 @@ func (h *Handler) authenticate(next http.Handler) http.Handler {
 			http.Error(w, "sign in first: "+err.Error(), http.StatusUnauthorized)
 			return
 		}
-		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), sessionKey{}, sess)))
+		// A dashboard session is the operator's: only the node's own token
+		// signs in.
+		ctx := api.WithPrincipal(context.WithValue(r.Context(), sessionKey{}, sess), sentinel.Operator())
+		next.ServeHTTP(w, r.WithContext(ctx))
 	})
 }
 

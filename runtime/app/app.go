@@ -28,6 +28,7 @@ import (
 	"github.com/agentproto/sentinel/runtime/metrics"
 	"github.com/agentproto/sentinel/runtime/park"
 	"github.com/agentproto/sentinel/runtime/poll"
+	"github.com/agentproto/sentinel/runtime/principals"
 	"github.com/agentproto/sentinel/runtime/sentinels"
 	"github.com/agentproto/sentinel/runtime/storage"
 	"github.com/agentproto/sentinel/runtime/subscriptions"
@@ -68,6 +69,11 @@ type App struct {
 	wg        sync.WaitGroup
 
 	subsystems []subsystem
+	// streams caps the node's long-held requests, shared by every surface
+	// (inbox streams and long-polls, MCP inbox_wait, MCP Events streams).
+	streams *httpapi.StreamLimiter
+	// principals are the named tokens (tokens.go).
+	principals *principals.Store
 }
 
 type step struct {
@@ -87,6 +93,7 @@ func New(cfg Config, log *slog.Logger) (_ *App, err error) {
 		return nil, err
 	}
 	a := &App{Cfg: cfg, Log: log, now: time.Now}
+	a.warnInsecure() // transport.go
 	defer func() {
 		if err != nil {
 			ctx, cancel := context.WithTimeout(context.Background(), cfg.ShutdownTimeout)
@@ -143,7 +150,7 @@ func New(cfg Config, log *slog.Logger) (_ *App, err error) {
 		return nil, err
 	}
 
-	if a.ln, err = ingress.Listen(cfg.Listen); err != nil {
+	if err = a.listen(); err != nil { // transport.go: TLS with tls_cert
 		if errors.Is(err, syscall.EADDRINUSE) {
 			return nil, fmt.Errorf("%w (is another sentinel node running? stop it, or pass --listen with another port; port 0 picks a free one)", err)
 		}
@@ -211,13 +218,17 @@ func (a *App) wire(ctx context.Context) error {
 	if err := a.openEvents(ctx); err != nil {
 		return err
 	}
+	if err := a.openPrincipals(ctx); err != nil { // tokens.go
+		return err
+	}
+	a.streams = httpapi.NewStreamLimiter(a.Cfg.MaxStreams, a.Cfg.MaxStreamsPerSession)
 	a.subsystems = []subsystem{a.wireSessions(), a.wireMCP(), a.wireEvents()}
 	var router deliver.Router = deliver.DirectRouter{Inbox: a.Inbox, Now: func() string { return sentinel.FormatTime(now()) }}
 	routes := ingress.Routes{
 		Public: []ingress.Mounter{},
 		API:    []ingress.Mounter{},
 		Raw: []ingress.Mounter{func(r chi.Router) {
-			r.Method(http.MethodGet, "/metrics", a.Metrics.Handler(a.refreshGauges))
+			r.Method(http.MethodGet, "/metrics", readers("read the node's metrics", a.Metrics.Handler(a.refreshGauges)))
 		}},
 	}
 	for _, s := range a.subsystems {
@@ -246,7 +257,8 @@ func (a *App) wire(ctx context.Context) error {
 		Writable: a.Writable}
 	routes.Public = append(routes.Public, in.Mount)
 	routes.API = append(routes.API, func(r chi.Router) { httpapi.SentinelRoutes(r, sapi) })
-	routes.API = append(routes.API, func(r chi.Router) { httpapi.ClusterRoutes(r, clusterAPI{a}) })
+	routes.API = append(routes.API, func(r chi.Router) { httpapi.ClusterRoutes(r, scopedCluster{clusterAPI{a}}) })
+	routes.API = append(routes.API, func(r chi.Router) { httpapi.TokenRoutes(r, tokensAPI{a.principals}) })
 	dashboard, err := a.wireUI(sapi) // ui.go
 	if err != nil {
 		return err
@@ -256,7 +268,7 @@ func (a *App) wire(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	a.handler = ingress.NewHandler(ingress.Config{Token: a.Token, MaxBodyBytes: a.Cfg.MaxBodyBytes,
+	a.handler = ingress.NewHandler(ingress.Config{Token: a.Token, Principals: a.principals, MaxBodyBytes: a.Cfg.MaxBodyBytes,
 		BodyReadTimeout: a.Cfg.BodyReadTimeout, Hosts: hosts}, a, routes, log.With("component", "http"))
 	return nil
 }
@@ -289,5 +301,5 @@ func (a *App) URL() string {
 			addr = net.JoinHostPort("127.0.0.1", port)
 		}
 	}
-	return "http://" + addr
+	return a.scheme() + "://" + addr
 }

@@ -35,6 +35,16 @@ type Config struct {
 	Listen string `mapstructure:"listen"`
 	// AllowRemote must be set to listen on a non-loopback address.
 	AllowRemote bool `mapstructure:"allow_remote"`
+	// TLSCert and TLSKey (PEM files), both set, make the API listener
+	// serve https (reloaded when the files change). Required for a
+	// listener beyond loopback unless AllowInsecureRemote.
+	TLSCert string `mapstructure:"tls_cert"`
+	TLSKey  string `mapstructure:"tls_key"`
+	// AllowInsecureRemote lets a listener beyond loopback (the API, the
+	// route listener, the NATS client listener) run without TLS: the
+	// bearer token, the route credentials and every replicated secret
+	// then cross the network in clear. Logged as a warning at start.
+	AllowInsecureRemote bool `mapstructure:"allow_insecure_remote"`
 	// PublicURL is the daemon's public origin (AGENTPROTO_PUBLIC_URL or
 	// AGENTPROTO_PUBLIC_HTTP_ORIGIN), used by push providers.
 	PublicURL string `mapstructure:"public_url"`
@@ -129,8 +139,10 @@ type ClusterConfig struct {
 	Listen string `mapstructure:"listen"`
 	// Routes are the peers, nats://host:port (a node may list itself).
 	Routes []string `mapstructure:"routes"`
-	// Token is the route secret, the same on every node; required for a
-	// non-loopback route listener. Never logged or shown.
+	// Token is the route secret, the same on every node, at least
+	// MinTokenLen printable characters: every route listener, loopback
+	// included, authenticates routes with it. Empty, the node keeps it in
+	// <home>/cluster-token (routetoken.go). Never logged or shown.
 	Token string `mapstructure:"token"`
 	// Advertise is the host:port peers dial for this node's routes, when
 	// it differs from Listen (containers, NAT).
@@ -138,6 +150,13 @@ type ClusterConfig struct {
 	// Wait bounds how long start-up waits for a JetStream meta leader
 	// (a majority of the servers up); default 2m.
 	Wait time.Duration `mapstructure:"wait"`
+	// TLSCert and TLSKey (PEM files) are this node's route certificate,
+	// TLSCA the CA that signs every node's: set, all three, every route is
+	// TLS verified both ways. Required for a route listener beyond
+	// loopback unless allow_insecure_remote.
+	TLSCert string `mapstructure:"tls_cert"`
+	TLSKey  string `mapstructure:"tls_key"`
+	TLSCA   string `mapstructure:"tls_ca"`
 }
 
 // Clustered reports whether an embedded cluster is configured.
@@ -252,6 +271,9 @@ func (c *Config) Validate() error {
 			return fmt.Errorf("nats.listen %q is not a loopback address: pass --allow-remote (allow_remote) to open the NATS port beyond this machine", c.NATS.Listen)
 		}
 	}
+	if err := c.validateTransport(); err != nil {
+		return err
+	}
 	if err := validateToken(c.Token); err != nil {
 		return err
 	}
@@ -305,8 +327,8 @@ func (c *Config) validateTopology() error {
 		if err != nil {
 			return fmt.Errorf("cluster.listen %q must be host:port: %w", c.Cluster.Listen, err)
 		}
-		if c.Cluster.Token == "" && !isLoopback(host) {
-			return fmt.Errorf("cluster.listen %q is not a loopback address: set cluster.token (AGENTPROTO_CLUSTER_TOKEN), the same secret on every node", c.Cluster.Listen)
+		if err := validateClusterToken(c.Cluster.Token); err != nil {
+			return err
 		}
 		if !c.AllowRemote && !isLoopback(host) {
 			return fmt.Errorf("cluster.listen %q is not a loopback address: pass --allow-remote to open the route port beyond this machine", c.Cluster.Listen)
@@ -339,15 +361,30 @@ const MinTokenLen = 32
 
 // validateToken checks a configured API token without ever quoting it.
 func validateToken(tok string) error {
+	return validateSecret("token (AGENTPROTO_TOKEN)", tok,
+		"or unset it and the node generates <home>/daemon-token", "it travels in the Authorization header")
+}
+
+// validateClusterToken checks a configured route secret without ever
+// quoting it.
+func validateClusterToken(tok string) error {
+	return validateSecret("cluster.token (AGENTPROTO_CLUSTER_TOKEN)", tok, "the same on every node", "the same on every node")
+}
+
+// validateSecret checks a configured secret (empty: none configured): at
+// least MinTokenLen printable ASCII characters without spaces. Errors name
+// the key and what to do (fix for a short one, why for a bad character),
+// never the value.
+func validateSecret(key, tok, fix, why string) error {
 	if tok == "" {
 		return nil
 	}
 	if len(tok) < MinTokenLen {
-		return fmt.Errorf("token (AGENTPROTO_TOKEN) has %d characters, fewer than %d: give a longer secret (e.g. `openssl rand -hex 32`), or unset it and the node generates <home>/daemon-token", len(tok), MinTokenLen)
+		return fmt.Errorf("%s has %d characters, fewer than %d: give a longer secret (e.g. `openssl rand -hex 32`), %s", key, len(tok), MinTokenLen, fix)
 	}
 	for i := 0; i < len(tok); i++ {
 		if tok[i] <= ' ' || tok[i] > '~' {
-			return errors.New("token (AGENTPROTO_TOKEN) must be printable ASCII without spaces (it travels in the Authorization header)")
+			return fmt.Errorf("%s must be printable ASCII without spaces (%s)", key, why)
 		}
 	}
 	return nil

@@ -46,8 +46,12 @@ func (a *App) connectBus(ctx context.Context, cfg Config, log *slog.Logger) (*na
 		ncfg.ListenToken = tok
 	}
 	if cfg.Cluster.Clustered() {
+		tok, err := a.routeToken(cfg)
+		if err != nil {
+			return nil, 0, err
+		}
 		ncfg.Cluster = embedded.Cluster{Name: cfg.Cluster.Name, Listen: cfg.Cluster.Listen, Routes: cfg.Cluster.Routes,
-			Token: cfg.Cluster.Token, Advertise: cfg.Cluster.Advertise}
+			Token: tok, Advertise: cfg.Cluster.Advertise, TLSCert: cfg.Cluster.TLSCert, TLSKey: cfg.Cluster.TLSKey, TLSCA: cfg.Cluster.TLSCA}
 	}
 	srv, err := embedded.Start(ncfg, log.With("component", "nats"))
 	if err != nil {

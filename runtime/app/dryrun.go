@@ -18,19 +18,22 @@ type watchAPI struct {
 
 var _ api.DryRunner = watchAPI{}
 
-// sentinelsAPI is the in-process api.Sentinels of the REST routes and MCP.
-func (a *App) sentinelsAPI() watchAPI {
-	return watchAPI{sentinelAPI: sentinelAPI{svc: a.Sentinels, park: a.Park}, a: a}
+// sentinelsAPI is the in-process api.Sentinels of the REST routes, MCP
+// and the dashboard, as the request's principal may use it (scope.go).
+func (a *App) sentinelsAPI() scopedSentinels {
+	return scopedSentinels{next: watchAPI{sentinelAPI: sentinelAPI{svc: a.Sentinels, park: a.Park}, a: a}}
 }
 
 // maxDryRunExamples bounds the examples of a dry run (the newest kept).
 const maxDryRunExamples = 10
 
 // DryRun validates the request as a create would, resolves the provider
-// and runs the spec against every event the journal holds (whatever
-// sentinel received it, each event once) within journal.max_age: how
-// many it would have matched. It creates nothing and never calls the
-// provider's create.
+// and runs the spec against the events the journal holds (whatever
+// sentinel received them, each event once) within journal.max_age, at most
+// the newest journal.dry_run_scan entries: how many it would have matched.
+// Truncated says the window was cut short of journal.max_age (Since tells
+// where it began). It creates nothing and never calls the provider's
+// create.
 func (w watchAPI) DryRun(ctx context.Context, req sentinel.WatchRequest, caller string) (api.DryRun, error) {
 	spec, prov, err := w.a.Sentinels.Plan(ctx, req, caller)
 	if err != nil {
@@ -40,8 +43,9 @@ func (w watchAPI) DryRun(ctx context.Context, req sentinel.WatchRequest, caller 
 	window := j.MaxAge
 	since := w.a.now().Add(-window)
 	out := api.DryRun{Provider: prov.Info().Slug, Spec: spec, Examples: []api.DryRunExample{}}
+	// At most DryRunScan entries are read, so the set is bounded too.
 	seen := map[string]bool{}
-	first, err := j.Since(ctx, since, func(e journal.Entry) bool {
+	first, cut, err := j.Recent(ctx, since, j.DryRunScan, func(e journal.Entry) bool {
 		if seen[e.EventID] {
 			return true
 		}
@@ -63,6 +67,7 @@ func (w watchAPI) DryRun(ctx context.Context, req sentinel.WatchRequest, caller 
 	if first.After(since) {
 		since = first
 	}
+	out.Truncated = cut
 	out.Since = sentinel.FormatTime(since.Truncate(time.Millisecond))
 	return out, nil
 }

@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/agentproto/sentinel/runtime/app"
 )
 
 // TestDryRunCountsTheSeededHistoryAndCreatesNothing: two sentinels have
@@ -60,4 +62,28 @@ func TestDryRunCountsTheSeededHistoryAndCreatesNothing(t *testing.T) {
 	after, _, _ := fk.Counts()
 	require.Equal(t, creates, after, "a dry run never calls the provider's create")
 	require.Len(t, n.expect(200, "GET", "/sentinels", nil)["sentinels"].([]any), before, "a dry run stores nothing")
+}
+
+// A dry run reads at most journal.dry_run_scan journal entries, the
+// newest ones, however many the journal holds within journal.max_age
+// (it used to read the whole window with an unbounded set of the event
+// ids it saw): the answer's since says how far back it looked.
+func TestDryRunScansABoundedWindow(t *testing.T) {
+	n := startNodeWith(t, func(c *app.Config) { c.Journal.DryRunScan = 20 })
+	const pr = "github:acme/widgets#7"
+	s := n.expect(201, "POST", "/sentinels", map[string]any{"subject": pr, "sessionId": "s1", "provider": "fake", "types": []string{"*"}})
+	fk := fakeOf(t, n)
+	for i := 0; i < 40; i++ {
+		fk.Emit(journalEvent(fmt.Sprintf("evt_%02d", i), "github.check_suite.completed", pr, false))
+	}
+	n.app.Loop.PollNow(context.Background())
+	waitDecisions(t, n, s["sentinel"].(map[string]any)["id"].(string), 40)
+
+	dry := n.expect(200, "POST", "/sentinels?dryRun=true", map[string]any{"subject": pr, "sessionId": "s3", "provider": "fake",
+		"types": []string{"github.check_suite.*"}})
+	require.Equal(t, float64(20), dry["scanned"], "the newest 20 entries")
+	require.Equal(t, float64(20), dry["matched"])
+	ex := dry["examples"].([]any)
+	require.Equal(t, "evt_39", ex[len(ex)-1].(map[string]any)["eventId"], "the newest ones")
+	require.Equal(t, true, dry["truncated"], "the answer says the window was cut")
 }

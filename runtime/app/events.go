@@ -6,13 +6,17 @@ import (
 	"net/http"
 	"sync"
 
+	"github.com/agentproto/sentinel"
+	"github.com/agentproto/sentinel/ingress/api"
 	"github.com/agentproto/sentinel/ingress/mcpevents"
 	"github.com/agentproto/sentinel/runtime/subscriptions"
 )
 
-// EventsPrincipal is the principal of every MCP Events call: the holders
-// of the service's one bearer token are one principal.
-const EventsPrincipal = "api-token"
+// EventsPrincipal is the principal id of MCP Events calls made with the
+// node's own token (sentinel.OperatorID); a named token's calls are its
+// own principal's ("token:<id>"), so its subscriptions and cursors are
+// its alone.
+const EventsPrincipal = sentinel.OperatorID
 
 // openEvents provisions the MCP Events assets and builds the service
 // behind events/* (runtime/subscriptions). Every node serves it: the
@@ -74,7 +78,7 @@ func (a *App) wireEvents() subsystem {
 
 // eventsWrap is the MCP Events layer of /mcp.
 func (a *App) eventsWrap(life context.Context) func(http.Handler) http.Handler {
-	d := &mcpevents.Server{Svc: a.Events, Life: life, Log: a.Log.With("component", "mcp-events")}
-	opts := mcpevents.HTTPOptions{Principal: func(*http.Request) string { return EventsPrincipal }}
+	d := &mcpevents.Server{Svc: scopedEvents{a.Events}, Life: life, Log: a.Log.With("component", "mcp-events"), Streams: a.streams}
+	opts := mcpevents.HTTPOptions{Principal: func(r *http.Request) string { return api.PrincipalFrom(r.Context()).ID }}
 	return func(next http.Handler) http.Handler { return mcpevents.Handler(next, d, opts) }
 }

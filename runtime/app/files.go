@@ -49,6 +49,10 @@ func prepareHome(home string) error {
 type DaemonInfo struct {
 	URL string `json:"url"`
 	PID int    `json:"pid"`
+	// TLSCert is the API listener's certificate file (absolute) when the
+	// node serves https: a local client pins it (the URL names loopback,
+	// the certificate a public host).
+	TLSCert string `json:"tlsCert,omitempty"`
 }
 
 // lockHome takes an exclusive lock on <home>/daemon.lock so a second node

@@ -3,6 +3,7 @@ package app
 import (
 	"context"
 
+	"github.com/agentproto/sentinel/ingress/api"
 	"github.com/agentproto/sentinel/runtime/journal"
 )
 
@@ -21,7 +22,8 @@ func (a *App) openJournal(ctx context.Context) error {
 	return nil
 }
 
-// journalAPI is the in-process api.Journal of the REST routes and MCP.
-func (a *App) journalAPI() journalAPI {
-	return journalAPI{a: a}
+// journalAPI is the in-process api.Journal of the REST routes, MCP and
+// the dashboard, as the request's principal may use it (scope.go).
+func (a *App) journalAPI() api.Journal {
+	return scopedJournal{next: journalAPI{a: a}, sentinels: a.sentinelsAPI()}
 }

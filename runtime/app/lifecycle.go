@@ -72,7 +72,7 @@ func (a *App) Start(ctx context.Context) error {
 			a.push("drain streams", func(context.Context) error { drain(); return nil })
 		}
 	}
-	if err := writeDaemonInfo(a.Cfg.Home, DaemonInfo{URL: a.URL(), PID: os.Getpid()}); err != nil {
+	if err := writeDaemonInfo(a.Cfg.Home, DaemonInfo{URL: a.URL(), PID: os.Getpid(), TLSCert: absPath(a.Cfg.TLSCert)}); err != nil {
 		return err
 	}
 	a.push("daemon.json", func(context.Context) error {

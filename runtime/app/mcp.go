@@ -45,5 +45,6 @@ func (a *App) mcpServices() mcp.Services {
 		Follows:   follows,
 		Inbox:     inboxes,
 		Journal:   a.journalAPI(),
+		Streams:   a.streams,
 	}
 }

@@ -84,7 +84,7 @@ func (a *App) wireSessions() subsystem {
 	engine := follow.NewEngine(store, reg, resolver, inboxes.Append, a.Park, nil, a.Log.With("component", "follows"))
 	engine.Metrics = a.Metrics
 	w := &sessionWiring{registry: reg, inboxes: inboxes, notifier: notifier, homes: homes, autolink: autolink, engine: engine, follows: store}
-	sapi, iapi, fapi := sessionsAPI{reg: reg}, inboxesAPI{svc: inboxes}, followsAPI{engine: engine}
+	sapi, iapi, fapi := scopedSessions{sessionsAPI{reg: reg}}, scopedInboxes{inboxesAPI{svc: inboxes}}, scopedFollows{followsAPI{engine: engine}}
 	return subsystem{
 		Router:  router,
 		Checker: sessions.Checker{Registry: reg},
@@ -94,7 +94,7 @@ func (a *App) wireSessions() subsystem {
 			httpapi.FollowRoutes(r, fapi)
 		}},
 		Raw: []ingress.Mounter{func(r chi.Router) {
-			httpapi.InboxReadRoutes(r, iapi, httpapi.StreamConfig{MaxStreams: a.Cfg.MaxStreams, MaxStreamsPerSession: a.Cfg.MaxStreamsPerSession})
+			httpapi.InboxReadRoutes(r, iapi, httpapi.StreamConfig{Limiter: a.streams})
 		}},
 		Start: func(ctx context.Context) error { return w.start(ctx, a) },
 		Stop:  func(context.Context) error { w.stop(); return nil },
@@ -161,9 +161,10 @@ func (w *sessionWiring) stop() {
 }
 
 // sessionServices returns the in-process session, inbox and follow
-// services (for the MCP surface). They resolve the wiring at call time, so
+// services (for the MCP surface), as the request's principal may use them
+// (scope.go). They resolve the wiring at call time, so
 // they may be taken before wire() finishes.
 func (a *App) sessionServices() (api.Sessions, api.Inboxes, api.Follows) {
 	l := lazySessions{a: a}
-	return lazySessionsAPI{l}, lazyInboxesAPI{l}, lazyFollowsAPI{l}
+	return scopedSessions{lazySessionsAPI{l}}, scopedInboxes{lazyInboxesAPI{l}}, scopedFollows{lazyFollowsAPI{l}}
 }

@@ -98,8 +98,12 @@ func (s sessionsAPI) RecordPR(ctx context.Context, id string, pr api.RecordPR) e
 type inboxesAPI struct{ svc *sessions.Inboxes }
 
 func (s inboxesAPI) Send(ctx context.Context, to string, req api.SendMessage, caller string) (api.Message, error) {
-	msg, err := s.svc.Send(ctx, to, sessions.SendInput{Text: req.Text, Kind: req.Kind, Urgency: req.Urgency,
-		CorrelationID: req.CorrelationID, ReplyTo: req.ReplyTo, Data: req.Data}, caller)
+	in := sessions.SendInput{Text: req.Text, Kind: req.Kind, Urgency: req.Urgency,
+		CorrelationID: req.CorrelationID, ReplyTo: req.ReplyTo, Data: req.Data}
+	if p := api.PrincipalFrom(ctx); !p.Admin() {
+		in.Principal = p.Name // never "human": a named token posts as itself
+	}
+	msg, err := s.svc.Send(ctx, to, in, caller)
 	if err != nil {
 		return api.Message{}, err
 	}

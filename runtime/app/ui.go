@@ -10,10 +10,11 @@ import (
 // returns its mount. Its event streams end when the node starts stopping
 // (a subsystem Drain), before the HTTP server drains.
 func (a *App) wireUI(sapi api.Sentinels) (ingress.Mounter, error) {
-	svc := ui.Services{Sentinels: sapi, Journal: a.journalAPI(), Cluster: clusterAPI{a}}
+	svc := ui.Services{Sentinels: sapi, Journal: a.journalAPI(), Cluster: scopedCluster{clusterAPI{a}}}
 	for _, s := range a.subsystems {
 		if w := s.sessions; w != nil {
-			svc.Sessions, svc.Inboxes, svc.Follows = sessionsAPI{reg: w.registry}, inboxesAPI{svc: w.inboxes}, followsAPI{engine: w.engine}
+			svc.Sessions, svc.Inboxes, svc.Follows = scopedSessions{sessionsAPI{reg: w.registry}}, scopedInboxes{inboxesAPI{svc: w.inboxes}},
+				scopedFollows{followsAPI{engine: w.engine}}
 		}
 	}
 	h, err := ui.New(ui.Config{Token: a.Token, Services: svc, Log: a.Log.With("component", "ui")})

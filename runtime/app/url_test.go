@@ -25,6 +25,7 @@ func TestNodeOnEveryAddressNamesItselfByLoopback(t *testing.T) {
 	cfg.Home = t.TempDir()
 	cfg.Listen = "0.0.0.0:0"
 	cfg.AllowRemote = true
+	cfg.AllowInsecureRemote = true // no TLS: the test's own machine
 	cfg.NATS.SyncAlways = false
 	node, err := app.New(cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	require.NoError(t, err)

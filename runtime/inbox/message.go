@@ -16,6 +16,9 @@ const (
 	RelationSibling = "sibling"
 	RelationHuman   = "human"
 	RelationSystem  = "system"
+	// RelationPrincipal is a message a named token (not the operator)
+	// posted with no session of its own: From.Principal names it.
+	RelationPrincipal = "principal"
 )
 
 // Kinds of a message.
@@ -34,10 +37,13 @@ const MaxDataBytes = 16384
 const MaxTextBytes = 64 * 1024
 
 // From is the computed sender of a message; callers never set it.
+// Principal names the named token that posted it (never for the
+// operator's own token).
 type From struct {
 	Relation  string `json:"relation"`
 	SessionID string `json:"sessionId,omitempty"`
 	Label     string `json:"label,omitempty"`
+	Principal string `json:"principal,omitempty"`
 }
 
 // Message is an AIP-46 session message. Seq is the inbox stream sequence,

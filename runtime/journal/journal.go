@@ -16,11 +16,17 @@ type Config struct {
 	// past it entries are dropped and counted
 	// (sentinel_journal_dropped_total{reason="overflow"}).
 	QueueSize int `mapstructure:"queue_size"`
+	// DryRunScan bounds the entries one dry run reads, the newest ones
+	// within MaxAge (default DefaultDryRunScan).
+	DryRunScan int `mapstructure:"dry_run_scan"`
 }
+
+// DefaultDryRunScan is the default of Config.DryRunScan.
+const DefaultDryRunScan = 20_000
 
 // DefaultConfig returns the defaults.
 func DefaultConfig() Config {
-	return Config{MaxAge: bus.DefaultJournalMaxAge, QueueSize: DefaultQueueSize}
+	return Config{MaxAge: bus.DefaultJournalMaxAge, QueueSize: DefaultQueueSize, DryRunScan: DefaultDryRunScan}
 }
 
 // Validate checks the config.
@@ -31,6 +37,9 @@ func (c Config) Validate() error {
 	if c.QueueSize < 0 {
 		return fmt.Errorf("journal.queue_size must not be negative (0 takes the default)")
 	}
+	if c.DryRunScan < 0 || c.DryRunScan > 1_000_000 {
+		return fmt.Errorf("journal.dry_run_scan must be within 0..1000000 (0 takes the default)")
+	}
 	return nil
 }
 
@@ -40,6 +49,8 @@ type Journal struct {
 	*Writer
 	*Reader
 	MaxAge time.Duration
+	// DryRunScan bounds the entries one dry run reads.
+	DryRunScan int
 }
 
 // Open provisions the journal stream and returns a started writer and a
@@ -58,5 +69,8 @@ func Open(ctx context.Context, b *bus.Bus, cfg Config, wcfg WriterConfig) (*Jour
 		return nil, fmt.Errorf("journal writer: %w", err)
 	}
 	w.Start()
-	return &Journal{Writer: w, Reader: &Reader{Stream: s}, MaxAge: cfg.MaxAge}, nil
+	if cfg.DryRunScan <= 0 {
+		cfg.DryRunScan = DefaultDryRunScan
+	}
+	return &Journal{Writer: w, Reader: &Reader{Stream: s}, MaxAge: cfg.MaxAge, DryRunScan: cfg.DryRunScan}, nil
 }

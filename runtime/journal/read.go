@@ -104,6 +104,54 @@ func (r *Reader) Since(ctx context.Context, since time.Time, fn func(Entry) bool
 	return first, err
 }
 
+// Recent calls fn with the newest entries stored at or after since, at
+// most limit of them (the stream's last limit sequences, those older than
+// since skipped), oldest first, until fn returns false. It returns the
+// time of the first entry it passed to fn (zero when none) and whether the
+// window was cut: entries at or after since were left unread.
+func (r *Reader) Recent(ctx context.Context, since time.Time, limit int, fn func(Entry) bool) (first time.Time, cut bool, err error) {
+	info, err := r.Stream.Info(ctx)
+	if err != nil {
+		return time.Time{}, false, fmt.Errorf("journal read: %w", err)
+	}
+	st := info.State
+	if st.Msgs == 0 {
+		return time.Time{}, false, nil
+	}
+	start := st.FirstSeq
+	if limit > 0 && st.LastSeq >= uint64(limit) && st.LastSeq-uint64(limit)+1 > start {
+		start = st.LastSeq - uint64(limit) + 1
+	}
+	cfg := jetstream.OrderedConsumerConfig{FilterSubjects: []string{bus.JournalAll},
+		DeliverPolicy: jetstream.DeliverByStartSequencePolicy, OptStartSeq: start}
+	err = r.scan(ctx, cfg, func(e Entry, stored time.Time) bool {
+		if stored.Before(since) {
+			return true
+		}
+		if first.IsZero() {
+			first = stored
+		}
+		return fn(e)
+	})
+	if err != nil {
+		return first, false, err
+	}
+	// The window was cut when it starts past the stream's first entry and
+	// the entry before it is recent enough to have been read.
+	cut = start > st.FirstSeq && r.storedAtOrAfter(ctx, start-1, since)
+	return first, cut, nil
+}
+
+// storedAtOrAfter reports whether the entry at seq was stored at or after
+// since (false when it cannot be read).
+func (r *Reader) storedAtOrAfter(ctx context.Context, seq uint64, since time.Time) bool {
+	m, err := r.Stream.GetMsg(ctx, seq)
+	if err != nil {
+		return false
+	}
+	return !m.Time.Before(since)
+}
+
 // scanFrom reads the entries of filter from sequence from on. A probe
 // (next message by subject) answers an empty range without waiting.
 func (r *Reader) scanFrom(ctx context.Context, filter string, from uint64, fn func(Entry) bool) error {

@@ -34,7 +34,9 @@ type Adapter struct {
 
 // Adapters lists every provider with its readiness: ready, or available
 // with the reason in info.readiness (never a false ready); a provider that
-// names its credential's source has it in info.credentialSource too.
+// names its credential's source has it in info.credentialSource too; one
+// whose endpoint the last setup changed says info.autoSelect false, with
+// the reason.
 func (s *Service) Adapters(ctx context.Context) []Adapter {
 	var out []Adapter
 	for _, p := range s.Registry.All() {
@@ -43,9 +45,15 @@ func (s *Service) Adapters(ctx context.Context) []Adapter {
 		if sf, ok := p.(providers.SetupFielder); ok {
 			a.SetupFields = sf.SetupFields()
 		}
+		if s.endpointUnconfirmed(ctx, inf.Slug) {
+			a.Info = map[string]any{"autoSelect": false, "autoSelectReason": unconfirmedReason}
+		}
 		if _, ok := p.(providers.ReadinessChecker); ok {
 			r := readiness(ctx, p)
-			a.Info = map[string]any{"readiness": r}
+			if a.Info == nil {
+				a.Info = map[string]any{}
+			}
+			a.Info["readiness"] = r
 			if r.CredentialSource != "" {
 				a.Info["credentialSource"] = r.CredentialSource
 			}
@@ -64,6 +72,9 @@ type SetupResult struct {
 	Slug      string              `json:"slug"`
 	Stored    []string            `json:"stored"`
 	Readiness providers.Readiness `json:"readiness"`
+	// EndpointUnconfirmed: the endpoint was set to a new value, so
+	// auto-selection passes the provider by until a setup restates it.
+	EndpointUnconfirmed bool `json:"endpointUnconfirmed,omitempty"`
 }
 
 // Setup stores a provider's setup fields in the credential store and
@@ -111,8 +122,12 @@ func (s *Service) Setup(ctx context.Context, slug string, fields map[string]stri
 			s.Log.Warn("setup ledger write failed", "provider", slug, "err", err)
 		}
 	}
-	s.Log.Info("provider setup stored", "provider", slug, "fields", stored)
-	return SetupResult{Slug: slug, Stored: stored, Readiness: readiness(ctx, p)}, nil
+	unconfirmed := false
+	if s.Creds != nil {
+		unconfirmed, _ = s.Creds.EndpointUnconfirmed(ctx, slug)
+	}
+	s.Log.Info("provider setup stored", "provider", slug, "fields", stored, "endpoint_unconfirmed", unconfirmed)
+	return SetupResult{Slug: slug, Stored: stored, Readiness: readiness(ctx, p), EndpointUnconfirmed: unconfirmed}, nil
 }
 
 // Ledger records completed setups (which fields, when) in a KV bucket.

@@ -156,3 +156,34 @@ func TestPushReachesASentinelTheCatchUpAdds(t *testing.T) {
 		require.Equal(t, int64(1), syncs.Load()-before, "one catch-up per request")
 	}
 }
+
+// The review's attack: every push for a made-up hook key cost a JetStream
+// request in a cluster. A key found unknown after a catch-up is answered
+// from memory for a moment (the mirror is still asked first), and again
+// with a catch-up once that moment is over.
+func TestUnknownHookKeysAreRememberedBriefly(t *testing.T) {
+	e := runtimetest.Start(t, runtimetest.Options{NoWorkers: true})
+	syncs := clustered(t, e)
+	ctx := context.Background()
+	for range 10 {
+		known, err := e.Service.KnownHook(ctx, "fk-made-up")
+		require.NoError(t, err)
+		require.False(t, known)
+	}
+	require.NoError(t, e.Bus.Bus.NC.Flush())
+	require.Equal(t, int64(1), syncs.Load(), "one catch-up for ten pushes of one unknown key")
+
+	e.Clock.Advance(3 * time.Second)
+	known, err := e.Service.KnownHook(ctx, "fk-made-up")
+	require.NoError(t, err)
+	require.False(t, known)
+	require.NoError(t, e.Bus.Bus.NC.Flush())
+	require.Equal(t, int64(2), syncs.Load(), "looked up again once the memory lapsed")
+
+	// A key the mirror learns is known at once, remembered or not.
+	rec := e.Watch(req("fake"))
+	key := providers.HookKeyOf(rec.Handle)
+	known, err = e.Service.KnownHook(ctx, key)
+	require.NoError(t, err)
+	require.True(t, known)
+}

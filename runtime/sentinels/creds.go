@@ -27,10 +27,31 @@ type CredStore struct {
 // NewCredStore returns the store.
 func NewCredStore(kv jetstream.KeyValue) *CredStore { return &CredStore{kv: bus.NewKV(kv)} }
 
-// Credentials returns the stored fields of a provider (empty when none).
+// Credentials returns the stored fields of a provider (empty when none),
+// without the store's own marks (keys starting with "_").
 func (c *CredStore) Credentials(ctx context.Context, slug string) (map[string]string, error) {
 	cur, _, err := c.load(ctx, slug)
+	for k := range cur {
+		if strings.HasPrefix(k, "_") {
+			delete(cur, k)
+		}
+	}
 	return cur, err
+}
+
+// endpointMark is the store's own mark, in a provider's fields, of an
+// endpoint that the last setup changed and no later setup confirmed:
+// auto-selection passes the provider by (Service.Select).
+const endpointMark = "_endpointUnconfirmed"
+
+// EndpointUnconfirmed reports whether the provider's endpoint was changed
+// by its last setup and not confirmed since (a setup restating it).
+func (c *CredStore) EndpointUnconfirmed(ctx context.Context, slug string) (bool, error) {
+	cur, _, err := c.load(ctx, slug)
+	if err != nil {
+		return false, err
+	}
+	return cur[endpointMark] != "", nil
 }
 
 // load returns the stored fields and their revision (0 when none).
@@ -122,7 +143,10 @@ func mergeFields(cur, fields map[string]string) map[string]string {
 //     goes to a URL an earlier setup chose.
 //
 // So neither half of a (secret, URL) pair can be swapped under the other,
-// whoever asks (an operator, or an agent through MCP).
+// whoever asks. A call that sets an endpoint to a new custom value marks
+// it unconfirmed (endpointMark, in the same write): auto-selection passes
+// the provider by until a later setup restates the endpoint as it is, or
+// resets it to the provider's default.
 func applySetup(slug string, declared []providers.SetupField, cur, fields map[string]string) (map[string]string, error) {
 	for _, f := range declared {
 		if f.Required && fields[f.Name] == "" && cur[f.Name] == "" {
@@ -153,7 +177,18 @@ func applySetup(slug string, declared []providers.SetupField, cur, fields map[st
 			}
 		}
 	}
-	return mergeFields(cur, fields), nil
+	next := mergeFields(cur, fields)
+	for _, e := range declared {
+		v, given := fields[e.Name]
+		switch {
+		case !e.Endpoint || !given:
+		case v != "" && !sameEndpoint(cur[e.Name], v):
+			next[endpointMark] = "1"
+		default: // restated as it is, or reset to the default
+			delete(next, endpointMark)
+		}
+	}
+	return next, nil
 }
 
 // sameEndpoint reports whether two endpoint values name the same URL,

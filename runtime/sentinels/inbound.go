@@ -189,7 +189,10 @@ func withHook(recs []*sentinel.Sentinel, key string) []*sentinel.Sentinel {
 // again once the mirror caught up (in a cluster), so a sentinel another
 // node created a moment ago is known. A push request then pays a single
 // catch-up, in Inbound, which reads the records it delivers to after it
-// (a key removed meanwhile answers ErrUnknownHook there).
+// (a key removed meanwhile answers ErrUnknownHook there). An unknown key
+// is cheap (hookMisses): remembered for a moment after its catch-up, and
+// catch-ups of concurrent misses shared; past the bound of waiting misses
+// the answer is unavailable.
 func (s *Service) KnownHook(ctx context.Context, key string) (bool, error) {
 	recs, err := s.bound(ctx, key, false)
 	if err != nil {
@@ -198,9 +201,25 @@ func (s *Service) KnownHook(ctx context.Context, key string) (bool, error) {
 	if len(recs) > 0 || s.Store.LeaderGet == nil {
 		return len(recs) > 0, nil
 	}
-	recs, err = s.bound(ctx, key, true)
+	if s.misses.remembered(key, s.Now()) {
+		return false, nil
+	}
+	recs, err = s.misses.gate.Do(ctx, func(ctx context.Context) ([]*sentinel.Sentinel, error) {
+		if err := s.Store.SyncMirror(ctx); err != nil {
+			return s.Store.ListFresh(ctx)
+		}
+		return nil, nil
+	})
 	if err != nil {
 		return false, err
+	}
+	if recs != nil {
+		recs = withHook(recs, key)
+	} else if recs, err = s.Store.WithHook(ctx, key); err != nil {
+		return false, err
+	}
+	if len(recs) == 0 {
+		s.misses.remember(key, s.Now())
 	}
 	return len(recs) > 0, nil
 }

@@ -58,6 +58,9 @@ type Service struct {
 	// ProviderTimeout bounds provider create/attach/status calls (default
 	// 30s).
 	ProviderTimeout time.Duration
+
+	// misses keeps unknown hook keys cheap (hookmiss.go).
+	misses hookMisses
 }
 
 func (s *Service) publicURL() providers.PublicURL {
@@ -168,6 +171,10 @@ func (s *Service) resolveProvider(ctx context.Context, spec *sentinel.Spec) (pro
 // a stable public URL when it needs one, and is ready; else the last
 // provider in the order that supports the scheme (local-gh for github
 // subjects), ready or not; else any registered provider that supports it.
+// A provider whose endpoint the last setup changed (and no setup
+// confirmed since) is never auto-selected: a watch names it explicitly,
+// so the subjects of a watch never go by themselves to a URL that was
+// just set.
 func (s *Service) Select(ctx context.Context, spec *sentinel.Spec) (providers.Provider, error) {
 	scheme := sentinel.SchemeOf(spec.Match[0].Subject)
 	order := s.SelectionOrder
@@ -177,7 +184,7 @@ func (s *Service) Select(ctx context.Context, spec *sentinel.Spec) (providers.Pr
 	pub := s.publicURL()
 	for _, slug := range order {
 		p, ok := s.Registry.Get(slug)
-		if !ok || !supportsScheme(p, scheme) {
+		if !ok || !supportsScheme(p, scheme) || s.endpointUnconfirmed(ctx, slug) {
 			continue
 		}
 		if p.Capabilities().NeedsPublicURL && (pub.URL == "" || !pub.Stable) {
@@ -188,16 +195,34 @@ func (s *Service) Select(ctx context.Context, spec *sentinel.Spec) (providers.Pr
 		}
 	}
 	for i := len(order) - 1; i >= 0; i-- {
-		if p, ok := s.Registry.Get(order[i]); ok && supportsScheme(p, scheme) && !p.Capabilities().NeedsPublicURL {
+		if p, ok := s.Registry.Get(order[i]); ok && supportsScheme(p, scheme) && !p.Capabilities().NeedsPublicURL && !s.endpointUnconfirmed(ctx, order[i]) {
 			return p, nil
 		}
 	}
 	for _, p := range s.Registry.All() {
-		if supportsScheme(p, scheme) {
+		if supportsScheme(p, scheme) && !s.endpointUnconfirmed(ctx, p.Info().Slug) {
 			return p, nil
 		}
 	}
 	return nil, sentinel.Errorf(sentinel.CodeUnknownProvider, "no provider supports %q subjects", scheme)
+}
+
+// unconfirmedReason says why a provider is not auto-selected.
+const unconfirmedReason = "its endpoint changed in the last setup: name it as the watch's provider, or confirm the endpoint by restating it in a setup"
+
+// endpointUnconfirmed reports whether auto-selection must pass the
+// provider by (its endpoint changed in the last setup); a store it cannot
+// read counts as unconfirmed.
+func (s *Service) endpointUnconfirmed(ctx context.Context, slug string) bool {
+	if s.Creds == nil {
+		return false
+	}
+	u, err := s.Creds.EndpointUnconfirmed(ctx, slug)
+	if err != nil {
+		s.Log.Warn("reading a provider's setup failed; not auto-selecting it", "provider", slug, "err", err)
+		return true
+	}
+	return u
 }
 
 func supportsScheme(p providers.Provider, scheme string) bool {

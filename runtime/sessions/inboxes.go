@@ -62,10 +62,13 @@ type SendInput struct {
 	CorrelationID string
 	ReplyTo       string
 	Data          json.RawMessage
+	// Principal names the named token sending ("" for the operator's
+	// own): the message is labelled with it, never as from a human.
+	Principal string
 }
 
-// Send stores a message from callerSession ("" is a human API caller) in
-// to's inbox. The relation is computed from the registry: parent when the
+// Send stores a message from callerSession ("" is a human API caller, or
+// the named token in.Principal) in to's inbox. The relation is computed from the registry: parent when the
 // caller is the recipient's parent, child when it is the recipient's
 // child, else sibling.
 func (s *Inboxes) Send(ctx context.Context, to string, in SendInput, callerSession string) (inbox.Message, error) {
@@ -87,6 +90,12 @@ func (s *Inboxes) Send(ctx context.Context, to string, in SendInput, callerSessi
 	from, err := s.from(ctx, to, callerSession)
 	if err != nil {
 		return inbox.Message{}, err
+	}
+	if in.Principal != "" {
+		from.Principal = in.Principal
+		if from.Relation == inbox.RelationHuman {
+			from.Relation, from.Label = inbox.RelationPrincipal, in.Principal
+		}
 	}
 	kind := in.Kind
 	if kind == "" {

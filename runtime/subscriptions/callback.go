@@ -59,12 +59,22 @@ func checkSecret(s string) ([]byte, error) {
 	return nil, sentinel.Errorf(sentinel.CodeInvalidCallback, "delivery.secret must be whsec_ followed by the base64 of 24 to 64 random bytes")
 }
 
-// publicAddr reports whether an address is globally routable (not
-// loopback, private, link-local, CGNAT, documentation, benchmarking,
-// multicast or unspecified).
+// publicAddr reports whether an address is globally routable. An IPv4
+// address (or an IPv4-mapped IPv6 one) must be global unicast outside the
+// special ranges (loopback, private, link-local, CGNAT, documentation,
+// benchmarking, the 6to4 relay, reserved). An IPv6 address must be in the
+// global unicast block 2000::/3 and outside its special ranges (the IETF
+// protocol block with Teredo, documentation, 6to4, which embeds any IPv4
+// address): everything else, the IPv4-compatible (::a.b.c.d),
+// IPv4-translated (::ffff:0:a.b.c.d), NAT64 (64:ff9b::/96, 64:ff9b:1::/48),
+// site-local (fec0::/10), unique local and discard-only ranges included,
+// is refused without having to be listed.
 func publicAddr(a netip.Addr) bool {
 	a = a.Unmap()
 	if !a.IsGlobalUnicast() || a.IsPrivate() || a.IsLoopback() || a.IsLinkLocalUnicast() {
+		return false
+	}
+	if a.Is6() && !globalUnicast6.Contains(a) {
 		return false
 	}
 	for _, p := range blockedPrefixes {
@@ -75,10 +85,24 @@ func publicAddr(a netip.Addr) bool {
 	return true
 }
 
+// globalUnicast6 is the IPv6 block IANA allocates global unicast from.
+var globalUnicast6 = netip.MustParsePrefix("2000::/3")
+
+// blockedPrefixes are the special ranges inside the global unicast space
+// (and, as a second guard, the IPv6 forms that embed an IPv4 address).
 var blockedPrefixes = func() []netip.Prefix {
 	var out []netip.Prefix
-	for _, s := range []string{"0.0.0.0/8", "100.64.0.0/10", "192.0.0.0/24", "192.0.2.0/24", "198.18.0.0/15",
-		"198.51.100.0/24", "203.0.113.0/24", "240.0.0.0/4", "64:ff9b::/96", "100::/64", "2001::/23", "2001:db8::/32", "fc00::/7"} {
+	for _, s := range []string{
+		// IPv4.
+		"0.0.0.0/8", "100.64.0.0/10", "192.0.0.0/24", "192.0.2.0/24", "192.88.99.0/24", "198.18.0.0/15",
+		"198.51.100.0/24", "203.0.113.0/24", "240.0.0.0/4",
+		// IPv6 inside 2000::/3: IETF protocol assignments (Teredo among
+		// them), documentation, 6to4, documentation (RFC 9637).
+		"2001::/23", "2001:db8::/32", "2002::/16", "3fff::/20",
+		// IPv6 outside 2000::/3, listed for the reader: IPv4-compatible,
+		// IPv4-translated, NAT64 (well-known and local-use), discard-only,
+		// site-local, unique local.
+		"::/96", "::ffff:0:0:0/96", "64:ff9b::/96", "64:ff9b:1::/48", "100::/64", "fec0::/10", "fc00::/7"} {
 		out = append(out, netip.MustParsePrefix(s))
 	}
 	return out

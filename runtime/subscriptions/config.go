@@ -31,8 +31,10 @@ type Config struct {
 	// AllowPrivateCallbacks lets callbacks resolve to private and loopback
 	// addresses and use plain http (tests, local receivers).
 	AllowPrivateCallbacks bool `mapstructure:"allow_private_callbacks"`
-	// CallbackAllowlist are callback URL prefixes that count as verified
-	// without the challenge handshake.
+	// CallbackAllowlist are callback URLs (https://host[:port][/path])
+	// whose endpoints count as verified without the challenge handshake: a
+	// callback on the same scheme, host and port, at the entry's path or
+	// below it, is allowlisted (allowlist.go).
 	CallbackAllowlist []string `mapstructure:"callback_allowlist"`
 	// TTLMin, TTLMax, TTLDefault bound the granted subscription TTL
 	// (defaults 1m, 24h, 1h).
@@ -112,6 +114,14 @@ func (c Config) Validate() error {
 		return errors.New("mcp_events.drop_suspended_after must be at least 1s")
 	case w.VerifyPerHostPerMinute < 1:
 		return errors.New("mcp_events.verify_per_host_per_minute must be at least 1")
+	}
+	for _, e := range c.CallbackAllowlist {
+		if e == "" {
+			continue
+		}
+		if _, err := parseAllowEntry(e); err != nil {
+			return err
+		}
 	}
 	return nil
 }

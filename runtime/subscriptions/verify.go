@@ -31,10 +31,8 @@ func verifiedKey(principal, url string) string {
 // nothing is sent, so the node cannot be used to flood a host.
 func (w *Webhooks) verify(ctx context.Context, principal, subID string, d *delivery) error {
 	s := w.svc
-	for _, prefix := range s.Cfg.CallbackAllowlist {
-		if prefix != "" && strings.HasPrefix(d.URL, prefix) {
-			return nil
-		}
+	if allowlisted(s.Cfg.CallbackAllowlist, d.URL) {
+		return nil
 	}
 	key := verifiedKey(principal, d.URL)
 	if e, err := s.Store.KV.Get(ctx, key); err == nil {
