@@ -116,6 +116,8 @@ func notExecutable(path string) string {
 		return "not a regular file"
 	case st.Mode().Perm()&0o111 == 0:
 		return "not executable"
+	case st.Mode().Perm()&0o022 != 0:
+		return "writable by group or others (chmod go-w): anyone who can write it would run code as the node"
 	}
 	return ""
 }

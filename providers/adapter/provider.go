@@ -165,6 +165,15 @@ func (p *Provider) Unavailable(ctx context.Context) string {
 	return ""
 }
 
+// LastError is why the adapter's last instance ended or its last start
+// failed, redacted ("" while healthy); it never starts the adapter.
+func (p *Provider) LastError() string {
+	if err := p.proc.State().LastError; err != nil {
+		return p.red.redact(oneLine(err.Error(), 500))
+	}
+	return ""
+}
+
 // Readiness implements providers.ReadinessChecker: not ready while the
 // adapter is unavailable (the reason says why), else its own answer.
 func (p *Provider) Readiness(ctx context.Context) providers.Readiness {

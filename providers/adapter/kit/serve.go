@@ -39,6 +39,9 @@ type Adapter struct {
 	Status       func(ctx context.Context, p HandleParams) (Health, error)
 	Poll         func(ctx context.Context, p PollParams) (PollResult, error)
 	ParseInbound func(ctx context.Context, p InboundParams) (InboundResult, error)
+
+	protocol   *int
+	describeFn func(ctx context.Context) (Description, error)
 }
 
 // Options tune Serve.
@@ -106,8 +109,15 @@ func (a Adapter) check() error {
 func (a Adapter) methods() handler.Map {
 	desc := a.Describe
 	desc.ProtocolVersion = ProtocolVersion
+	if a.protocol != nil {
+		desc.ProtocolVersion = *a.protocol
+	}
+	describe := func(context.Context) (Description, error) { return desc, nil }
+	if a.describeFn != nil {
+		describe = a.describeFn
+	}
 	m := handler.Map{
-		MethodDescribe: handler.New(func(context.Context) (Description, error) { return desc, nil }),
+		MethodDescribe: handler.New(describe),
 		MethodReadiness: method(func(ctx context.Context, p ReadinessParams) (Readiness, error) {
 			if a.Readiness == nil {
 				return Readiness{Ready: true}, nil
@@ -184,3 +194,16 @@ func method[P, R any](fn func(context.Context, P) (R, error)) jrpc2.Handler {
 	}
 }
 
+// WithProtocol returns a with describe answering protocol version v
+// instead of ProtocolVersion (to test a node's refusal).
+func (a Adapter) WithProtocol(v int) Adapter {
+	a.protocol = &v
+	return a
+}
+
+// WithDescribe returns a with describe answered by fn (to test a node's
+// handshake bound).
+func (a Adapter) WithDescribe(fn func(ctx context.Context) (Description, error)) Adapter {
+	a.describeFn = fn
+	return a
+}

@@ -1,0 +1,71 @@
+package adaptertest
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"testing"
+)
+
+// pkg is the import path of the feed adapter's main package.
+const pkg = "github.com/agentproto/sentinel/providers/adapter/adaptertest/sentinel-adapter-feed"
+
+// Build compiles the feed adapter into a fresh directory and returns the
+// executable's path (named sentinel-adapter-feed).
+func Build(t testing.TB) string {
+	t.Helper()
+	out := filepath.Join(t.TempDir(), "sentinel-adapter-feed")
+	cmd := exec.Command(goTool(), "build", "-o", out, pkg)
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if b, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("build the feed adapter: %v\n%s", err, b)
+	}
+	return out
+}
+
+// Install links the built adapter bin into dir as sentinel-adapter-<slug>
+// and returns that path.
+func Install(t testing.TB, bin, dir, slug string) string {
+	t.Helper()
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, "sentinel-adapter-"+slug)
+	if err := os.Symlink(bin, path); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// WriteFeed appends lines to the feed file at path.
+func WriteFeed(t testing.TB, path string, lines ...Line) {
+	t.Helper()
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o600)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	for _, l := range lines {
+		raw, err := jsonLine(l)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := f.Write(raw); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// goTool is the go command of the running toolchain.
+func goTool() string {
+	if p := filepath.Join(runtime.GOROOT(), "bin", "go"); fileExists(p) {
+		return p
+	}
+	return "go"
+}
+
+func fileExists(p string) bool {
+	_, err := os.Stat(p)
+	return err == nil
+}
