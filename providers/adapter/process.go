@@ -227,8 +227,10 @@ func (p *Process) start() (*instance, kit.Description, error) {
 		err = rsp.UnmarshalResult(&d)
 	}
 	if err != nil {
-		if c := inst.stopCause(); c != nil {
-			err = c
+		if inst.client.IsStopped() {
+			if c := inst.stopCause(); c != nil {
+				err = c
+			}
 		} else if ctx.Err() != nil {
 			err = fmt.Errorf("no answer to describe within %s", p.cfg.HandshakeTimeout)
 		}

@@ -1,6 +1,7 @@
 package adaptertest
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -15,13 +16,23 @@ const pkg = "github.com/agentproto/sentinel/providers/adapter/adaptertest/sentin
 // executable's path (named sentinel-adapter-feed).
 func Build(t testing.TB) string {
 	t.Helper()
-	out := filepath.Join(t.TempDir(), "sentinel-adapter-feed")
+	out, err := BuildTo(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// BuildTo compiles the feed adapter into dir (for a TestMain, which has
+// no testing.TB) and returns the executable's path.
+func BuildTo(dir string) (string, error) {
+	out := filepath.Join(dir, "sentinel-adapter-feed")
 	cmd := exec.Command(goTool(), "build", "-o", out, pkg)
 	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
 	if b, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("build the feed adapter: %v\n%s", err, b)
+		return "", fmt.Errorf("build the feed adapter: %w\n%s", err, b)
 	}
-	return out
+	return out, nil
 }
 
 // Install links the built adapter bin into dir as sentinel-adapter-<slug>
