@@ -19,16 +19,8 @@ const adapterStopGrace = 2 * time.Second
 // built-in slugs cannot be shadowed). Nothing is started: each adapter
 // starts on its first use. Candidates passed over are logged with the
 // reason.
-func discoverAdapters(cfg Config, deps providerDeps, builtins []providers.Provider) []providers.Provider {
-	slugs := make([]string, 0, len(builtins)+1)
-	for _, p := range builtins {
-		slugs = append(slugs, p.Info().Slug)
-	}
-	slugs = append(slugs, "fake") // the test-only provider's slug, enabled or not
-	found, skipped := adapter.Discover(adapter.Where{
-		Dirs:     adapter.SearchDirs(cfg.Home, cfg.Adapters.Paths, os.Getenv("PATH"), cfg.Adapters.NoPath),
-		Builtins: slugs,
-	})
+func discoverAdapters(cfg Config, deps providerDeps) []providers.Provider {
+	found, skipped := discover(cfg)
 	for _, s := range skipped {
 		deps.log.Warn("adapter skipped", "path", s.Path, "reason", s.Reason)
 	}
@@ -38,6 +30,14 @@ func discoverAdapters(cfg Config, deps providerDeps, builtins []providers.Provid
 		out = append(out, adapter.New(f, cfg.Adapters, adapter.Deps{Log: deps.log, Creds: deps.creds, PublicURL: deps.publicURL, Now: deps.now}))
 	}
 	return out
+}
+
+// discover runs adapter discovery as the node's config says.
+func discover(cfg Config) ([]adapter.Found, []adapter.Skipped) {
+	return adapter.Discover(adapter.Where{
+		Dirs:     adapter.SearchDirs(cfg.Home, cfg.Adapters.Paths, os.Getenv("PATH"), cfg.Adapters.NoPath),
+		Builtins: builtinSlugs,
+	})
 }
 
 // adapterProviders returns the registry's adapters.

@@ -52,20 +52,28 @@ func Install(t testing.TB, bin, dir, slug string) string {
 // WriteFeed appends lines to the feed file at path.
 func WriteFeed(t testing.TB, path string, lines ...Line) {
 	t.Helper()
+	if err := AppendFeed(path, lines...); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// AppendFeed appends lines to the feed file at path.
+func AppendFeed(path string, lines ...Line) error {
 	f, err := os.OpenFile(path, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o600)
 	if err != nil {
-		t.Fatal(err)
+		return err
 	}
 	defer f.Close()
 	for _, l := range lines {
 		raw, err := jsonLine(l)
 		if err != nil {
-			t.Fatal(err)
+			return err
 		}
 		if _, err := f.Write(raw); err != nil {
-			t.Fatal(err)
+			return err
 		}
 	}
+	return nil
 }
 
 // goTool is the go command of the running toolchain.
