@@ -42,7 +42,7 @@ func New(cfg Config) kit.Adapter {
 	return kit.Adapter{
 		Describe: kit.Description{
 			Slug: Slug, Name: "GitLab merge requests", Version: Version,
-			Description: "Polls GitLab (gitlab.com or self-managed, REST API v4) for merge request state, pipelines, notes and approvals, with conditional requests.",
+			Description:  "Polls GitLab (gitlab.com or self-managed, REST API v4) for merge request state, pipelines, notes and approvals, with conditional requests.",
 			Capabilities: providers.Capabilities{Subjects: []string{Scheme}, Poll: true, Durable: true, RequiresAuth: true, TypicalLatencyMs: 15000},
 			DefaultTypes: []kit.DefaultTypesRule{
 				{Match: "gitlab:*!*", Types: []string{"gitlab.merge_request.*", "gitlab.pipeline.completed", "gitlab.note.created", "gitlab.approval.*"}},
