@@ -33,6 +33,7 @@ type Config struct {
 // 5 min.
 func DefaultConfig() Config {
 	return Config{
+		Paths:            []string{},
 		CallTimeout:      20 * time.Second,
 		HandshakeTimeout: 5 * time.Second,
 		MaxMessageBytes:  4 << 20,
