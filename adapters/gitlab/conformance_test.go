@@ -7,7 +7,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -35,11 +34,7 @@ func (c memCreds) Credentials(context.Context, string) (map[string]string, error
 func buildAdapter(t *testing.T) string {
 	t.Helper()
 	out := filepath.Join(t.TempDir(), "sentinel-adapter-gitlab")
-	goBin := filepath.Join(runtime.GOROOT(), "bin", "go")
-	if _, err := os.Stat(goBin); err != nil {
-		goBin = "go"
-	}
-	cmd := exec.Command(goBin, "build", "-o", out, "./cmd/sentinel-adapter-gitlab")
+	cmd := exec.Command("go", "build", "-o", out, "./cmd/sentinel-adapter-gitlab")
 	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
 	b, err := cmd.CombinedOutput()
 	require.NoError(t, err, "%s", b)

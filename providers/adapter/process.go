@@ -143,7 +143,7 @@ func (p *Process) callFailed(ctx, cctx context.Context, inst *instance, method s
 		cause := fmt.Errorf("%w: %s got no answer within %s", ErrTimeout, method, p.cfg.CallTimeout)
 		p.fail(inst, cause)
 		return cause
-	case errors.As(err, &je) && inst.client.IsStopped() == false:
+	case errors.As(err, &je) && !inst.client.IsStopped():
 		if je.Code == jrpc2.MethodNotFound {
 			return fmt.Errorf("%w: the adapter does not implement %s", ErrProtocol, method)
 		}

@@ -5,7 +5,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"testing"
 )
 
@@ -27,7 +26,7 @@ func Build(t testing.TB) string {
 // no testing.TB) and returns the executable's path.
 func BuildTo(dir string) (string, error) {
 	out := filepath.Join(dir, "sentinel-adapter-feed")
-	cmd := exec.Command(goTool(), "build", "-o", out, pkg)
+	cmd := exec.Command("go", "build", "-o", out, pkg)
 	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
 	if b, err := cmd.CombinedOutput(); err != nil {
 		return "", fmt.Errorf("build the feed adapter: %w\n%s", err, b)
@@ -74,17 +73,4 @@ func AppendFeed(path string, lines ...Line) error {
 		}
 	}
 	return nil
-}
-
-// goTool is the go command of the running toolchain.
-func goTool() string {
-	if p := filepath.Join(runtime.GOROOT(), "bin", "go"); fileExists(p) {
-		return p
-	}
-	return "go"
-}
-
-func fileExists(p string) bool {
-	_, err := os.Stat(p)
-	return err == nil
 }
