@@ -127,8 +127,14 @@ func (i *instance) end() { i.endOne.Do(func() { close(i.ended) }) }
 
 // stopCause says why the instance ended: its channel's error, unless that
 // is only the end of its output, in which case the exit (waited for a
-// moment) says more.
+// moment) says more. It first waits a moment for the end to be recorded:
+// a pending call learns that its client stopped before the client's stop
+// hook has recorded why.
 func (i *instance) stopCause() error {
+	select {
+	case <-i.ended:
+	case <-time.After(time.Second):
+	}
 	i.mu.Lock()
 	ce := i.chanErr
 	i.mu.Unlock()
