@@ -503,25 +503,13 @@ func stateStrings(v any) []string {
 	return nil
 }
 
-// reasonOf maps a wire reason onto the provider error classes.
+// reasonOf maps a wire reason onto the provider error classes: the kit's
+// reasons are the classes' metric labels (providers.Reason.String).
 func reasonOf(r string) providers.Reason {
-	switch r {
-	case kit.ReasonSetup:
-		return providers.ReasonSetup
-	case kit.ReasonAuth:
-		return providers.ReasonAuth
-	case kit.ReasonForbidden:
-		return providers.ReasonForbidden
-	case kit.ReasonNotFound:
-		return providers.ReasonNotFound
-	case kit.ReasonRateLimited:
-		return providers.ReasonRateLimited
-	case kit.ReasonServer:
-		return providers.ReasonServer
-	case kit.ReasonNetwork:
-		return providers.ReasonNetwork
-	case kit.ReasonInvalid:
-		return providers.ReasonInvalid
+	for c := providers.ReasonSetup; c <= providers.ReasonInvalid; c++ {
+		if c.String() == r {
+			return c
+		}
 	}
 	return providers.ReasonUnknown
 }

@@ -13,8 +13,12 @@ import (
 // access tokens, and a bearer credential in a header echo.
 var tokenRe = regexp.MustCompile(`\b(gh[pousr]_[A-Za-z0-9]{16,}|github_pat_[A-Za-z0-9_]{16,}|gl(pat|dt|ptt|oas|rt)-[A-Za-z0-9_-]{16,})\b|(?i)(bearer|token)\s+[A-Za-z0-9._~+/=-]{12,}`)
 
-// urlSecretRe matches the userinfo or the query of a URL in free text.
-var urlSecretRe = regexp.MustCompile(`(https?://)[^/\s@]+@|(https?://[^\s?#]+)\?[^\s#]*`)
+// urlUserRe and urlQueryRe match the userinfo and the query of a URL in
+// free text.
+var (
+	urlUserRe  = regexp.MustCompile(`(https?://)[^/\s@]+@`)
+	urlQueryRe = regexp.MustCompile(`(https?://[^\s?#]+)\?[^\s#]*`)
+)
 
 // redactor removes an adapter's known secrets (the sensitive values of
 // its stored setup, the secret-looking variables of its environment) and
@@ -56,13 +60,8 @@ func (r *redactor) redact(s string) string {
 	}
 	r.mu.RUnlock()
 	s = tokenRe.ReplaceAllString(s, sentinel.Redacted)
-	return urlSecretRe.ReplaceAllStringFunc(s, func(m string) string {
-		if strings.HasSuffix(m, "@") {
-			return m[:strings.Index(m, "://")+3] + sentinel.Redacted + "@"
-		}
-		base, _, _ := strings.Cut(m, "?")
-		return base + "?" + sentinel.Redacted
-	})
+	s = urlUserRe.ReplaceAllString(s, "${1}"+sentinel.Redacted+"@")
+	return urlQueryRe.ReplaceAllString(s, "${1}?"+sentinel.Redacted)
 }
 
 // oneLine makes adapter text fit one log or error line: control
