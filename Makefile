@@ -7,13 +7,15 @@ help: ## list the targets
 build: ## build ./sentinel
 	go build -o sentinel ./cmd/sentinel
 
-test: ## the test suite, as CI runs it
+test: ## the test suite, as CI runs it (the root module, then the GitLab adapter's own module)
 	go test -race -count=1 ./...
+	cd adapters/gitlab && go test -race -count=1 ./...
 
 lint: ## gofmt, go vet, staticcheck
 	@test -z "$$(gofmt -l .)" || (gofmt -l . && exit 1)
 	go vet ./...
 	go run honnef.co/go/tools/cmd/staticcheck@v0.8.2 -checks 'all,-ST1000,-ST1003,-ST1016,-ST1020,-ST1021,-ST1022' ./...
+	cd adapters/gitlab && go vet ./... && go run honnef.co/go/tools/cmd/staticcheck@v0.8.2 -checks 'all,-ST1000,-ST1003,-ST1016,-ST1020,-ST1021,-ST1022' ./...
 
 fmt: ## gofmt the tree
 	gofmt -w .

@@ -64,6 +64,10 @@ func TestImportRules(t *testing.T) {
 				if !under(me, "ingress/mcp") && !under(me, "cmd") {
 					fail("only ingress/mcp imports mcp-go")
 				}
+			case strings.HasPrefix(imp, "github.com/creachadair/jrpc2"):
+				if !under(me, "providers/adapter") {
+					fail("only providers/adapter/** (the adapter protocol) imports the JSON-RPC library")
+				}
 			case strings.HasPrefix(imp, "github.com/go-chi/chi"):
 				if !under(me, "ingress") && me != "runtime/app" {
 					fail("only ingress/** (and the composition root) imports chi")
@@ -110,6 +114,9 @@ func TestImportRules(t *testing.T) {
 			}
 			if me == "runtime/journal" && !under(dep, "bus") && dep != "" {
 				fail("runtime/journal imports bus and the domain only (docs/layout.md)")
+			}
+			if me == "providers/adapter/kit" && dep != "" && dep != "providers" {
+				fail("providers/adapter/kit (the protocol, imported by adapters in other modules) imports only the domain package and the provider contract")
 			}
 			if me == "runtime/storage" && dep != "" {
 				fail("runtime/storage (the storage guard) imports only the domain package of the module")

@@ -213,3 +213,20 @@ type ReconcileResult struct {
 	// are reported, not asked for again.
 	Unrecoverable int `json:"unrecoverable"`
 }
+
+// SetupChecker is implemented by providers that judge their setup fields
+// before the node stores them (an adapter's setup method). fields are the
+// given fields laid over the stored ones; an error names the fix and the
+// node stores nothing.
+type SetupChecker interface {
+	CheckSetup(ctx context.Context, fields map[string]string) error
+}
+
+// AvailabilityChecker is implemented by providers that may be unusable
+// altogether (a discovered adapter that does not start or fails its
+// handshake). Unavailable returns why ("" when usable); listings show such
+// a provider as unavailable with the reason. It is bounded and never
+// panics.
+type AvailabilityChecker interface {
+	Unavailable(ctx context.Context) string
+}

@@ -66,9 +66,13 @@ func adaptersRun(cmd *cobra.Command, opts *IDOptions) error {
 	return w.Flush()
 }
 
-// readinessNote extracts info.readiness.reason, prefixed with the
+// readinessNote extracts info.unavailable (an adapter that cannot be
+// used), else info.readiness.reason, prefixed with the
 // credential's source (info.credentialSource) when the provider names one.
 func readinessNote(info map[string]any) string {
+	if u, _ := info["unavailable"].(string); u != "" {
+		return u
+	}
 	r, _ := info["readiness"].(map[string]any)
 	s, _ := r["reason"].(string)
 	if src, _ := info["credentialSource"].(string); src != "" {
@@ -123,29 +127,9 @@ func setupRun(cmd *cobra.Command, opts *SetupOptions) error {
 	if len(opts.Fields) == 0 {
 		return usageError("give at least one --field name=value (see the provider's setup fields with `sentinel adapters`)")
 	}
-	fields := map[string]string{}
-	stdin := bufio.NewReader(opts.IO.In)
-	for _, f := range opts.Fields {
-		name, value, hasValue := strings.Cut(f, "=")
-		name = strings.TrimSpace(name)
-		if name == "" {
-			return usageError("--field %q has no name: use name=value", f)
-		}
-		switch {
-		case hasValue && value == "-":
-			line, err := stdin.ReadString('\n')
-			if err != nil && (err != io.EOF || line == "") {
-				return usageError("--field %s=-: no value on stdin", name)
-			}
-			value = strings.TrimRight(line, "\r\n")
-		case !hasValue:
-			v, err := opts.ReadSecret(name + ": ")
-			if err != nil {
-				return usageError("--field %s: %v (use %s=- to read it from stdin)", name, err, name)
-			}
-			value = v
-		}
-		fields[name] = value
+	fields, err := readFields(opts.IO, opts.Fields, opts.ReadSecret)
+	if err != nil {
+		return err
 	}
 	var out struct {
 		Setup api.SetupResult `json:"setup"`
@@ -161,6 +145,36 @@ func setupRun(cmd *cobra.Command, opts *SetupOptions) error {
 	}
 	fmt.Fprintf(opts.IO.Out, "Configured %s (stored %s); %s\n", r.Slug, strings.Join(r.Stored, ", "), ready)
 	return nil
+}
+
+// readFields reads --field values: name=value, name=- (one line of stdin
+// per such field) or a bare name (a prompt without echo).
+func readFields(streams IO, specs []string, readSecret func(string) (string, error)) (map[string]string, error) {
+	fields := map[string]string{}
+	stdin := bufio.NewReader(streams.In)
+	for _, f := range specs {
+		name, value, hasValue := strings.Cut(f, "=")
+		name = strings.TrimSpace(name)
+		if name == "" {
+			return nil, usageError("--field %q has no name: use name=value", f)
+		}
+		switch {
+		case hasValue && value == "-":
+			line, err := stdin.ReadString('\n')
+			if err != nil && (err != io.EOF || line == "") {
+				return nil, usageError("--field %s=-: no value on stdin", name)
+			}
+			value = strings.TrimRight(line, "\r\n")
+		case !hasValue:
+			v, err := readSecret(name + ": ")
+			if err != nil {
+				return nil, usageError("--field %s: %v (use %s=- to read it from stdin)", name, err, name)
+			}
+			value = v
+		}
+		fields[name] = value
+	}
+	return fields, nil
 }
 
 // terminalSecret prompts on stderr and reads a line without echo from the

@@ -72,7 +72,7 @@ type verbBuilder func(io IO) *cobra.Command
 // verbGroups lists every verb, in help order. Each group lives in its own
 // file (verbs_*.go) so verbs are added without init-time registration.
 func verbGroups() [][]verbBuilder {
-	return [][]verbBuilder{{newServeCmd, newHealthCmd}, clientVerbs, hookVerbs, benchVerbs, chaosVerbs}
+	return [][]verbBuilder{{newServeCmd, newHealthCmd}, clientVerbs, hookVerbs, adapterVerbs, benchVerbs, chaosVerbs}
 }
 
 // NewRootCmd builds the command tree.

@@ -70,17 +70,20 @@ func (s *failoverSender) send(path string, h http.Header, body []byte, within ti
 	return out
 }
 
-// TestThreeNodesOneService runs two scenarios on one three-node cluster
+// TestThreeNodesOneService runs its scenarios on one three-node cluster
 // (its start is the costly part on a loaded machine), one after the
-// other: create, list, remove, deliver and read across the nodes; then a
-// node SIGKILLed and restarted while webhook deliveries flow.
+// other: create, list, remove, deliver and read across the nodes; a
+// third-party adapter on two of the nodes (adapter_test.go); then a node
+// SIGKILLed and restarted while webhook deliveries flow.
 func TestThreeNodesOneService(t *testing.T) {
 	t.Parallel()
 	gh := githubtest.New(t, githubtest.Options{Start: time.Now().Add(-time.Hour)})
 	gh.AddRepo(whRepo)
+	ac, adapterEnv := newAdapterCluster(t)
 	c := e2etest.StartCluster(t, binary, e2etest.ClusterOptions{Env: e2etest.GHNodeEnv(gh,
-		"AGENTPROTO_PUBLIC_URL="+whPublicURL, "AGENTPROTO_BUS_MEMBER_TTL=2s", "AGENTPROTO_BUS_LEASE_TTL=3s")})
+		"AGENTPROTO_PUBLIC_URL="+whPublicURL, "AGENTPROTO_BUS_MEMBER_TTL=2s", "AGENTPROTO_BUS_LEASE_TTL=3s"), NodeEnv: adapterEnv})
 	t.Run("CreateOnAListRemoveOnBDeliverToCReadOnA", func(t *testing.T) { createListRemoveDeliverRead(t, c) })
+	t.Run("AdapterOnTwoNodesSetUpWatchedPolledDelivered", func(t *testing.T) { adapterAcrossTheCluster(t, c, ac) })
 	t.Run("TwoNodesCreateOnOneRepositoryOneHook", func(t *testing.T) {
 		needGH(t)
 		twoNodesCreateOnOneRepository(t, c, gh)

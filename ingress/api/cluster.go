@@ -73,6 +73,27 @@ type ClusterMember struct {
 	Live bool `json:"live"`
 	// Self marks the node that answered.
 	Self bool `json:"self,omitempty"`
+	// Adapters are the third-party adapters the node discovered, and as
+	// unavailable ("not installed on this node") those another live member
+	// has and it lacks.
+	Adapters []ClusterAdapter `json:"adapters,omitempty"`
+}
+
+// Adapter states of a ClusterAdapter.
+const (
+	// AdapterRunning: its process runs on the node.
+	AdapterRunning = "running"
+	// AdapterIdle: discovered, not started yet (it starts on first use).
+	AdapterIdle = "idle"
+	// AdapterUnavailable: it failed (Reason), or the node lacks it.
+	AdapterUnavailable = "unavailable"
+)
+
+// ClusterAdapter is one adapter on one node.
+type ClusterAdapter struct {
+	Slug   string `json:"slug"`
+	Status string `json:"status"`
+	Reason string `json:"reason,omitempty"`
 }
 
 // ClusterRoute is this node's server's route to one other server.

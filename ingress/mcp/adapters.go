@@ -27,7 +27,7 @@ func adapterTools(svc api.Sentinels) []server.ServerTool {
 	return []server.ServerTool{
 		{
 			Tool: mcp.NewTool(ToolAdapters,
-				mcp.WithDescription("List every sentinel provider with its status (supported, available, ready), version, declared capabilities and setup fields. A provider that is not ready says why in info.readiness."),
+				mcp.WithDescription("List every sentinel provider, built-in or a discovered third-party adapter, with its status (ready, available, or unavailable for an adapter that does not start or fails its handshake), version, declared capabilities and setup fields. A provider that is not ready says why in info.readiness; an unavailable one in info.unavailable."),
 				inputSchema[NoArgs](),
 				annotations("List sentinel providers", true, false, true, false),
 			),

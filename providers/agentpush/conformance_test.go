@@ -14,7 +14,7 @@ func TestConformance(t *testing.T) {
 	providertest.RunPoller(t, providertest.Harness{
 		Provider: f.p,
 		Subject:  "jira:PROJ-1",
-		Emit: func(t *testing.T, count int) {
+		Emit: func(t providertest.T, count int) {
 			if subID == "" {
 				for _, s := range f.srv.Subscriptions() {
 					subID = s.ID

@@ -16,7 +16,7 @@ func TestConformance(t *testing.T) {
 	providertest.RunPoller(t, providertest.Harness{
 		Provider: p,
 		Subject:  "github:acme/widgets#7",
-		Emit: func(t *testing.T, count int) {
+		Emit: func(t providertest.T, count int) {
 			ref, _ := sentinel.ParseGitHubSubject("github:acme/widgets#7")
 			for i := 0; i < count; i++ {
 				n++

@@ -15,7 +15,7 @@ func TestConformance(t *testing.T) {
 	providertest.RunPoller(t, providertest.Harness{
 		Provider: x.p,
 		Subject:  "github:" + repoName + "#7",
-		Emit: func(t *testing.T, count int) {
+		Emit: func(t providertest.T, count int) {
 			for i := 0; i < count; i++ {
 				n++
 				x.gh.AddReview(repoName, 7, githubtest.Review{User: fmt.Sprintf("reviewer%d", n), State: "APPROVED"})

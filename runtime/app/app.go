@@ -146,6 +146,7 @@ func New(cfg Config, log *slog.Logger) (_ *App, err error) {
 	if a.Registry, err = providers.NewRegistry(provs...); err != nil {
 		return nil, err
 	}
+	a.push("adapter processes", a.stopAdapters)
 	if err := a.wire(pctx); err != nil {
 		return nil, err
 	}

@@ -18,7 +18,7 @@ const pollNowSubject = "sentinel.control.pollnow"
 func (a *App) newClusterNode(cfg Config) *cluster.Node {
 	ccfg := cluster.DefaultConfig(a.Bus.Cfg.MemberTTL, a.Bus.Cfg.LeaseTTL)
 	n := &cluster.Node{Name: cfg.Node.Name, Nodes: a.Bus.Nodes, Leases: a.Bus.Leases, Cfg: ccfg,
-		Log: a.Log.With("component", "cluster"), Now: a.now}
+		Log: a.Log.With("component", "cluster"), Now: a.now, Adapters: a.adapterStates}
 	// A poll partition taken over (from a dead node, or at a join) is
 	// polled at once, not at the next tick: the handover costs the lease's
 	// lapse, not a tick more.

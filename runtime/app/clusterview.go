@@ -93,7 +93,7 @@ func (a *App) viewMembersAndLeases(ctx context.Context, fail func(string, error)
 	if a.Cluster == nil {
 		now := a.now().UTC()
 		self := api.ClusterMember{Name: a.Cfg.Node.Name, APIURL: a.URL(), ClientURL: a.NATSClientURL(),
-			StartedAt: a.startedAt, BeatAt: now, Live: true, Self: true}
+			StartedAt: a.startedAt, BeatAt: now, Live: true, Self: true, Adapters: clusterAdapters(a.adapterStates())}
 		for _, item := range items {
 			leases = append(leases, api.ClusterLease{Item: item, Owner: a.Cfg.Node.Name, Since: a.startedAt})
 		}
@@ -107,8 +107,10 @@ func (a *App) viewMembersAndLeases(ctx context.Context, fail func(string, error)
 	now := a.now()
 	for _, m := range ms {
 		members = append(members, api.ClusterMember{Name: m.Name, APIURL: m.APIURL, ClientURL: m.ClientURL,
-			StartedAt: m.StartedAt, BeatAt: m.BeatAt, Live: cluster.Live(m, now, a.Bus.Cfg.MemberTTL), Self: m.Name == a.Cfg.Node.Name})
+			StartedAt: m.StartedAt, BeatAt: m.BeatAt, Live: cluster.Live(m, now, a.Bus.Cfg.MemberTTL), Self: m.Name == a.Cfg.Node.Name,
+			Adapters: clusterAdapters(m.Adapters)})
 	}
+	markMissingAdapters(members)
 	held, err := cluster.ReadLeases(ctx, a.Bus.Leases)
 	if err != nil {
 		fail("leases", err)

@@ -14,6 +14,7 @@ import (
 	"github.com/agentproto/sentinel/ingress"
 	"github.com/agentproto/sentinel/ingress/httpapi"
 	"github.com/agentproto/sentinel/ingress/inbound"
+	"github.com/agentproto/sentinel/providers/adapter"
 	"github.com/agentproto/sentinel/providers/github"
 	"github.com/agentproto/sentinel/runtime/deliver"
 	"github.com/agentproto/sentinel/runtime/journal"
@@ -107,7 +108,11 @@ type Config struct {
 	MCPEvents subscriptions.Config `mapstructure:"mcp_events"`
 	Journal   journal.Config       `mapstructure:"journal"`
 	GitHub    GitHubConfig         `mapstructure:"github"`
-	Testing   TestingConfig        `mapstructure:"testing"`
+	// Adapters are the third-party providers: where they are discovered
+	// (<home>/adapters, adapters.paths, PATH) and the bounds of their
+	// processes (docs/adapters.md).
+	Adapters adapter.Config `mapstructure:"adapters"`
+	Testing  TestingConfig  `mapstructure:"testing"`
 }
 
 // GitHubConfig is how the GitHub providers reach GitHub. The token comes
@@ -233,6 +238,7 @@ func DefaultConfig() Config {
 		Sentinel:          SentinelConfig{AutoWatchPRs: true},
 		MCPEvents:         subscriptions.DefaultConfig(),
 		GitHub:            GitHubConfig{APIURL: github.DefaultAPIURL},
+		Adapters:          adapter.DefaultConfig(),
 		Journal:           journal.DefaultConfig(),
 		Cluster:           ClusterConfig{Wait: 2 * time.Minute},
 
@@ -301,6 +307,9 @@ func (c *Config) Validate() error {
 		return err
 	}
 	if err := c.Journal.Validate(); err != nil {
+		return err
+	}
+	if err := c.Adapters.Validate(); err != nil {
 		return err
 	}
 	if c.ShutdownTimeout <= 0 {

@@ -29,6 +29,9 @@ func (a *App) refreshGauges(ctx context.Context) {
 	}
 	for _, p := range a.Registry.All() {
 		slug := p.Info().Slug
+		if _, discovered := p.(providers.AvailabilityChecker); discovered {
+			continue // an adapter starts on first use, not for a gauge; its series appear with its first poll
+		}
 		if _, ok := p.(providers.Poller); ok && p.Capabilities().Poll {
 			a.Metrics.InitPoller(slug)
 		}

@@ -24,9 +24,14 @@ type providerDeps struct {
 	publicURL providers.PublicURLFunc
 }
 
+// builtinSlugs are the slugs no discovered adapter may take (the test-only
+// fake's included, enabled or not).
+var builtinSlugs = []string{localgh.Slug, webhook.Slug, agentpush.Slug, fake.Slug}
+
 // buildProviders names every provider constructor, in catalogue order
-// (local-gh, webhook, agentpush; the test-only fake last). It is the one
-// place providers are listed: no init-time registration.
+// (local-gh, webhook, agentpush; the test-only fake; then the adapters
+// discovery finds, see adapters_discover.go). It is the one place providers
+// are listed: no init-time registration.
 func buildProviders(cfg Config, deps providerDeps) ([]providers.Provider, error) {
 	var out []providers.Provider
 	var errs []error
@@ -69,5 +74,6 @@ func buildProviders(cfg Config, deps providerDeps) ([]providers.Provider, error)
 		deps.log.Warn("the test-only fake provider is enabled")
 		out = append(out, fake.New(fake.Config{FeedFile: cfg.Testing.FakeFeed}))
 	}
+	out = append(out, discoverAdapters(cfg, deps)...)
 	return out, errors.Join(errs...)
 }

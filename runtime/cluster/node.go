@@ -54,6 +54,18 @@ type Member struct {
 	ClientURL string    `json:"clientUrl,omitempty"`
 	StartedAt time.Time `json:"startedAt"`
 	BeatAt    time.Time `json:"beatAt"`
+	// Adapters are the third-party adapters this node discovered and their
+	// state (GET /cluster shows, beside each member, the adapters another
+	// member has and it lacks as unavailable).
+	Adapters []AdapterState `json:"adapters,omitempty"`
+}
+
+// AdapterState is one discovered adapter of a node: Status running,
+// idle (not started yet) or unavailable (Reason says why).
+type AdapterState struct {
+	Slug   string `json:"slug"`
+	Status string `json:"status"`
+	Reason string `json:"reason,omitempty"`
 }
 
 type lease struct {
@@ -76,6 +88,9 @@ type Node struct {
 	Cfg    Config
 	Log    *slog.Logger
 	Now    func() time.Time
+	// Adapters, when set, reports this node's adapters for its heartbeat
+	// (cheap: it must not start or call one).
+	Adapters func() []AdapterState
 	// After returns a channel that fires after d (tests inject a clock).
 	After func(d time.Duration) <-chan time.Time
 	// InMajority, when set (an embedded cluster), reports whether this
@@ -188,6 +203,9 @@ func (n *Node) Round(ctx context.Context) {
 func (n *Node) beat(ctx context.Context) error {
 	sent := n.now()
 	n.Self.BeatAt = sent.UTC()
+	if n.Adapters != nil {
+		n.Self.Adapters = n.Adapters()
+	}
 	raw, _ := json.Marshal(n.Self)
 	bctx, cancel := context.WithTimeout(ctx, n.Cfg.Heartbeat+time.Second)
 	defer cancel()

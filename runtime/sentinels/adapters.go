@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"sort"
+	"sync"
 
 	"github.com/nats-io/nats.go/jetstream"
 
@@ -17,6 +18,12 @@ const (
 	AdapterSupported = "supported"
 	AdapterAvailable = "available"
 	AdapterReady     = "ready"
+	// AdapterUnavailable is a discovered adapter that cannot be used (it
+	// does not start, answers garbage or fails its handshake); the reason
+	// is in info.unavailable. The spec lists supported, available and
+	// ready: this fourth status never hides a broken adapter behind one
+	// of those.
+	AdapterUnavailable = "unavailable"
 )
 
 // Adapter is one entry of list_sentinel_adapters / GET /adapters. It never
@@ -36,34 +43,58 @@ type Adapter struct {
 // with the reason in info.readiness (never a false ready); a provider that
 // names its credential's source has it in info.credentialSource too; one
 // whose endpoint the last setup changed says info.autoSelect false, with
-// the reason.
+// the reason. A
+// provider that is unusable altogether (providers.AvailabilityChecker: a
+// discovered adapter that fails its handshake) is unavailable with the
+// reason in info.unavailable. The providers are asked at once, each within
+// its own bounds, so one slow adapter delays the listing by its bound, not
+// by the sum of them.
 func (s *Service) Adapters(ctx context.Context) []Adapter {
-	var out []Adapter
-	for _, p := range s.Registry.All() {
-		inf := p.Info()
-		a := Adapter{Slug: inf.Slug, Name: inf.Name, Version: inf.Version, Description: inf.Description, Capabilities: p.Capabilities(), Status: AdapterReady}
-		if sf, ok := p.(providers.SetupFielder); ok {
-			a.SetupFields = sf.SetupFields()
-		}
-		if s.endpointUnconfirmed(ctx, inf.Slug) {
-			a.Info = map[string]any{"autoSelect": false, "autoSelectReason": unconfirmedReason}
-		}
-		if _, ok := p.(providers.ReadinessChecker); ok {
-			r := readiness(ctx, p)
-			if a.Info == nil {
-				a.Info = map[string]any{}
-			}
-			a.Info["readiness"] = r
-			if r.CredentialSource != "" {
-				a.Info["credentialSource"] = r.CredentialSource
-			}
-			if !r.Ready {
-				a.Status = AdapterAvailable
-			}
-		}
-		out = append(out, a)
+	all := s.Registry.All()
+	out := make([]Adapter, len(all))
+	var wg sync.WaitGroup
+	for i, p := range all {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			out[i] = s.adapterOf(ctx, p)
+		}()
 	}
+	wg.Wait()
 	return out
+}
+
+// adapterOf is one provider's entry of the listing.
+func (s *Service) adapterOf(ctx context.Context, p providers.Provider) Adapter {
+	if ac, ok := p.(providers.AvailabilityChecker); ok {
+		if reason := ac.Unavailable(ctx); reason != "" {
+			inf := p.Info()
+			return Adapter{Slug: inf.Slug, Name: inf.Name, Version: inf.Version, Description: inf.Description,
+				Status: AdapterUnavailable, Info: map[string]any{"unavailable": reason}}
+		}
+	}
+	inf := p.Info()
+	a := Adapter{Slug: inf.Slug, Name: inf.Name, Version: inf.Version, Description: inf.Description, Capabilities: p.Capabilities(), Status: AdapterReady}
+	if sf, ok := p.(providers.SetupFielder); ok {
+		a.SetupFields = sf.SetupFields()
+	}
+	if s.endpointUnconfirmed(ctx, inf.Slug) {
+		a.Info = map[string]any{"autoSelect": false, "autoSelectReason": unconfirmedReason}
+	}
+	if _, ok := p.(providers.ReadinessChecker); ok {
+		r := readiness(ctx, p)
+		if a.Info == nil {
+			a.Info = map[string]any{}
+		}
+		a.Info["readiness"] = r
+		if r.CredentialSource != "" {
+			a.Info["credentialSource"] = r.CredentialSource
+		}
+		if !r.Ready {
+			a.Status = AdapterAvailable
+		}
+	}
+	return a
 }
 
 // SetupResult reports a completed provider setup. Sensitive values are
@@ -106,6 +137,9 @@ func (s *Service) Setup(ctx context.Context, slug string, fields map[string]stri
 			return SetupResult{}, sentinel.Errorf(sentinel.CodeInvalidSetup, "setup field %q is too long", name)
 		}
 	}
+	if err := s.checkSetup(ctx, p, slug, fields); err != nil {
+		return SetupResult{}, err
+	}
 	err := s.Creds.Update(ctx, slug, func(cur map[string]string) (map[string]string, error) {
 		return applySetup(slug, sf.SetupFields(), cur, fields)
 	})
@@ -128,6 +162,24 @@ func (s *Service) Setup(ctx context.Context, slug string, fields map[string]stri
 	}
 	s.Log.Info("provider setup stored", "provider", slug, "fields", stored, "endpoint_unconfirmed", unconfirmed)
 	return SetupResult{Slug: slug, Stored: stored, Readiness: readiness(ctx, p), EndpointUnconfirmed: unconfirmed}, nil
+}
+
+// checkSetup lets a provider that judges its setup (providers.SetupChecker:
+// an adapter's setup method) refuse the fields, laid over the stored ones,
+// before anything is stored: invalid_setup with its reason.
+func (s *Service) checkSetup(ctx context.Context, p providers.Provider, slug string, fields map[string]string) error {
+	sc, ok := p.(providers.SetupChecker)
+	if !ok {
+		return nil
+	}
+	cur, err := s.Creds.Credentials(ctx, slug)
+	if err != nil {
+		return err
+	}
+	if err := sc.CheckSetup(ctx, mergeFields(cur, fields)); err != nil {
+		return sentinel.Errorf(sentinel.CodeInvalidSetup, "%v", err)
+	}
+	return nil
 }
 
 // Ledger records completed setups (which fields, when) in a KV bucket.

@@ -1,0 +1,4 @@
+package cli
+
+// adapterVerbs are the tools for adapter authors (sentinel adapter ...).
+var adapterVerbs = []verbBuilder{newAdapterCmd}
