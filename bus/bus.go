@@ -35,6 +35,9 @@ type Bus struct {
 	Tombstone jetstream.KeyValue
 	Nodes     jetstream.KeyValue
 	Leases    jetstream.KeyValue
+
+	// trims is what TrimEvents purged last, per partition.
+	trims trimmed
 }
 
 // Open provisions every stream, bucket and consumer idempotently
