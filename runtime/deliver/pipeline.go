@@ -12,6 +12,7 @@ import (
 	"github.com/agentproto/sentinel/runtime/journal"
 	"github.com/agentproto/sentinel/runtime/metrics"
 	"github.com/agentproto/sentinel/runtime/park"
+	"github.com/agentproto/sentinel/runtime/pause"
 	"github.com/agentproto/sentinel/runtime/sentinels"
 )
 
@@ -44,6 +45,9 @@ type Pipeline struct {
 	Expirer *sentinels.Expirer
 	// Journal records every decision (journal.go); nil records nothing.
 	Journal Journal
+	// Pause holds the pipeline's and the workers' named pause points
+	// (points.go; tests, nil in production).
+	Pause *pause.Points
 }
 
 // Handle runs the pipeline for one event of one sentinel. A nil error
@@ -60,6 +64,9 @@ func (p *Pipeline) Handle(ctx context.Context, sentinelID string, ev *sentinel.E
 		return ResultStopped, nil
 	}
 	if err != nil {
+		return "", err
+	}
+	if err := p.Pause.At(ctx, PointRead, ev.ID); err != nil {
 		return "", err
 	}
 	// 0. The event the record holds unconfirmed, again: its inbox write may
@@ -108,8 +115,12 @@ func (p *Pipeline) Handle(ctx context.Context, sentinelID string, ev *sentinel.E
 			return "", err
 		}
 		p.Metrics.IncVec(func(m *metrics.Metrics) prometheusCounterVec { return m.Parked }, "post_mortem")
-		if err := p.markSeen(ctx, rec, rev, ev.ID, nil); err != nil {
+		elsewhere, err := p.markSeen(ctx, rec, rev, ev, closureNone)
+		if err != nil {
 			return "", err
+		}
+		if elsewhere {
+			return p.handledElsewhere(rec, ev), nil
 		}
 		p.note(sentinelID, rec, ev, journal.PostMortem, reason+": parked", nil)
 		return ResultParked, nil
@@ -120,8 +131,12 @@ func (p *Pipeline) Handle(ctx context.Context, sentinelID string, ev *sentinel.E
 		defaults = prov.DefaultTypes
 	}
 	if !rec.Spec.Matches(ev, defaults) {
-		if err := p.markSeen(ctx, rec, rev, ev.ID, func(r *sentinel.Sentinel) { applyClosure(r, closure, ev.Subject) }); err != nil {
+		elsewhere, err := p.markSeen(ctx, rec, rev, ev, closure)
+		if err != nil {
 			return "", err
+		}
+		if elsewhere {
+			return p.handledElsewhere(rec, ev), nil
 		}
 		p.Metrics.Inc(func(m *metrics.Metrics) prometheusCounter { return m.Filtered })
 		p.noteFiltered(rec, ev, defaults)
@@ -130,8 +145,12 @@ func (p *Pipeline) Handle(ctx context.Context, sentinelID string, ev *sentinel.E
 	// 5b. The loop shield: the provider's own doing does not wake the
 	// session (never a terminal event); it is marked seen and journaled.
 	if rec.Spec.MuteSelf && ev.SelfCaused && !ev.Terminal {
-		if err := p.markSeen(ctx, rec, rev, ev.ID, func(r *sentinel.Sentinel) { applyClosure(r, closure, ev.Subject) }); err != nil {
+		elsewhere, err := p.markSeen(ctx, rec, rev, ev, closure)
+		if err != nil {
 			return "", err
+		}
+		if elsewhere {
+			return p.handledElsewhere(rec, ev), nil
 		}
 		p.note(sentinelID, rec, ev, journal.Self, "caused by the provider's own GitHub identity: muted (muteSelf)", nil)
 		return ResultMuted, nil
@@ -188,7 +207,15 @@ func (p *Pipeline) GiveUp(ctx context.Context, sentinelID string, ev *sentinel.E
 	if err != nil {
 		return err
 	}
-	return p.markSeen(sctx, rec, rev, ev.ID, nil)
+	_, err = p.markSeen(sctx, rec, rev, ev, closureNone)
+	return err
+}
+
+// handledElsewhere journals an event whose record write found that another
+// handler (its redelivery) had stored it meanwhile.
+func (p *Pipeline) handledElsewhere(rec *sentinel.Sentinel, ev *sentinel.Event) Result {
+	p.note(rec.ID, rec, ev, journal.Duplicate, "handled by another node meanwhile", nil)
+	return ResultDuplicate
 }
 
 type closureAction int

@@ -228,11 +228,13 @@ func (w *Workers) handle(ctx context.Context, msg jetstream.Msg) {
 	if md, err := msg.Metadata(); err == nil {
 		w.Metrics.ObserveStep(metrics.StepQueued, time.Since(md.Timestamp))
 	}
+	_ = w.Pipeline.Pause.At(ctx, PointReceived, ev.ID)
 	hctx, cancel := context.WithTimeout(ctx, w.Cfg.HandleTimeout)
 	stopProgress := w.keepInProgress(hctx, msg)
 	res, err := w.Pipeline.Handle(hctx, sid, &ev)
 	stopProgress()
 	cancel()
+	_ = w.Pipeline.Pause.At(ctx, PointSettle, ev.ID)
 	if err != nil && !w.giveUp(ctx, msg, sid, &ev, err) {
 		delay := w.backoff(msg)
 		w.Log.Warn("delivery failed; will retry", "sentinel", sid, "event", ev.ID, "retry_in", delay, "err", err)

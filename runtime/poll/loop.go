@@ -17,6 +17,7 @@ import (
 	"github.com/agentproto/sentinel/runtime/cluster"
 	"github.com/agentproto/sentinel/runtime/metrics"
 	"github.com/agentproto/sentinel/runtime/park"
+	"github.com/agentproto/sentinel/runtime/pause"
 	"github.com/agentproto/sentinel/runtime/sentinels"
 )
 
@@ -74,6 +75,9 @@ type Loop struct {
 	// expiry sweep and the cancel retries (nil: a single node, all of
 	// them).
 	Owner cluster.Ownership
+	// Pause holds the loop's named pause points (tests; nil in
+	// production): PointPolled.
+	Pause *pause.Points
 
 	tick sync.Mutex
 	kick chan struct{}
@@ -241,6 +245,10 @@ func (l *Loop) pollOne(ctx context.Context, rec *sentinel.Sentinel) {
 		l.setLastError(ctx, rec.ID, "poll: "+err.Error())
 		return
 	}
+	if err := l.Pause.At(ctx, PointPolled, rec.ID); err != nil {
+		log().Warn("poll dropped", "err", err)
+		return
+	}
 	// Park malformed items durably before the cursor moves past them.
 	for _, m := range res.Malformed {
 		item := m
@@ -310,6 +318,11 @@ func pollKey(r *sentinel.Sentinel) string {
 	}
 	return cluster.PollKey(r.Spec.Match[0].Subject)
 }
+
+// PointPolled is reached (key: the sentinel id) after a poll returned and
+// before anything it found is stored: a test holds a poller here while
+// another node takes its poll over.
+const PointPolled pause.Point = "poll.polled"
 
 // errStaleCursor fences a poll whose cursor another poll moved on.
 var errStaleCursor = errors.New("poll cursor moved on")

@@ -10,7 +10,13 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/agentproto/sentinel"
+	"github.com/agentproto/sentinel/runtime/pause"
 )
+
+// PointUpdate is reached (key: the sentinel id) in every compare-and-set
+// attempt of an update, after the update function decided and before the
+// write: a test holds a node here between its read and its write.
+const PointUpdate pause.Point = "sentinels.update"
 
 // Store keeps sentinel records in a KV bucket keyed by id. Updates are
 // compare-and-set on the entry revision, retried on conflict.
@@ -20,6 +26,9 @@ type Store struct {
 	// revision through the bucket's leader; an unknown or deleted key
 	// wraps sentinel.ErrNotFound. Fresh uses it.
 	LeaderGet func(ctx context.Context, id string) ([]byte, uint64, error)
+	// Pause holds the store's named pause points (tests; nil in
+	// production): PointUpdate.
+	Pause *pause.Points
 
 	mu    sync.RWMutex
 	cache *cache // nil until StartCache
@@ -169,6 +178,9 @@ func (s *Store) UpdateFrom(ctx context.Context, id string, start *sentinel.Senti
 		raw, err := json.Marshal(rec)
 		if err != nil {
 			return nil, fmt.Errorf("encode sentinel %s: %w", id, err)
+		}
+		if err := s.Pause.At(ctx, PointUpdate, id); err != nil {
+			return nil, fmt.Errorf("update sentinel %s: %w", id, err)
 		}
 		nrev, err := s.kv.Update(ctx, id, raw, rev)
 		if err == nil {

@@ -1,0 +1,18 @@
+package deliver
+
+import "github.com/agentproto/sentinel/runtime/pause"
+
+// The pipeline's and the workers' named pause points (runtime/pause), each
+// reached with the event id as its key. Tests hold a node at one while
+// another node runs (docs/RELIABILITY.md, "Interleavings tested").
+const (
+	// PointReceived: a worker received a delivery, before the pipeline.
+	PointReceived pause.Point = "deliver.received"
+	// PointRead: the pipeline read the sentinel's record, before any
+	// decision.
+	PointRead pause.Point = "deliver.read"
+	// PointSettle: the pipeline returned and the in-progress pings
+	// stopped, before the worker acks or naks: a node held here past the
+	// ack wait is one that paused there.
+	PointSettle pause.Point = "deliver.settle"
+)
