@@ -120,7 +120,7 @@ func (p *Pipeline) Handle(ctx context.Context, sentinelID string, ev *sentinel.E
 			return "", err
 		}
 		if elsewhere {
-			return p.handledElsewhere(rec, ev), nil
+			return p.handledElsewhere(ctx, rec, ev), nil
 		}
 		p.note(sentinelID, rec, ev, journal.PostMortem, reason+": parked", nil)
 		return ResultParked, nil
@@ -136,7 +136,7 @@ func (p *Pipeline) Handle(ctx context.Context, sentinelID string, ev *sentinel.E
 			return "", err
 		}
 		if elsewhere {
-			return p.handledElsewhere(rec, ev), nil
+			return p.handledElsewhere(ctx, rec, ev), nil
 		}
 		p.Metrics.Inc(func(m *metrics.Metrics) prometheusCounter { return m.Filtered })
 		p.noteFiltered(rec, ev, defaults)
@@ -150,7 +150,7 @@ func (p *Pipeline) Handle(ctx context.Context, sentinelID string, ev *sentinel.E
 			return "", err
 		}
 		if elsewhere {
-			return p.handledElsewhere(rec, ev), nil
+			return p.handledElsewhere(ctx, rec, ev), nil
 		}
 		p.note(sentinelID, rec, ev, journal.Self, "caused by the provider's own GitHub identity: muted (muteSelf)", nil)
 		return ResultMuted, nil
@@ -212,8 +212,10 @@ func (p *Pipeline) GiveUp(ctx context.Context, sentinelID string, ev *sentinel.E
 }
 
 // handledElsewhere journals an event whose record write found that another
-// handler (its redelivery) had stored it meanwhile.
-func (p *Pipeline) handledElsewhere(rec *sentinel.Sentinel, ev *sentinel.Event) Result {
+// handler (its redelivery) had stored it meanwhile, and gives the worker's
+// hold on the delivery up: it is that handler's to settle.
+func (p *Pipeline) handledElsewhere(ctx context.Context, rec *sentinel.Sentinel, ev *sentinel.Event) Result {
+	deliveryOf(ctx).fence()
 	p.note(rec.ID, rec, ev, journal.Duplicate, "handled by another node meanwhile", nil)
 	return ResultDuplicate
 }

@@ -15,4 +15,8 @@ const (
 	// stopped, before the worker acks or naks: a node held here past the
 	// ack wait is one that paused there.
 	PointSettle pause.Point = "deliver.settle"
+	// PointAbandon: a worker leaves a delivery it no longer owns (its
+	// ack wait ran out while it held it, or another handler stored the
+	// event meanwhile) unsettled, for the live holder to ack.
+	PointAbandon pause.Point = "deliver.abandon"
 )

@@ -106,7 +106,7 @@ func (p *Pipeline) finish(ctx context.Context, rec *sentinel.Sentinel, ev *senti
 		p.noteOutcome(rec, ev, out)
 		return ResultDelivered
 	case w.elsewhere:
-		return p.handledElsewhere(rec, ev)
+		return p.handledElsewhere(ctx, rec, ev)
 	}
 	p.noteOutcome(rec, ev, out)
 	if w.expired {
