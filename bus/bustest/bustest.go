@@ -35,6 +35,16 @@ func WithAckWait(d time.Duration) Option {
 	return func(c *bus.Config, _ *embedded.Config) { c.AckWait = d }
 }
 
+// WithInboxDuplicates sets the inbox stream's Nats-Msg-Id window.
+func WithInboxDuplicates(d time.Duration) Option {
+	return func(c *bus.Config, _ *embedded.Config) { c.InboxDuplicates = d }
+}
+
+// WithLeaseTTL sets the leases bucket's key age (bus.lease_ttl).
+func WithLeaseTTL(d time.Duration) Option {
+	return func(c *bus.Config, _ *embedded.Config) { c.LeaseTTL = d }
+}
+
 // WithSyncAlways sets fsync on every write (off by default in tests).
 func WithSyncAlways(on bool) Option {
 	return func(_ *bus.Config, e *embedded.Config) { e.SyncAlways = on }

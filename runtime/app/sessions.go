@@ -71,6 +71,9 @@ func (a *App) wireSessions() subsystem {
 		// Command hooks run on the session's home node (docs/harness.md).
 		homes = &sessions.Homes{Bus: b, Node: a.Cfg.Node.Name, Notifier: notifier, Resolver: resolver, Log: log.With("component", "homes")}
 		notifier.Homes, resolver.Homes = homes, homes
+		// One resume hook of a session at a time in the cluster (issue 21,
+		// item 8): URL hooks run on whichever node has the event.
+		resolver.Locks = b.NewLocker(a.Cfg.Node.Name)
 	}
 	autolink := &sessions.AutoLink{Sentinels: a.Sentinels, Enabled: a.autoWatchPRs, Log: log.With("component", "autolink")}
 	reg.SetPRHook(autolink.PROpened)

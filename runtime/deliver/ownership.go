@@ -2,8 +2,11 @@ package deliver
 
 import (
 	"context"
+	"errors"
 	"sync"
 	"time"
+
+	"github.com/agentproto/sentinel"
 )
 
 // delivery is a worker's hold on the message it handles. JetStream
@@ -75,6 +78,28 @@ func (d *delivery) fence() {
 	d.mu.Lock()
 	d.lost = true
 	d.mu.Unlock()
+}
+
+// errLost fails a pipeline step its worker no longer holds the delivery
+// for: a message stored now could land after the live holder's, at
+// another target (a session resumed meanwhile under a new id).
+var errLost = errors.New("deliver: this node no longer holds the delivery (its ack wait ran out): it is left to its live holder")
+
+// beforeSend is the fence of every message write: reached at PointSend,
+// it fails once the worker's hold on the delivery is lost, so a node that
+// paused past the ack wait stores nothing at the target it decided on
+// before the pause (issue 21, item 8). What is left is the write of a node
+// that pauses after this check and before its write reaches the stream:
+// the message id (the sentinel and the event, whatever the session) makes
+// that write a duplicate within bus.inbox_duplicates.
+func (p *Pipeline) beforeSend(ctx context.Context, ev *sentinel.Event) error {
+	if err := p.Pause.At(ctx, PointSend, ev.ID); err != nil {
+		return err
+	}
+	if !deliveryOf(ctx).held() {
+		return errLost
+	}
+	return nil
 }
 
 type deliveryKey struct{}

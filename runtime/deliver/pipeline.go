@@ -169,6 +169,9 @@ func (p *Pipeline) Handle(ctx context.Context, sentinelID string, ev *sentinel.E
 			return p.deliverDirect(ctx, send, rec, rev, ev, closure, now)
 		}
 	}
+	if err := p.beforeSend(ctx, ev); err != nil {
+		return "", err
+	}
 	routed := time.Now()
 	out, err := p.Router.Route(ctx, rec, ev)
 	p.Metrics.StepSince(metrics.StepInbox, routed)

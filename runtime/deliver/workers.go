@@ -231,7 +231,7 @@ func (w *Workers) handle(ctx context.Context, msg jetstream.Msg) {
 	d := newDelivery(w.Bus.Cfg.AckWait, time.Now)
 	_ = w.Pipeline.Pause.At(ctx, PointReceived, ev.ID)
 	hctx, cancel := context.WithTimeout(withDelivery(ctx, d), w.Cfg.HandleTimeout)
-	stopProgress := w.keepInProgress(hctx, msg, d)
+	stopProgress := w.keepInProgress(hctx, msg, d, ev.ID)
 	res, err := w.Pipeline.Handle(hctx, sid, &ev)
 	stopProgress()
 	cancel()
@@ -301,7 +301,7 @@ func attemptOf(msg jetstream.Msg) uint64 {
 // redelivered meanwhile, as long as the worker still holds it (d: a ping
 // after the hold was lost, a pause, wins nothing back). The returned
 // function stops it and waits.
-func (w *Workers) keepInProgress(ctx context.Context, msg jetstream.Msg, d *delivery) func() {
+func (w *Workers) keepInProgress(ctx context.Context, msg jetstream.Msg, d *delivery, eventID string) func() {
 	every := w.Bus.Cfg.AckWait / 3
 	if every <= 0 {
 		return func() {}
@@ -319,7 +319,7 @@ func (w *Workers) keepInProgress(ctx context.Context, msg jetstream.Msg, d *deli
 			case <-ctx.Done():
 				return
 			case <-t.C:
-				if !d.renew() {
+				if w.Pipeline.Pause.At(ctx, PointPing, eventID) != nil || !d.renew() {
 					return
 				}
 				_ = msg.InProgress()

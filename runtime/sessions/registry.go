@@ -326,14 +326,26 @@ func (r *Registry) Sweep(ctx context.Context) (int, error) {
 
 // ContinueTo records that id was resumed as next: id becomes retired with
 // continuedTo = next, and next is registered running (inheriting label,
-// cwd, parent, hooks and home node) when it is not known yet.
-func (r *Registry) ContinueTo(ctx context.Context, id, next string) error {
+// cwd, parent, hooks and home node) when it is not known yet. The link is a
+// compare-and-set: a session continues to one successor only. When another
+// resume linked id to a successor first (two nodes ran its resume hook at
+// once), nothing is written and that successor is returned; else next is.
+func (r *Registry) ContinueTo(ctx context.Context, id, next string) (string, error) {
+	winner := next
 	old, _, err := r.mutate(ctx, id, false, func(s *Session, _ bool) error {
+		if s.ContinuedTo != "" && s.ContinuedTo != next {
+			winner = s.ContinuedTo
+			return errSkip
+		}
+		winner = next
 		s.ContinuedTo = next
 		return nil
 	})
 	if err != nil {
-		return err
+		return "", err
+	}
+	if winner != next {
+		return winner, nil
 	}
 	_, _, err = r.mutate(ctx, next, true, func(s *Session, created bool) error {
 		if created || s.Forgotten {
@@ -345,7 +357,7 @@ func (r *Registry) ContinueTo(ctx context.Context, id, next string) error {
 		s.LastSeenTs = r.now().UnixMilli()
 		return nil
 	})
-	return err
+	return next, err
 }
 
 // MarkResumed marks a session revived in place: running, end reason
