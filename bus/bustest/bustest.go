@@ -45,6 +45,11 @@ func WithLeaseTTL(d time.Duration) Option {
 	return func(c *bus.Config, _ *embedded.Config) { c.LeaseTTL = d }
 }
 
+// WithMemberTTL sets the nodes bucket's key age (bus.member_ttl).
+func WithMemberTTL(d time.Duration) Option {
+	return func(c *bus.Config, _ *embedded.Config) { c.MemberTTL = d }
+}
+
 // WithSyncAlways sets fsync on every write (off by default in tests).
 func WithSyncAlways(on bool) Option {
 	return func(_ *bus.Config, e *embedded.Config) { e.SyncAlways = on }

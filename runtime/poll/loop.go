@@ -249,6 +249,13 @@ func (l *Loop) pollOne(ctx context.Context, rec *sentinel.Sentinel) {
 		log().Warn("poll dropped", "err", err)
 		return
 	}
+	if len(res.Events) > 0 || len(res.Malformed) > 0 {
+		if why := l.stale(ctx, rec); why != "" {
+			l.Metrics.IncVec(func(m *metrics.Metrics) promCounterVec { return m.PollErrors }, rec.Provider)
+			log().Info("poll result dropped before publishing: " + why)
+			return
+		}
+	}
 	// Park malformed items durably before the cursor moves past them.
 	for _, m := range res.Malformed {
 		item := m
@@ -308,6 +315,32 @@ func (l *Loop) pollOne(ctx context.Context, rec *sentinel.Sentinel) {
 			log().Warn("provider ack failed", "err", err)
 		}
 	}
+}
+
+// stale reports why a poll that found something must not publish it (""
+// when it may): this node's lease on the sentinel's poll partition lapsed
+// during the poll (a pause, a partition: the lease counts locally only
+// until a fifth of bus.lease_ttl before the bucket ages it out, so a
+// successor cannot hold it yet while it still counts here), or the cursor
+// moved on (read through the bucket's leader) since the poll began. A
+// provider's ids may depend on what it saw (local-gh mints them from the
+// observed state), so a stale poller's events are not duplicates of its
+// successor's: published after them, they would report an intermediate
+// state after a newer one (issue 21, item 5). The cursor write after the
+// publish is fenced on the polled cursor as well.
+func (l *Loop) stale(ctx context.Context, rec *sentinel.Sentinel) string {
+	own := l.owner()
+	if own.Writable() != nil || !own.OwnsPoll(pollKey(rec)) {
+		return "this node's poll lease lapsed during the poll"
+	}
+	cur, _, err := l.Store.Fresh(ctx, rec.ID)
+	if err != nil {
+		return "reading the cursor back failed: " + err.Error()
+	}
+	if cur.Handle.Cursor != rec.Handle.Cursor {
+		return "the cursor moved on elsewhere during the poll"
+	}
+	return ""
 }
 
 // pollKey is the ownership key of a sentinel: its first clause's
