@@ -333,6 +333,18 @@ func (b *Bus) Publish(ctx context.Context, subj string, data []byte, msgID strin
 	return ack.Sequence, nil
 }
 
+// PublishRetrying publishes data on subj with Nats-Msg-Id = msgID and
+// waits for the PubAck, retrying with the same id through a leader
+// election (for up to Cfg.PublishRetry): a retry of a publish that landed
+// is a duplicate, never a second copy. dup reports a duplicate.
+func (b *Bus) PublishRetrying(ctx context.Context, subj string, data []byte, msgID string) (seq uint64, dup bool, err error) {
+	ack, err := b.publishRetrying(ctx, subj, data, msgID)
+	if err != nil {
+		return 0, false, fmt.Errorf("bus: publish %s: %w", subj, storageCoded(err))
+	}
+	return ack.Sequence, ack.Duplicate, nil
+}
+
 // Close drains the client connection so in-flight acks complete.
 func (b *Bus) Close() error {
 	if b == nil || b.NC == nil {

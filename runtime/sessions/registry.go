@@ -13,6 +13,7 @@ import (
 
 	"github.com/agentproto/sentinel"
 	"github.com/agentproto/sentinel/bus"
+	"github.com/agentproto/sentinel/runtime/pause"
 )
 
 // ErrNotFound is returned (wrapped) for an unknown or forgotten session.
@@ -31,6 +32,8 @@ type Registry struct {
 	node string
 	// onPR is called after a PR was recorded (auto-link); set by SetPRHook.
 	onPR func(ctx context.Context, s Session, pr PR, isNew bool)
+	// pause holds the named pause points (tests; nil in production).
+	pause *pause.Points
 }
 
 // NewRegistry returns the registry on the bus's sessions bucket.
@@ -47,6 +50,10 @@ func NewRegistry(b *bus.Bus, now func() time.Time, log *slog.Logger) *Registry {
 // SetPRHook installs the function called after a PR is recorded. It must
 // be set before the registry is used.
 func (r *Registry) SetPRHook(fn func(ctx context.Context, s Session, pr PR, isNew bool)) { r.onPR = fn }
+
+// SetPause installs the registry's named pause points (tests): the
+// lifecycle outbox's PointLifecycle.
+func (r *Registry) SetPause(p *pause.Points) { r.pause = p }
 
 // SetNode names the node this registry runs on: a session registered
 // through it records it as its homeNode (a later registration through
@@ -263,39 +270,41 @@ func (r *Registry) End(ctx context.Context, id, reason string) (Session, error) 
 	if len(reason) > 64 {
 		return Session{}, sentinel.Errorf(sentinel.CodeInvalidInput, "reason is longer than 64 characters")
 	}
-	wasAlive := false
 	s, _, err := r.mutate(ctx, id, false, func(s *Session, _ bool) error {
 		if s.Forgotten {
 			return fmt.Errorf("end session %s: %w", id, ErrNotFound)
 		}
-		wasAlive = s.Alive(r.now())
+		wasAlive := s.Alive(r.now())
 		s.Status = StatusEnded
 		s.EndedReason = reason
 		if reason == ReasonForgotten {
 			s.Forgotten = true
+		}
+		if wasAlive {
+			kind := KindExited
+			if reason == ReasonCrashed {
+				kind = KindCrashed
+			}
+			r.enqueue(s, LifecycleEvent{Kind: kind, SessionID: id, Label: s.Label, Reason: reason, Detail: s.LastOutput})
 		}
 		return nil
 	})
 	if err != nil {
 		return Session{}, err
 	}
-	if wasAlive {
-		kind := KindExited
-		if reason == ReasonCrashed {
-			kind = KindCrashed
-		}
-		r.publish(ctx, LifecycleEvent{Kind: kind, SessionID: id, Label: s.Label, Reason: reason, Detail: s.LastOutput})
-	}
+	r.flush(ctx, id, s.Pending)
 	return s.Effective(r.now()), nil
 }
 
 // Sweep ends every session whose heartbeat lapsed with reason crashed and
-// publishes crashed for each. It returns how many it ended.
+// publishes crashed for each, and publishes what any session's lifecycle
+// outbox still holds (outbox.go). It returns how many it ended.
 func (r *Registry) Sweep(ctx context.Context) (int, error) {
 	all, err := r.List(ctx)
 	if err != nil {
 		return 0, err
 	}
+	r.FlushPending(ctx, all)
 	n := 0
 	for _, v := range all {
 		if v.Status != StatusEnded || v.EndedReason != ReasonCrashed {
@@ -303,6 +312,7 @@ func (r *Registry) Sweep(ctx context.Context) (int, error) {
 		}
 		lapsed := false
 		s, _, err := r.mutate(ctx, v.ID, false, func(s *Session, _ bool) error {
+			lapsed = false
 			if !s.Lapsed(r.now()) {
 				return errSkip
 			}
@@ -310,6 +320,7 @@ func (r *Registry) Sweep(ctx context.Context) (int, error) {
 			s.Status = StatusEnded
 			s.EndedReason = ReasonCrashed
 			s.LastError = "heartbeat lapsed"
+			r.enqueue(s, LifecycleEvent{Kind: KindCrashed, SessionID: s.ID, Label: s.Label, Reason: ReasonCrashed, Detail: s.LastError})
 			return nil
 		})
 		if err != nil {
@@ -318,7 +329,7 @@ func (r *Registry) Sweep(ctx context.Context) (int, error) {
 		}
 		if lapsed {
 			n++
-			r.publish(ctx, LifecycleEvent{Kind: KindCrashed, SessionID: s.ID, Label: s.Label, Reason: ReasonCrashed, Detail: s.LastError})
+			r.flush(ctx, s.ID, s.Pending)
 		}
 	}
 	return n, nil
