@@ -82,6 +82,7 @@ func wireEnv(t *testing.T, rt *runtimetest.Env, p *proxyRouter) *env {
 	e.Notifier.Start()
 	t.Cleanup(e.Notifier.Stop)
 	e.Inboxes = sessions.NewInboxes(b, rt.Inbox, e.Reg, e.Notifier)
+	e.Inboxes.Pause = rt.Pause
 	e.Resolver = &sessions.Resolver{Registry: e.Reg, Runner: runner, Log: log, Pause: rt.Pause}
 	appendFn := func(ctx context.Context, m inbox.Message) (inbox.Message, bool, error) {
 		if e.reject.Load() {
