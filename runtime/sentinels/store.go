@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
 
@@ -30,8 +31,13 @@ type Store struct {
 	// production): PointUpdate.
 	Pause *pause.Points
 
+	// MirrorCheck is how often the mirror's supervisor looks at it
+	// (default 10s; mirror.go).
+	MirrorCheck time.Duration
+
 	mu    sync.RWMutex
 	cache *cache // nil until StartCache
+	sup   *supervisor
 }
 
 // NewStore returns a store on the bucket.
