@@ -95,6 +95,8 @@ type Loop struct {
 	// is asynchronous, so a tick that just published keeps the loop hot
 	// before the record's lastEventTs catches up.
 	lastPublishMs atomic.Int64
+	// lastPruneMs is when the tick last purged delete markers.
+	lastPruneMs atomic.Int64
 }
 
 func (l *Loop) init() {
@@ -158,6 +160,23 @@ func (l *Loop) Interval(ctx context.Context) time.Duration {
 	return l.Cfg.IdleInterval
 }
 
+// pruneEvery is how often the expiry job's owner purges old delete
+// markers of removed sentinels.
+const pruneEvery = time.Hour
+
+// pruneMarkers purges the records bucket's delete markers older than
+// sentinels.DeleteMarkerRetention, at most once per pruneEvery.
+func (l *Loop) pruneMarkers(ctx context.Context) {
+	now := l.Now().UnixMilli()
+	if last := l.lastPruneMs.Load(); last != 0 && now-last < pruneEvery.Milliseconds() {
+		return
+	}
+	l.lastPruneMs.Store(now)
+	if err := l.Store.PurgeDeleteMarkers(ctx, sentinels.DeleteMarkerRetention); err != nil {
+		l.Log.Warn("purging removed sentinels' markers failed", "err", err)
+	}
+}
+
 // TryTick runs one tick unless one is in flight; it reports whether it ran.
 func (l *Loop) TryTick(ctx context.Context) bool {
 	if !l.tick.TryLock() {
@@ -195,6 +214,9 @@ func (l *Loop) runTick(ctx context.Context) {
 	}
 	if own.OwnsJob(cluster.JobTombstones) {
 		l.sweepCancels(ctx)
+	}
+	if own.OwnsJob(cluster.JobExpiry) {
+		l.pruneMarkers(ctx)
 	}
 	// A whole tick reads every record without copying one (Store.Shared):
 	// pollOne only reads its record and hands the provider a copy of the

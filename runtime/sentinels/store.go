@@ -222,6 +222,20 @@ func (s *Store) Delete(ctx context.Context, id string) error {
 	return nil
 }
 
+// DeleteMarkerRetention is how long the delete marker a removed record
+// leaves in the bucket is kept (24 h; issue 21, item 10: they were kept
+// forever, one per sentinel ever removed). Live mirrors see a delete at
+// once; a marker only matters to a watcher started within its lifetime.
+const DeleteMarkerRetention = 24 * time.Hour
+
+// PurgeDeleteMarkers removes the delete markers older than olderThan.
+func (s *Store) PurgeDeleteMarkers(ctx context.Context, olderThan time.Duration) error {
+	if err := s.kv.PurgeDeletes(ctx, jetstream.DeleteMarkersOlderThan(olderThan)); err != nil {
+		return fmt.Errorf("purge removed sentinels' markers: %w", err)
+	}
+	return nil
+}
+
 // rememberRecord applies this store's own write to the mirror (a copy, so
 // the caller's record is not shared).
 func (s *Store) rememberRecord(id string, rec *sentinel.Sentinel, rev uint64) {

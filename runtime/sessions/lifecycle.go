@@ -85,6 +85,7 @@ func (r *Registry) Report(ctx context.Context, id string, in ReportInput) error 
 		case KindExited:
 			publish = !wasEnded
 			s.Status = StatusEnded
+			s.EndedTs = r.now().UnixMilli()
 			s.EndedReason = in.Reason
 			if s.EndedReason == "" {
 				s.EndedReason = ReasonExited
@@ -95,6 +96,7 @@ func (r *Registry) Report(ctx context.Context, id string, in ReportInput) error 
 		case KindCrashed:
 			publish = !wasEnded || s.EndedReason != ReasonCrashed
 			s.Status = StatusEnded
+			s.EndedTs = r.now().UnixMilli()
 			s.EndedReason = ReasonCrashed
 			s.LastError = firstNonEmpty(in.Reason, excerpt, "crashed")
 		}

@@ -92,8 +92,11 @@ type Session struct {
 	// Pending is the lifecycle outbox (outbox.go): events decided with a
 	// change of this record and not yet published; LifecycleSeq numbers
 	// them.
-	Pending      []LifecycleEvent `json:"pending,omitempty"`
-	LifecycleSeq int64            `json:"lifecycleSeq,omitempty"`
+	Pending []LifecycleEvent `json:"pending,omitempty"`
+	// EndedTs is when the session last ended (the retention counts from
+	// it or the last activity, whichever is later: retention.go).
+	EndedTs      int64 `json:"endedTs,omitempty"`
+	LifecycleSeq int64 `json:"lifecycleSeq,omitempty"`
 }
 
 // Lapsed reports whether the session's heartbeat TTL has passed at now

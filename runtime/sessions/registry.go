@@ -276,6 +276,7 @@ func (r *Registry) End(ctx context.Context, id, reason string) (Session, error) 
 		}
 		wasAlive := s.Alive(r.now())
 		s.Status = StatusEnded
+		s.EndedTs = r.now().UnixMilli()
 		s.EndedReason = reason
 		if reason == ReasonForgotten {
 			s.Forgotten = true
@@ -318,6 +319,7 @@ func (r *Registry) Sweep(ctx context.Context) (int, error) {
 			}
 			lapsed = true
 			s.Status = StatusEnded
+			s.EndedTs = r.now().UnixMilli()
 			s.EndedReason = ReasonCrashed
 			s.LastError = "heartbeat lapsed"
 			r.enqueue(s, LifecycleEvent{Kind: KindCrashed, SessionID: s.ID, Label: s.Label, Reason: ReasonCrashed, Detail: s.LastError})
