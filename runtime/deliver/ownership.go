@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/agentproto/sentinel"
+	"github.com/agentproto/sentinel/runtime/cluster"
 )
 
 // delivery is a worker's hold on the message it handles. JetStream
@@ -51,7 +52,7 @@ func (d *delivery) held() bool {
 
 // heldLocked is held; mu must be held.
 func (d *delivery) heldLocked() bool {
-	if !d.lost && d.now().Sub(d.last) >= d.heldFor {
+	if !d.lost && cluster.Elapsed(d.last, d.now()) >= d.heldFor {
 		d.lost = true
 	}
 	return !d.lost
