@@ -22,10 +22,10 @@ import (
 // (issue 21, item 3).
 //
 // A hold lasts heldFor past the receipt and each ping sent while it
-// still held: half the ack wait, leaving the other half for the lag
-// between the server's timer and this node's clock (the server starts the
-// timer when it sends the message, before this node receives it) and for
-// the ack to reach the server. Once lost it stays lost: a ping sent after
+// still held: two thirds of the ack wait (pings go every quarter), leaving
+// the last third for the lag between the server's timer and this node's
+// clock (the server starts the timer when it sends the message, before
+// this node receives it) and for the ack to reach the server. Once lost it stays lost: a ping sent after
 // a pause does not win back a message the server may have handed on.
 type delivery struct {
 	heldFor time.Duration
@@ -37,7 +37,7 @@ type delivery struct {
 }
 
 func newDelivery(ackWait time.Duration, now func() time.Time) *delivery {
-	return &delivery{heldFor: ackWait / 2, now: now, last: now()}
+	return &delivery{heldFor: 2 * ackWait / 3, now: now, last: now()}
 }
 
 // held reports whether the worker still holds the delivery.

@@ -19,7 +19,7 @@ const (
 	// its target (the direct path's inbox write, a route, a confirm).
 	PointSend pause.Point = "deliver.send"
 	// PointPing: a worker is about to tell JetStream it still handles the
-	// delivery (an in-progress ping, every third of the ack wait). Holding
+	// delivery (an in-progress ping, every quarter of the ack wait). Holding
 	// it stops the pings, as a paused process would: with a hold inside the
 	// pipeline too, the node pauses past the ack wait mid-event.
 	PointPing pause.Point = "deliver.ping"

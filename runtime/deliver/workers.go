@@ -297,12 +297,12 @@ func attemptOf(msg jetstream.Msg) uint64 {
 }
 
 // keepInProgress tells JetStream the message is still being handled every
-// third of the ack wait, so a slow delivery (a resume hook) is not
+// quarter of the ack wait, so a slow delivery (a resume hook) is not
 // redelivered meanwhile, as long as the worker still holds it (d: a ping
 // after the hold was lost, a pause, wins nothing back). The returned
 // function stops it and waits.
 func (w *Workers) keepInProgress(ctx context.Context, msg jetstream.Msg, d *delivery, eventID string) func() {
-	every := w.Bus.Cfg.AckWait / 3
+	every := w.Bus.Cfg.AckWait / 4
 	if every <= 0 {
 		return func() {}
 	}
