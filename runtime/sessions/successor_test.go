@@ -147,3 +147,37 @@ func TestAStaleDirectWriteDoesNotReachTheOldSession(t *testing.T) {
 	require.Len(t, a.InboxOf("s1-r1"), 1)
 	require.Equal(t, "s1-r1", a.Fresh(rec.ID).Spec.Target.SessionID)
 }
+
+// Issue 21, item 2, the parked outcome: node A reads the record and pauses
+// with an event for a session that ended without a resume hook
+// (deliver.PointRead); node B parks it (dead target) and orphans the
+// sentinel; A wakes: its record write finds the event stored and changes
+// nothing (one count, one park record).
+func TestAStaleDeadTargetParkChangesNothing(t *testing.T) {
+	a := newEnvWith(t, runtimetest.Options{NoWorkers: true})
+	b := joinEnv(t, a, runtimetest.Options{NoWorkers: true})
+	a.register(t, sessions.RegisterInput{ID: "gone"})
+	rec := a.Watch(sentinel.WatchRequest{Subject: "github:acme/dead#1", SessionID: "gone", Types: []string{"*"}, Provider: "fake"})
+	_, err := a.Reg.End(context.Background(), "gone", sessions.ReasonCrashed)
+	require.NoError(t, err)
+	ev := runtimetest.Event("evt_1", "x.y.z", "github:acme/dead#1", false)
+
+	held := a.Pause.Hold(deliver.PointRead, ev.ID)
+	done := make(chan deliver.Result, 1)
+	go func() {
+		res, err := a.Pipeline.Handle(context.Background(), rec.ID, &ev)
+		require.NoError(t, err)
+		done <- res
+	}()
+	runtimetest.Reach(t, held, "A read the record")
+	res, err := b.Pipeline.Handle(context.Background(), rec.ID, &ev)
+	require.NoError(t, err)
+	require.Equal(t, deliver.ResultParked, res)
+	before := b.Fresh(rec.ID)
+	held.Release()
+	require.Equal(t, deliver.ResultDuplicate, <-done)
+	after := b.Fresh(rec.ID)
+	require.Equal(t, before.EventCount, after.EventCount)
+	require.Equal(t, sentinel.StatusOrphaned, after.Status)
+	require.Len(t, parkedReasons(t, b, rec.ID), 1)
+}
