@@ -12,8 +12,9 @@ import (
 type Config struct {
 	// MaxAge bounds how long entries are kept (default 168h).
 	MaxAge time.Duration `mapstructure:"max_age"`
-	// MaxBytes bounds the journal's size (default 256 MiB): past it the
-	// oldest decisions are dropped first.
+	// MaxBytes bounds the journal's size: past it the oldest decisions
+	// are dropped first. 0 (the default) is DefaultMaxBytes of the
+	// JetStream storage limit.
 	MaxBytes int64 `mapstructure:"max_bytes"`
 	// QueueSize bounds the entries waiting to be written (default 4096);
 	// past it entries are dropped and counted
@@ -23,7 +24,18 @@ type Config struct {
 
 // DefaultConfig returns the defaults.
 func DefaultConfig() Config {
-	return Config{MaxAge: bus.DefaultJournalMaxAge, MaxBytes: bus.DefaultJournalMaxBytes, QueueSize: DefaultQueueSize}
+	return Config{MaxAge: bus.DefaultJournalMaxAge, QueueSize: DefaultQueueSize}
+}
+
+// DefaultMaxBytes is the journal's size bound when journal.max_bytes is 0:
+// a tenth of the JetStream storage limit (JetStream reserves a stream's
+// MaxBytes against it), at most 256 MiB, at least 1 MiB; 256 MiB when the
+// limit is unknown (external mode: 0).
+func DefaultMaxBytes(storeLimit int64) int64 {
+	if storeLimit <= 0 {
+		return bus.DefaultJournalMaxBytes
+	}
+	return max(min(storeLimit/10, bus.DefaultJournalMaxBytes), 1<<20)
 }
 
 // Validate checks the config.

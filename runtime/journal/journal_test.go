@@ -211,3 +211,12 @@ func TestTheJournalIsBoundedInBytes(t *testing.T) {
 	require.Greater(t, info.State.FirstSeq, uint64(1), "the oldest went")
 	require.Error(t, journal.Config{MaxAge: time.Hour, MaxBytes: 1000}.Validate(), "below 1 MiB is refused")
 }
+
+// The default size bound is a tenth of JetStream's storage limit (which
+// reserves a stream's MaxBytes against it), within 1 MiB .. 256 MiB.
+func TestTheJournalsDefaultSizeFollowsTheStorageLimit(t *testing.T) {
+	require.Equal(t, bus.DefaultJournalMaxBytes, journal.DefaultMaxBytes(0), "unknown limit")
+	require.Equal(t, int64(10<<20), journal.DefaultMaxBytes(100<<20))
+	require.Equal(t, int64(1<<20), journal.DefaultMaxBytes(4<<20))
+	require.Equal(t, bus.DefaultJournalMaxBytes, journal.DefaultMaxBytes(100<<30))
+}
