@@ -106,8 +106,11 @@ func TestImportRules(t *testing.T) {
 			if me == "ingress/mcpevents" && dep != "" {
 				fail("ingress/mcpevents (the MCP Events JSON-RPC layer) imports only the domain package of the module")
 			}
-			if me == "runtime/subscriptions" && dep != "" && dep != "bus" && dep != "runtime/sentinels" && dep != "runtime/deliver" {
-				fail("runtime/subscriptions imports only bus, runtime/sentinels, runtime/deliver (the Router contract) and the domain")
+			if me == "runtime/subscriptions" && dep != "" && dep != "bus" && dep != "runtime/sentinels" && dep != "runtime/deliver" && dep != "runtime/pause" {
+				fail("runtime/subscriptions imports only bus, runtime/sentinels, runtime/deliver (the Router contract), runtime/pause and the domain")
+			}
+			if me == "runtime/pause" && internal {
+				fail("runtime/pause (named pause points) is a leaf: the stdlib only")
 			}
 			if me == "runtime/chaos" && dep != "" && dep != "runtime/bench" && dep != "runtime/app" {
 				fail("runtime/chaos imports only runtime/bench (the local cluster), runtime/app (the fake push signature) and the domain")

@@ -35,6 +35,9 @@ type Bus struct {
 	Tombstone jetstream.KeyValue
 	Nodes     jetstream.KeyValue
 	Leases    jetstream.KeyValue
+
+	// trims is what TrimEvents purged last, per partition.
+	trims trimmed
 }
 
 // Open provisions every stream, bucket and consumer idempotently
@@ -52,6 +55,20 @@ func Open(ctx context.Context, nc *nats.Conn, cfg Config) (*Bus, error) {
 		return nil, fmt.Errorf("bus: jetstream: %w", err)
 	}
 	b := &Bus{NC: nc, JS: js, Cfg: cfg}
+	// The setup bucket first: the shared settings are agreed before any
+	// stream, bucket or consumer is written with this node's values.
+	setup := jetstream.KeyValueConfig{Bucket: BucketSetup, Description: "provider setup ledger", Storage: jetstream.FileStorage, Replicas: cfg.Replicas}
+	if b.Setup, err = ensureKeyValue(ctx, js, setup); err != nil {
+		return nil, fmt.Errorf("bus: provision bucket %s: %w", BucketSetup, err)
+	}
+	if cfg.Replicas > 1 {
+		if err := b.agreePartitions(ctx); err != nil {
+			return nil, err
+		}
+	}
+	if err := b.agreeSettings(ctx); err != nil {
+		return nil, err
+	}
 	for _, sc := range b.streamConfigs() {
 		s, err := ensureStream(ctx, js, sc)
 		if err != nil {
@@ -76,7 +93,6 @@ func Open(ctx context.Context, nc *nats.Conn, cfg Config) (*Bus, error) {
 		{jetstream.KeyValueConfig{Bucket: BucketSeen, Description: "seen event ids per sentinel", LimitMarkerTTL: SeenMarkerTTL}, &b.Seen},
 		{jetstream.KeyValueConfig{Bucket: BucketHooks, Description: "webhook hook records (hold secrets)"}, &b.Hooks},
 		{jetstream.KeyValueConfig{Bucket: BucketCreds, Description: "provider credentials (hold secrets)"}, &b.Creds},
-		{jetstream.KeyValueConfig{Bucket: BucketSetup, Description: "provider setup ledger"}, &b.Setup},
 		{jetstream.KeyValueConfig{Bucket: BucketSessions, Description: "session registry"}, &b.Sessions},
 		{jetstream.KeyValueConfig{Bucket: BucketFollows, Description: "session follows"}, &b.Follows},
 		{jetstream.KeyValueConfig{Bucket: BucketLocks, Description: "short leases and locks", TTL: LockTTL}, &b.Locks},
@@ -93,11 +109,6 @@ func Open(ctx context.Context, nc *nats.Conn, cfg Config) (*Bus, error) {
 			return nil, fmt.Errorf("bus: provision bucket %s: %w", bk.cfg.Bucket, err)
 		}
 		*bk.dst = kv
-	}
-	if cfg.Replicas > 1 {
-		if err := b.agreePartitions(ctx); err != nil {
-			return nil, err
-		}
 	}
 	if err := openHookJobs(ctx, js, cfg); err != nil {
 		return nil, err
@@ -328,6 +339,18 @@ func (b *Bus) Publish(ctx context.Context, subj string, data []byte, msgID strin
 		return 0, fmt.Errorf("bus: publish %s: %w", subj, storageCoded(err))
 	}
 	return ack.Sequence, nil
+}
+
+// PublishRetrying publishes data on subj with Nats-Msg-Id = msgID and
+// waits for the PubAck, retrying with the same id through a leader
+// election (for up to Cfg.PublishRetry): a retry of a publish that landed
+// is a duplicate, never a second copy. dup reports a duplicate.
+func (b *Bus) PublishRetrying(ctx context.Context, subj string, data []byte, msgID string) (seq uint64, dup bool, err error) {
+	ack, err := b.publishRetrying(ctx, subj, data, msgID)
+	if err != nil {
+		return 0, false, fmt.Errorf("bus: publish %s: %w", subj, storageCoded(err))
+	}
+	return ack.Sequence, ack.Duplicate, nil
 }
 
 // Close drains the client connection so in-flight acks complete.

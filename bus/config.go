@@ -43,6 +43,10 @@ type Config struct {
 	// election takes seconds). Past it, push ingress answers 503 if the
 	// node is cut off, else 500.
 	PublishRetry time.Duration `mapstructure:"publish_retry"`
+	// Shared is set by the node (not configured) when other nodes may
+	// share its JetStream: an embedded cluster or external mode. Open then
+	// refuses settings that differ from the pinned ones (settings.go).
+	Shared bool `mapstructure:"-"`
 }
 
 // DefaultConfig returns the defaults.

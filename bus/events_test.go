@@ -126,8 +126,10 @@ func TestInterruptedMoveCompletesWithoutDuplicates(t *testing.T) {
 	require.Equal(t, map[string][]string{"sen_A": ids("sen_A", "evt_1", "evt_2", "evt_3", "evt_4", "evt_5", "evt_6")}, stored(t, env))
 }
 
-// TrimEvents purges only what every partition acknowledged: an event
-// pending or in flight in any partition, and everything after it, stays.
+// TrimEvents purges, in each partition, only what that partition's
+// consumer acknowledged: an event pending or in flight stays, and so does
+// every event of its partition after it; another partition's acknowledged
+// events go.
 func TestTrimEventsPurgesOnlyAcknowledgedEvents(t *testing.T) {
 	env := bustest.Start(t, bustest.WithPartitions(2))
 	ctx := context.Background()
@@ -140,9 +142,9 @@ func TestTrimEventsPurgesOnlyAcknowledgedEvents(t *testing.T) {
 			b = sid
 		}
 	}
-	floor, err := env.Bus.TrimEvents(ctx)
+	purged, err := env.Bus.TrimEvents(ctx)
 	require.NoError(t, err)
-	require.Zero(t, floor, "an empty stream has nothing to trim")
+	require.Zero(t, purged, "an empty stream has nothing to trim")
 
 	for i := 1; i <= 3; i++ {
 		for _, sid := range []string{a, b} {
@@ -169,8 +171,8 @@ func TestTrimEventsPurgesOnlyAcknowledgedEvents(t *testing.T) {
 	inFlight := ack(1, 2, false)
 	_, err = env.Bus.TrimEvents(ctx)
 	require.NoError(t, err)
-	require.Equal(t, map[string][]string{a: ids(a, "evt_2", "evt_3"), b: ids(b, "evt_2", "evt_3")}, stored(t, env),
-		"b1 and everything before it goes; b2 (in flight) and everything after it stays, acknowledged or not")
+	require.Equal(t, map[string][]string{b: ids(b, "evt_2", "evt_3")}, stored(t, env),
+		"a (all acknowledged) and b1 go; b2 (in flight) and everything after it in its partition stays")
 
 	// Everything acknowledged: the stream empties.
 	require.NoError(t, inFlight.DoubleAck(ctx))

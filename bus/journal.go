@@ -25,6 +25,11 @@ const JournalAll = journalPrefix + "*.*"
 // DefaultJournalMaxAge is the journal's default retention (7 days).
 const DefaultJournalMaxAge = 7 * 24 * time.Hour
 
+// DefaultJournalMaxBytes bounds the journal's size by default (256 MiB):
+// past it the oldest decisions go first, so a burst cannot fill the
+// JetStream storage limit and have the storage guard refuse real writes.
+const DefaultJournalMaxBytes int64 = 256 << 20
+
 // JournalToken is the subject token of an event id in the journal: the
 // first 128 bits of its SHA-256 in hex, so any event id (dots, spaces,
 // wildcards) is one safe token.
@@ -50,12 +55,15 @@ func JournalEventFilter(eventID string) string { return journalPrefix + "*." + J
 // flushed asynchronously (persist mode async: no fsync per write, whatever
 // nats.sync_always says); a replicated one relies on its raft log (the
 // server refuses async persist mode on replicated streams).
-func JournalConfig(replicas int, maxAge time.Duration) jetstream.StreamConfig {
+func JournalConfig(replicas int, maxAge time.Duration, maxBytes int64) jetstream.StreamConfig {
 	if replicas <= 0 {
 		replicas = 1
 	}
 	if maxAge <= 0 {
 		maxAge = DefaultJournalMaxAge
+	}
+	if maxBytes <= 0 {
+		maxBytes = DefaultJournalMaxBytes
 	}
 	cfg := jetstream.StreamConfig{
 		Name:        StreamJournal,
@@ -64,6 +72,7 @@ func JournalConfig(replicas int, maxAge time.Duration) jetstream.StreamConfig {
 		Storage:     jetstream.FileStorage,
 		Retention:   jetstream.LimitsPolicy,
 		MaxAge:      maxAge,
+		MaxBytes:    maxBytes,
 		Replicas:    replicas,
 		AllowDirect: true,
 		Discard:     jetstream.DiscardOld,
@@ -79,8 +88,8 @@ func JournalConfig(replicas int, maxAge time.Duration) jetstream.StreamConfig {
 // mode of a stream cannot change in place: when the replica count moved
 // across 1 (a single-node home joined to a deployment), the old journal
 // is dropped and created anew; it is a diagnostic record, not state.
-func (b *Bus) OpenJournal(ctx context.Context, maxAge time.Duration) (jetstream.Stream, error) {
-	want := JournalConfig(b.Cfg.Replicas, maxAge)
+func (b *Bus) OpenJournal(ctx context.Context, maxAge time.Duration, maxBytes int64) (jetstream.Stream, error) {
+	want := JournalConfig(b.Cfg.Replicas, maxAge, maxBytes)
 	var s jetstream.Stream
 	err := provision(ctx, func(ctx context.Context) (err error) {
 		s, err = b.JS.Stream(ctx, want.Name)
@@ -105,7 +114,7 @@ func (b *Bus) OpenJournal(ctx context.Context, maxAge time.Duration) (jetstream.
 }
 
 func sameJournal(have, want jetstream.StreamConfig) bool {
-	return slices.Equal(have.Subjects, want.Subjects) && have.MaxAge == want.MaxAge && have.Replicas == want.Replicas &&
+	return slices.Equal(have.Subjects, want.Subjects) && have.MaxAge == want.MaxAge && have.MaxBytes == want.MaxBytes && have.Replicas == want.Replicas &&
 		have.PersistMode == want.PersistMode && have.AllowDirect == want.AllowDirect && have.Description == want.Description &&
 		have.Storage == want.Storage && have.Retention == want.Retention
 }

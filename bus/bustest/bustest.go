@@ -17,6 +17,9 @@ type Env struct {
 	Server *embedded.Server
 	Bus    *bus.Bus
 	Dir    string
+	// joined: the server belongs to another Env (Join); Stop only closes
+	// this Env's connection.
+	joined bool
 }
 
 // Option adjusts the bus config.
@@ -30,6 +33,21 @@ func WithPartitions(n int) Option {
 // WithAckWait sets the consumers' ack wait.
 func WithAckWait(d time.Duration) Option {
 	return func(c *bus.Config, _ *embedded.Config) { c.AckWait = d }
+}
+
+// WithInboxDuplicates sets the inbox stream's Nats-Msg-Id window.
+func WithInboxDuplicates(d time.Duration) Option {
+	return func(c *bus.Config, _ *embedded.Config) { c.InboxDuplicates = d }
+}
+
+// WithLeaseTTL sets the leases bucket's key age (bus.lease_ttl).
+func WithLeaseTTL(d time.Duration) Option {
+	return func(c *bus.Config, _ *embedded.Config) { c.LeaseTTL = d }
+}
+
+// WithMemberTTL sets the nodes bucket's key age (bus.member_ttl).
+func WithMemberTTL(d time.Duration) Option {
+	return func(c *bus.Config, _ *embedded.Config) { c.MemberTTL = d }
 }
 
 // WithSyncAlways sets fsync on every write (off by default in tests).
@@ -77,11 +95,43 @@ func Start(t testing.TB, opts ...Option) *Env {
 	return env
 }
 
-// Stop closes the bus and shuts the server down; it is idempotent.
+// Join opens another bus on e's server over a connection of its own (a
+// second node of one service sharing one JetStream, as nodes in external
+// mode do), with e's bus config adjusted by opts, and registers cleanup:
+// its Stop closes only its own connection.
+func Join(t testing.TB, e *Env, opts ...Option) *Env {
+	t.Helper()
+	bc := e.Bus.Cfg
+	var ec embedded.Config
+	for _, o := range opts {
+		o(&bc, &ec)
+	}
+	nc, err := e.Server.Connect("bustest-join")
+	if err != nil {
+		t.Fatalf("bustest: connect: %v", err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	b, err := bus.Open(ctx, nc, bc)
+	if err != nil {
+		nc.Close()
+		t.Fatalf("bustest: open bus: %v", err)
+	}
+	env := &Env{Server: e.Server, Bus: b, Dir: e.Dir, joined: true}
+	t.Cleanup(env.Stop)
+	return env
+}
+
+// Stop closes the bus and shuts the server down (a joined Env only closes
+// its connection); it is idempotent.
 func (e *Env) Stop() {
 	if e.Bus != nil {
 		e.Bus.NC.Close()
 		e.Bus = nil
+	}
+	if e.joined {
+		e.Server = nil
+		return
 	}
 	if e.Server != nil {
 		e.Server.Shutdown()

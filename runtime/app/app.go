@@ -125,6 +125,8 @@ func New(cfg Config, log *slog.Logger) (_ *App, err error) {
 	defer cancel()
 	bcfg := cfg.Bus
 	bcfg.Replicas = cfg.Replicas(servers)
+	// Nodes that may have peers agree on the shared settings (bus/settings.go).
+	bcfg.Shared = cfg.Cluster.Clustered() || cfg.NATS.External()
 	if a.Bus, err = bus.Open(pctx, nc, bcfg); err != nil {
 		return nil, err
 	}

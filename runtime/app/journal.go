@@ -11,7 +11,13 @@ import (
 // teardown step is pushed before the delivery workers start, so it runs
 // after they stop: what they recorded is flushed before the bus closes.
 func (a *App) openJournal(ctx context.Context) error {
-	j, err := journal.Open(ctx, a.Bus, a.Cfg.Journal, journal.WriterConfig{
+	jcfg := a.Cfg.Journal
+	if jcfg.MaxBytes == 0 && a.nats != nil {
+		// JetStream reserves a stream's MaxBytes against its storage
+		// limit: the default takes a tenth of this server's.
+		jcfg.MaxBytes = journal.DefaultMaxBytes(a.nats.MaxStore())
+	}
+	j, err := journal.Open(ctx, a.Bus, jcfg, journal.WriterConfig{
 		Node: a.Cfg.Node.Name, OnDrop: a.Metrics.JournalDrop, Log: a.Log.With("component", "journal"),
 	})
 	if err != nil {

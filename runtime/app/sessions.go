@@ -47,6 +47,7 @@ type sessionWiring struct {
 	follows  *follow.Store
 
 	stopOnce sync.Once
+	prunedAt time.Time // the last prune (the sweep goroutine only)
 	cancel   context.CancelFunc
 	wg       sync.WaitGroup
 }
@@ -71,6 +72,9 @@ func (a *App) wireSessions() subsystem {
 		// Command hooks run on the session's home node (docs/harness.md).
 		homes = &sessions.Homes{Bus: b, Node: a.Cfg.Node.Name, Notifier: notifier, Resolver: resolver, Log: log.With("component", "homes")}
 		notifier.Homes, resolver.Homes = homes, homes
+		// One resume hook of a session at a time in the cluster (issue 21,
+		// item 8): URL hooks run on whichever node has the event.
+		resolver.Locks = b.NewLocker(a.Cfg.Node.Name)
 	}
 	autolink := &sessions.AutoLink{Sentinels: a.Sentinels, Enabled: a.autoWatchPRs, Log: log.With("component", "autolink")}
 	reg.SetPRHook(autolink.PROpened)
@@ -138,10 +142,34 @@ func (w *sessionWiring) start(ctx context.Context, a *App) error {
 				if _, err := w.registry.Sweep(life); err != nil {
 					a.Log.Warn("heartbeat sweep failed", "err", err)
 				}
+				w.prune(life, a)
 			}
 		}
 	}()
 	return nil
+}
+
+// prune drops, at most once per sessions.PruneEvery and on the expiry
+// job's owner only, the sessions ended longer ago than
+// sessions.EndedRetention and the inbox read cursors older than
+// bus.inbox_max_age (issue 21, item 10).
+func (w *sessionWiring) prune(ctx context.Context, a *App) {
+	if a.Cluster != nil && !a.Cluster.OwnsJob(cluster.JobExpiry) {
+		return
+	}
+	now := a.now()
+	if now.Sub(w.prunedAt) < sessions.PruneEvery {
+		return
+	}
+	w.prunedAt = now
+	if n, err := w.registry.PruneEnded(ctx, sessions.EndedRetention); err != nil {
+		a.Log.Warn("pruning ended sessions failed", "err", err)
+	} else if n > 0 {
+		a.Log.Info("ended sessions pruned", "sessions", n)
+	}
+	if _, err := w.inboxes.PruneCursors(ctx, time.Now(), a.Cfg.Bus.InboxMaxAge); err != nil {
+		a.Log.Warn("pruning inbox read cursors failed", "err", err)
+	}
 }
 
 // stop ends streams, stops the sweep, flushes pending digests and waits

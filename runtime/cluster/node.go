@@ -367,7 +367,17 @@ func (n *Node) Owns(item string) bool {
 	if !ok {
 		return false
 	}
-	return n.now().Before(l.sentAt.Add(n.Cfg.LeaseTTL-n.margin())) && n.writableLocked() == nil
+	return Elapsed(l.sentAt, n.now()) < n.Cfg.LeaseTTL-n.margin() && n.writableLocked() == nil
+}
+
+// Elapsed is the time from then to now by the monotonic clock or by the
+// wall clock, whichever says more: Go's monotonic clock stops while a VM
+// is suspended, so a node resumed after a suspend would count a lease (or a
+// delivery) as younger than it is; the wall clock, set right again on
+// resume, does not (issue 21, item 11). A wall clock stepped backwards only
+// shortens what it says, and the monotonic reading then wins.
+func Elapsed(then, now time.Time) time.Duration {
+	return max(now.Sub(then), now.Round(0).Sub(then.Round(0)))
 }
 
 // OwnsJob reports whether this node runs the periodic job now.

@@ -55,6 +55,9 @@ type delivered struct {
 // redelivery takes the whole path again, and the message write is
 // idempotent.
 func (p *Pipeline) deliverDirect(ctx context.Context, send Send, rec *sentinel.Sentinel, rev uint64, ev *sentinel.Event, closure closureAction, now time.Time) (Result, error) {
+	if err := p.beforeSend(ctx, ev); err != nil {
+		return "", err
+	}
 	done := make(chan delivered, 1)
 	go func() {
 		start := time.Now()
@@ -119,6 +122,9 @@ func (p *Pipeline) confirm(ctx context.Context, pl Planner, rec *sentinel.Sentin
 	send, err := pl.Prepare(rec, ev)
 	if err != nil {
 		return "", fmt.Errorf("deliver %s to %s again: %w", ev.ID, rec.ID, err)
+	}
+	if err := p.beforeSend(ctx, ev); err != nil {
+		return "", err
 	}
 	start := time.Now()
 	out, err := send(ctx)

@@ -12,6 +12,7 @@ import (
 	"github.com/agentproto/sentinel/runtime/journal"
 	"github.com/agentproto/sentinel/runtime/metrics"
 	"github.com/agentproto/sentinel/runtime/park"
+	"github.com/agentproto/sentinel/runtime/pause"
 	"github.com/agentproto/sentinel/runtime/sentinels"
 )
 
@@ -44,6 +45,9 @@ type Pipeline struct {
 	Expirer *sentinels.Expirer
 	// Journal records every decision (journal.go); nil records nothing.
 	Journal Journal
+	// Pause holds the pipeline's and the workers' named pause points
+	// (points.go; tests, nil in production).
+	Pause *pause.Points
 }
 
 // Handle runs the pipeline for one event of one sentinel. A nil error
@@ -60,6 +64,9 @@ func (p *Pipeline) Handle(ctx context.Context, sentinelID string, ev *sentinel.E
 		return ResultStopped, nil
 	}
 	if err != nil {
+		return "", err
+	}
+	if err := p.Pause.At(ctx, PointRead, ev.ID); err != nil {
 		return "", err
 	}
 	// 0. The event the record holds unconfirmed, again: its inbox write may
@@ -104,8 +111,12 @@ func (p *Pipeline) Handle(ctx context.Context, sentinelID string, ev *sentinel.E
 			return "", err
 		}
 		p.Metrics.IncVec(func(m *metrics.Metrics) prometheusCounterVec { return m.Parked }, "post_mortem")
-		if err := p.markSeen(ctx, rec, rev, ev, nil); err != nil {
+		elsewhere, err := p.markSeen(ctx, rec, rev, ev, closureNone)
+		if err != nil {
 			return "", err
+		}
+		if elsewhere {
+			return p.handledElsewhere(ctx, rec, ev), nil
 		}
 		p.note(sentinelID, rec, ev, journal.PostMortem, reason+": parked", nil)
 		return ResultParked, nil
@@ -116,8 +127,12 @@ func (p *Pipeline) Handle(ctx context.Context, sentinelID string, ev *sentinel.E
 		defaults = prov.DefaultTypes
 	}
 	if !rec.Spec.Matches(ev, defaults) {
-		if err := p.markSeen(ctx, rec, rev, ev, func(r *sentinel.Sentinel) { applyClosure(r, closure, ev.Subject) }); err != nil {
+		elsewhere, err := p.markSeen(ctx, rec, rev, ev, closure)
+		if err != nil {
 			return "", err
+		}
+		if elsewhere {
+			return p.handledElsewhere(ctx, rec, ev), nil
 		}
 		p.Metrics.Inc(func(m *metrics.Metrics) prometheusCounter { return m.Filtered })
 		p.noteFiltered(rec, ev, defaults)
@@ -126,8 +141,12 @@ func (p *Pipeline) Handle(ctx context.Context, sentinelID string, ev *sentinel.E
 	// 5b. The loop shield: the provider's own doing does not wake the
 	// session (never a terminal event); it is marked seen and journaled.
 	if rec.Spec.MuteSelf && ev.SelfCaused && !ev.Terminal {
-		if err := p.markSeen(ctx, rec, rev, ev, func(r *sentinel.Sentinel) { applyClosure(r, closure, ev.Subject) }); err != nil {
+		elsewhere, err := p.markSeen(ctx, rec, rev, ev, closure)
+		if err != nil {
 			return "", err
+		}
+		if elsewhere {
+			return p.handledElsewhere(ctx, rec, ev), nil
 		}
 		p.note(sentinelID, rec, ev, journal.Self, "caused by the provider's own GitHub identity: muted (muteSelf)", nil)
 		return ResultMuted, nil
@@ -145,6 +164,9 @@ func (p *Pipeline) Handle(ctx context.Context, sentinelID string, ev *sentinel.E
 		if send != nil {
 			return p.deliverDirect(ctx, send, rec, rev, ev, closure, now)
 		}
+	}
+	if err := p.beforeSend(ctx, ev); err != nil {
+		return "", err
 	}
 	routed := time.Now()
 	out, err := p.Router.Route(ctx, rec, ev)
@@ -184,7 +206,17 @@ func (p *Pipeline) GiveUp(ctx context.Context, sentinelID string, ev *sentinel.E
 	if err != nil {
 		return err
 	}
-	return p.markSeen(sctx, rec, rev, ev, nil)
+	_, err = p.markSeen(sctx, rec, rev, ev, closureNone)
+	return err
+}
+
+// handledElsewhere journals an event whose record write found that another
+// handler (its redelivery) had stored it meanwhile, and gives the worker's
+// hold on the delivery up: it is that handler's to settle.
+func (p *Pipeline) handledElsewhere(ctx context.Context, rec *sentinel.Sentinel, ev *sentinel.Event) Result {
+	deliveryOf(ctx).fence()
+	p.note(rec.ID, rec, ev, journal.Duplicate, "handled by another node meanwhile", nil)
+	return ResultDuplicate
 }
 
 type closureAction int

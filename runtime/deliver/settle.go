@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/agentproto/sentinel"
-	"github.com/agentproto/sentinel/runtime/journal"
 	"github.com/agentproto/sentinel/runtime/metrics"
 	"github.com/agentproto/sentinel/runtime/sentinels"
 )
@@ -106,8 +105,7 @@ func (p *Pipeline) finish(ctx context.Context, rec *sentinel.Sentinel, ev *senti
 		p.noteOutcome(rec, ev, out)
 		return ResultDelivered
 	case w.elsewhere:
-		p.note(rec.ID, rec, ev, journal.Duplicate, "handled by another node meanwhile", nil)
-		return ResultDuplicate
+		return p.handledElsewhere(ctx, rec, ev)
 	}
 	p.noteOutcome(rec, ev, out)
 	if w.expired {
@@ -126,18 +124,47 @@ func (p *Pipeline) finish(ctx context.Context, rec *sentinel.Sentinel, ev *senti
 	return ResultDelivered
 }
 
-// markSeen records a handled-but-not-delivered event's seen keys in the
-// record's ring (with an optional extra change), moving what the ring
-// evicts to the long window first.
-func (p *Pipeline) markSeen(ctx context.Context, rec *sentinel.Sentinel, rev uint64, ev *sentinel.Event, also func(*sentinel.Sentinel)) error {
-	_, err := p.Store.UpdateFrom(ctx, rec.ID, rec, rev, func(r *sentinel.Sentinel) error {
-		if also != nil {
-			also(r)
+// markSeen records a handled-but-not-delivered event in the record's ring
+// with its closure decision (filtered, muted, post-mortem, given up),
+// moving what the ring evicts to the long window first. Its
+// compare-and-set is fenced as writeRecord's is: when the record changed
+// since it was read and already holds the event, another handler (this
+// event's redelivery, after this node paused past the ack wait) stored its
+// decision, and this one writes nothing (elsewhere: the event is the
+// other's to settle); else the closure is decided again on the record as
+// it is now (a later event may have reopened or closed the subject), not
+// applied as read. Before this fence a stale handler re-applied the
+// closure it had decided on the old record (issue 21, item 2).
+func (p *Pipeline) markSeen(ctx context.Context, rec *sentinel.Sentinel, rev uint64, ev *sentinel.Event, closure closureAction) (elsewhere bool, err error) {
+	first := true
+	_, err = p.Store.UpdateFrom(ctx, rec.ID, rec, rev, func(r *sentinel.Sentinel) error {
+		if !first {
+			if ringHolds(r, ev) {
+				elsewhere = true
+				return sentinels.ErrSkip
+			}
+			closure = closureOnFresh(r, ev, closure)
 		}
+		first = false
+		applyClosure(r, closure, ev.Subject)
 		return p.addSeen(ctx, rec.ID, r, ev)
 	})
 	if err != nil && !errors.Is(err, sentinels.ErrNotFound) {
-		return err
+		return false, err
 	}
-	return nil
+	return elsewhere, nil
+}
+
+// closureOnFresh decides an event's closure again on a record that changed
+// since the first decision: a handler that decided none (a given-up
+// event) keeps none; a post-mortem decision on a subject reopened meanwhile
+// has nothing left to apply.
+func closureOnFresh(r *sentinel.Sentinel, ev *sentinel.Event, was closureAction) closureAction {
+	if was == closureNone {
+		return closureNone
+	}
+	if c := closureFor(r, ev); c != closurePostMortem {
+		return c
+	}
+	return closureNone
 }

@@ -228,11 +228,21 @@ func (w *Workers) handle(ctx context.Context, msg jetstream.Msg) {
 	if md, err := msg.Metadata(); err == nil {
 		w.Metrics.ObserveStep(metrics.StepQueued, time.Since(md.Timestamp))
 	}
-	hctx, cancel := context.WithTimeout(ctx, w.Cfg.HandleTimeout)
-	stopProgress := w.keepInProgress(hctx, msg)
+	d := newDelivery(w.Bus.Cfg.AckWait, time.Now)
+	_ = w.Pipeline.Pause.At(ctx, PointReceived, ev.ID)
+	hctx, cancel := context.WithTimeout(withDelivery(ctx, d), w.Cfg.HandleTimeout)
+	stopProgress := w.keepInProgress(hctx, msg, d, ev.ID)
 	res, err := w.Pipeline.Handle(hctx, sid, &ev)
 	stopProgress()
 	cancel()
+	_ = w.Pipeline.Pause.At(ctx, PointSettle, ev.ID)
+	if !d.held() {
+		// Not this node's to settle any more (ownership.go): neither ack
+		// nor nak nor park; the redelivery's holder settles it.
+		w.Log.Info("delivery left to its live holder: held past the ack wait, or stored by another node meanwhile", "sentinel", sid, "event", ev.ID, "result", string(res), "err", err)
+		_ = w.Pipeline.Pause.At(ctx, PointAbandon, ev.ID)
+		return
+	}
 	if err != nil && !w.giveUp(ctx, msg, sid, &ev, err) {
 		delay := w.backoff(msg)
 		w.Log.Warn("delivery failed; will retry", "sentinel", sid, "event", ev.ID, "retry_in", delay, "err", err)
@@ -287,10 +297,12 @@ func attemptOf(msg jetstream.Msg) uint64 {
 }
 
 // keepInProgress tells JetStream the message is still being handled every
-// third of the ack wait, so a slow delivery (a resume hook) is not
-// redelivered meanwhile. The returned function stops it and waits.
-func (w *Workers) keepInProgress(ctx context.Context, msg jetstream.Msg) func() {
-	every := w.Bus.Cfg.AckWait / 3
+// quarter of the ack wait, so a slow delivery (a resume hook) is not
+// redelivered meanwhile, as long as the worker still holds it (d: a ping
+// after the hold was lost, a pause, wins nothing back). The returned
+// function stops it and waits.
+func (w *Workers) keepInProgress(ctx context.Context, msg jetstream.Msg, d *delivery, eventID string) func() {
+	every := w.Bus.Cfg.AckWait / 4
 	if every <= 0 {
 		return func() {}
 	}
@@ -307,6 +319,9 @@ func (w *Workers) keepInProgress(ctx context.Context, msg jetstream.Msg) func() 
 			case <-ctx.Done():
 				return
 			case <-t.C:
+				if w.Pipeline.Pause.At(ctx, PointPing, eventID) != nil || !d.renew() {
+					return
+				}
 				_ = msg.InProgress()
 			}
 		}

@@ -19,11 +19,17 @@ import (
 	"github.com/agentproto/sentinel/bus"
 	"github.com/agentproto/sentinel/runtime/inbox"
 	"github.com/agentproto/sentinel/runtime/park"
+	"github.com/agentproto/sentinel/runtime/pause"
 	"github.com/agentproto/sentinel/runtime/sessions"
 )
 
 // ConsumerName is the durable lifecycle consumer of the follow engine.
 const ConsumerName = "follows"
+
+// PointEvaluate is reached (key: the event's session id) when a lifecycle
+// event is taken from the stream, before it is evaluated: a Fail there is a
+// store that cannot be read (an election).
+const PointEvaluate pause.Point = "follow.evaluate"
 
 // Engine evaluates lifecycle events against follows at event time,
 // batches entries per follower and delivers one digest per batch.
@@ -48,6 +54,15 @@ type Engine struct {
 	// of a lost node is redelivered this long after its last in-progress
 	// mark, which the node sends every AckWait/3 while its batch waits.
 	AckWait time.Duration
+	// RetryBase and RetryMax bound the backoff of a lifecycle event whose
+	// evaluation or digest failed (defaults 1s and 1m): RetryBase doubling
+	// per delivery, capped. It is retried until it succeeds: the consumer
+	// has no MaxDeliver, so an election longer than a few retries (they
+	// take 4-9 s) loses nothing (issue 21, item 4).
+	RetryBase, RetryMax time.Duration
+	// Pause holds the engine's named pause points (tests; nil in
+	// production): PointEvaluate.
+	Pause *pause.Points
 
 	held     *held
 	stopHeld context.CancelFunc
@@ -231,13 +246,19 @@ func (e *Engine) Start(ctx context.Context, b *bus.Bus) error {
 	if e.AckWait <= 0 {
 		e.AckWait = 30 * time.Second
 	}
+	if e.RetryBase <= 0 {
+		e.RetryBase = time.Second
+	}
+	if e.RetryMax < e.RetryBase {
+		e.RetryMax = max(time.Minute, e.RetryBase)
+	}
 	cons, err := b.Lifecycle.CreateOrUpdateConsumer(ctx, jetstream.ConsumerConfig{
 		Durable:       ConsumerName,
 		Description:   "session follows",
 		AckPolicy:     jetstream.AckExplicitPolicy,
 		DeliverPolicy: jetstream.DeliverNewPolicy,
 		AckWait:       e.AckWait,
-		MaxDeliver:    5,
+		MaxDeliver:    -1,
 	})
 	if err != nil {
 		return fmt.Errorf("follows: lifecycle consumer: %w", err)
@@ -291,6 +312,11 @@ func (e *Engine) consume() error {
 		}
 		hctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
+		if err := e.Pause.At(hctx, PointEvaluate, ev.SessionID); err != nil {
+			e.Log.Warn("follow evaluation failed", "session", ev.SessionID, "kind", ev.Kind, "err", err)
+			_ = m.NakWithDelay(e.backoff(m))
+			return
+		}
 		// Acked once the digests it joined are delivered (or parked), not
 		// before: a node lost meanwhile loses nothing (held.go).
 		e.held.hold(m)
@@ -299,7 +325,7 @@ func (e *Engine) consume() error {
 			if ok {
 				_ = m.Ack()
 			} else {
-				_ = m.NakWithDelay(time.Second)
+				_ = m.NakWithDelay(e.backoff(m))
 			}
 		})
 		if err != nil {
@@ -307,7 +333,7 @@ func (e *Engine) consume() error {
 			if !errors.Is(err, context.Canceled) {
 				e.Log.Warn("follow evaluation failed", "session", ev.SessionID, "kind", ev.Kind, "err", err)
 			}
-			_ = m.NakWithDelay(time.Second)
+			_ = m.NakWithDelay(e.backoff(m))
 		}
 	})
 	if err != nil {
@@ -317,6 +343,20 @@ func (e *Engine) consume() error {
 	e.cc = cc
 	e.mu.Unlock()
 	return nil
+}
+
+// backoff is the delay before a failed lifecycle event comes again:
+// RetryBase doubling with each delivery, capped at RetryMax.
+func (e *Engine) backoff(m jetstream.Msg) time.Duration {
+	n := uint64(1)
+	if md, err := m.Metadata(); err == nil && md.NumDelivered > 0 {
+		n = md.NumDelivered
+	}
+	d := e.RetryBase
+	for i := uint64(1); i < n && d < e.RetryMax; i++ {
+		d *= 2
+	}
+	return min(d, e.RetryMax)
 }
 
 func (e *Engine) stopConsuming() {

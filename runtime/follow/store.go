@@ -2,25 +2,50 @@ package follow
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"sort"
+	"strings"
 	"sync"
 
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/agentproto/sentinel"
+	"github.com/agentproto/sentinel/runtime/pause"
 )
 
 // ErrNotFound is returned (wrapped) for an unknown follow id or key.
 var ErrNotFound = sentinel.Errorf(sentinel.CodeFollowNotFound, "follow not found")
 
-// Store keeps follows in the follows KV bucket keyed by id. Writes on this
-// node are serialized so key upserts stay unique.
+// Store keeps follows in the follows KV bucket keyed by id. A follow with
+// a key has an index entry beside it (keyIndex: "key.<digest of the key>"
+// holding its id), created with a compare-and-set, so an upsert by key
+// finds or claims its id atomically across nodes: two nodes upserting one
+// key at once write one follow (issue 21, item 9; the process-local mutex
+// kept key upserts unique on one node only).
 type Store struct {
 	kv jetstream.KeyValue
 	mu sync.Mutex
+	// Pause holds the named pause points (tests; nil in production):
+	// PointUpsert.
+	Pause *pause.Points
+}
+
+// PointUpsert is reached (key: the follow's key) when an upsert by key has
+// decided the follow's id and before it writes the follow.
+const PointUpsert pause.Point = "follow.upsert"
+
+// keyIndexPrefix prefixes the index entries of follow keys; follow ids
+// (fol_...) never start with it.
+const keyIndexPrefix = "key."
+
+// keyIndex is the index entry of a follow key.
+func keyIndex(key string) string {
+	sum := sha256.Sum256([]byte(key))
+	return keyIndexPrefix + hex.EncodeToString(sum[:16])
 }
 
 // NewStore returns the store on a bucket.
@@ -54,7 +79,9 @@ func (s *Store) List(ctx context.Context, follower string) ([]Follow, error) {
 	}
 	var keys []string
 	for k := range lister.Keys() {
-		keys = append(keys, k)
+		if !strings.HasPrefix(k, keyIndexPrefix) {
+			keys = append(keys, k)
+		}
 	}
 	sort.Strings(keys) // fol_<ULID>: creation order
 	out := []Follow{}
@@ -97,17 +124,71 @@ func (s *Store) Find(ctx context.Context, idOrKey string) (*Follow, error) {
 func (s *Store) Upsert(ctx context.Context, f Follow, createdAt string) (Follow, bool, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if f.Key != "" {
-		if old, err := s.Find(ctx, f.Key); err == nil && old.Key == f.Key {
-			f.ID, f.CreatedAt = old.ID, old.CreatedAt
-			return f, false, s.put(ctx, f)
-		} else if err != nil && !errors.Is(err, ErrNotFound) {
-			return Follow{}, false, err
+	if f.Key == "" {
+		f.ID = sentinel.NewFollowID()
+		f.CreatedAt = createdAt
+		return f, true, s.put(ctx, f)
+	}
+	id, err := s.claimKey(ctx, f.Key)
+	if err != nil {
+		return Follow{}, false, err
+	}
+	f.ID, f.CreatedAt = id, createdAt
+	created := true
+	if old, _, err := s.Get(ctx, id); err == nil {
+		f.CreatedAt, created = old.CreatedAt, false
+	} else if !errors.Is(err, ErrNotFound) {
+		return Follow{}, false, err
+	}
+	if err := s.Pause.At(ctx, PointUpsert, f.Key); err != nil {
+		return Follow{}, false, err
+	}
+	return f, created, s.put(ctx, f)
+}
+
+// claimKey returns the id of the follow of key: the one its index entry
+// names, else (a follow stored before the index, found by a scan, or a new
+// id) the one this call indexes with a create, which another node's
+// concurrent claim of the same key either wins or reads back.
+func (s *Store) claimKey(ctx context.Context, key string) (string, error) {
+	idx := keyIndex(key)
+	for attempt := 0; attempt < 3; attempt++ {
+		e, err := s.kv.Get(ctx, idx)
+		if err == nil {
+			return string(e.Value()), nil
+		}
+		if !errors.Is(err, jetstream.ErrKeyNotFound) && !errors.Is(err, jetstream.ErrKeyDeleted) {
+			return "", fmt.Errorf("read follow key %q: %w", key, err)
+		}
+		id := sentinel.NewFollowID()
+		if legacy, err := s.scanKey(ctx, key); err == nil {
+			id = legacy.ID
+		} else if !errors.Is(err, ErrNotFound) {
+			return "", err
+		}
+		_, err = s.kv.Create(ctx, idx, []byte(id))
+		if err == nil {
+			return id, nil
+		}
+		if !errors.Is(err, jetstream.ErrKeyExists) {
+			return "", fmt.Errorf("index follow key %q: %w", key, err)
 		}
 	}
-	f.ID = sentinel.NewFollowID()
-	f.CreatedAt = createdAt
-	return f, true, s.put(ctx, f)
+	return "", fmt.Errorf("index follow key %q: %w", key, sentinel.ErrConflict)
+}
+
+// scanKey finds a follow by key among every follow.
+func (s *Store) scanKey(ctx context.Context, key string) (*Follow, error) {
+	all, err := s.List(ctx, "")
+	if err != nil {
+		return nil, err
+	}
+	for i := range all {
+		if all[i].Key == key {
+			return &all[i], nil
+		}
+	}
+	return nil, fmt.Errorf("find follow %q: %w", key, ErrNotFound)
 }
 
 func (s *Store) put(ctx context.Context, f Follow) error {
@@ -131,6 +212,12 @@ func (s *Store) Remove(ctx context.Context, idOrKey string) (string, error) {
 	}
 	if err := s.kv.Delete(ctx, f.ID); err != nil {
 		return "", fmt.Errorf("delete follow %s: %w", f.ID, err)
+	}
+	if f.Key != "" {
+		// The index entry goes too, when it still names this follow.
+		if e, err := s.kv.Get(ctx, keyIndex(f.Key)); err == nil && string(e.Value()) == f.ID {
+			_ = s.kv.Delete(ctx, keyIndex(f.Key), jetstream.LastRevision(e.Revision()))
+		}
 	}
 	return f.ID, nil
 }

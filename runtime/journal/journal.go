@@ -12,6 +12,10 @@ import (
 type Config struct {
 	// MaxAge bounds how long entries are kept (default 168h).
 	MaxAge time.Duration `mapstructure:"max_age"`
+	// MaxBytes bounds the journal's size: past it the oldest decisions
+	// are dropped first. 0 (the default) is DefaultMaxBytes of the
+	// JetStream storage limit.
+	MaxBytes int64 `mapstructure:"max_bytes"`
 	// QueueSize bounds the entries waiting to be written (default 4096);
 	// past it entries are dropped and counted
 	// (sentinel_journal_dropped_total{reason="overflow"}).
@@ -29,10 +33,24 @@ func DefaultConfig() Config {
 	return Config{MaxAge: bus.DefaultJournalMaxAge, QueueSize: DefaultQueueSize, DryRunScan: DefaultDryRunScan}
 }
 
+// DefaultMaxBytes is the journal's size bound when journal.max_bytes is 0:
+// a tenth of the JetStream storage limit (JetStream reserves a stream's
+// MaxBytes against it), at most 256 MiB, at least 1 MiB; 256 MiB when the
+// limit is unknown (external mode: 0).
+func DefaultMaxBytes(storeLimit int64) int64 {
+	if storeLimit <= 0 {
+		return bus.DefaultJournalMaxBytes
+	}
+	return max(min(storeLimit/10, bus.DefaultJournalMaxBytes), 1<<20)
+}
+
 // Validate checks the config.
 func (c Config) Validate() error {
 	if c.MaxAge < 0 || (c.MaxAge > 0 && c.MaxAge < time.Minute) {
 		return fmt.Errorf("journal.max_age must be at least 1m (got %s)", c.MaxAge)
+	}
+	if c.MaxBytes < 0 || (c.MaxBytes > 0 && c.MaxBytes < 1<<20) {
+		return fmt.Errorf("journal.max_bytes must be at least 1048576 (1 MiB; got %d)", c.MaxBytes)
 	}
 	if c.QueueSize < 0 {
 		return fmt.Errorf("journal.queue_size must not be negative (0 takes the default)")
@@ -59,7 +77,7 @@ func Open(ctx context.Context, b *bus.Bus, cfg Config, wcfg WriterConfig) (*Jour
 	if cfg.MaxAge <= 0 {
 		cfg.MaxAge = bus.DefaultJournalMaxAge
 	}
-	s, err := b.OpenJournal(ctx, cfg.MaxAge)
+	s, err := b.OpenJournal(ctx, cfg.MaxAge, cfg.MaxBytes)
 	if err != nil {
 		return nil, err
 	}

@@ -3,6 +3,7 @@ package journal_test
 import (
 	"context"
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -11,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentproto/sentinel"
+	"github.com/agentproto/sentinel/bus"
 	"github.com/agentproto/sentinel/bus/bustest"
 	"github.com/agentproto/sentinel/runtime/journal"
 )
@@ -40,7 +42,7 @@ func entry(sentinelID, eventID, decision string) journal.Entry {
 func TestWriterNeverBlocksAndCountsWhatItDrops(t *testing.T) {
 	env := bustest.Start(t)
 	ctx := context.Background()
-	s, err := env.Bus.OpenJournal(ctx, time.Hour)
+	s, err := env.Bus.OpenJournal(ctx, time.Hour, 0)
 	require.NoError(t, err)
 	d := &drops{n: map[string]int{}}
 	w, err := journal.NewWriter(env.Bus.NC, journal.WriterConfig{QueueSize: 2, Node: "n1", OnDrop: d.add})
@@ -124,16 +126,16 @@ func TestReaderPagesAndStories(t *testing.T) {
 func TestJournalStreamIsAsyncPersistedAlone(t *testing.T) {
 	env := bustest.Start(t, bustest.WithSyncAlways(true))
 	ctx := context.Background()
-	s, err := env.Bus.OpenJournal(ctx, 2*time.Hour)
+	s, err := env.Bus.OpenJournal(ctx, 2*time.Hour, 0)
 	require.NoError(t, err)
 	info, err := s.Info(ctx)
 	require.NoError(t, err)
 	require.Equal(t, 2*time.Hour, info.Config.MaxAge)
 	require.Equal(t, jetstream.AsyncPersistMode, info.Config.PersistMode)
 	// Provisioning again changes nothing; a new max age is applied.
-	_, err = env.Bus.OpenJournal(ctx, 2*time.Hour)
+	_, err = env.Bus.OpenJournal(ctx, 2*time.Hour, 0)
 	require.NoError(t, err)
-	s, err = env.Bus.OpenJournal(ctx, time.Hour)
+	s, err = env.Bus.OpenJournal(ctx, time.Hour, 0)
 	require.NoError(t, err)
 	require.Equal(t, time.Hour, s.CachedInfo().Config.MaxAge)
 }
@@ -186,4 +188,35 @@ func TestSentinelReadRefusesWildcards(t *testing.T) {
 	page, err := j.Sentinel(ctx, "sen_a", 10, 0)
 	require.NoError(t, err)
 	require.Len(t, page.Decisions, 1)
+}
+
+// Issue 21, item 10: the journal had only a max age, so a burst could fill
+// nats.max_store and the storage guard would then refuse real writes.
+// journal.max_bytes bounds it: past it the oldest decisions go.
+func TestTheJournalIsBoundedInBytes(t *testing.T) {
+	env := bustest.Start(t)
+	ctx := context.Background()
+	const limit = 1 << 20
+	s, err := env.Bus.OpenJournal(ctx, time.Hour, limit)
+	require.NoError(t, err)
+	pad := strings.Repeat("x", 4096)
+	for i := range 600 { // about 2.4 MiB
+		_, err := env.Bus.JS.Publish(ctx, bus.JournalSubject("sen_a", fmt.Sprintf("evt_%d", i)), []byte(pad))
+		require.NoError(t, err)
+	}
+	info, err := s.Info(ctx)
+	require.NoError(t, err)
+	require.LessOrEqual(t, info.State.Bytes, uint64(limit))
+	require.Equal(t, uint64(600), info.State.LastSeq, "the newest decisions are kept")
+	require.Greater(t, info.State.FirstSeq, uint64(1), "the oldest went")
+	require.Error(t, journal.Config{MaxAge: time.Hour, MaxBytes: 1000}.Validate(), "below 1 MiB is refused")
+}
+
+// The default size bound is a tenth of JetStream's storage limit (which
+// reserves a stream's MaxBytes against it), within 1 MiB .. 256 MiB.
+func TestTheJournalsDefaultSizeFollowsTheStorageLimit(t *testing.T) {
+	require.Equal(t, bus.DefaultJournalMaxBytes, journal.DefaultMaxBytes(0), "unknown limit")
+	require.Equal(t, int64(10<<20), journal.DefaultMaxBytes(100<<20))
+	require.Equal(t, int64(1<<20), journal.DefaultMaxBytes(4<<20))
+	require.Equal(t, bus.DefaultJournalMaxBytes, journal.DefaultMaxBytes(100<<30))
 }

@@ -5,6 +5,9 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/agentproto/sentinel/runtime/cluster"
+
+	"github.com/agentproto/sentinel/runtime/pause"
 	"github.com/agentproto/sentinel/runtime/sentinels"
 )
 
@@ -26,6 +29,10 @@ type cancelWorker struct {
 	mu       sync.Mutex
 	inFlight map[string]bool // mu must be held
 }
+
+// PointSweepSkipped is reached when a tombstone sweep is asked of a node
+// that does not own the tombstones job (it dispatches nothing).
+const PointSweepSkipped pause.Point = "poll.sweep-skipped"
 
 // startCancels starts Run's cancel worker with a first sweep (the start-up
 // sweep) and returns the function that stops it: it cancels the cancels in
@@ -66,8 +73,14 @@ func (w *cancelWorker) run(ctx context.Context) {
 }
 
 // dispatch starts the due cancels that are not in flight, as long as
-// slots are free.
+// slots are free, on the node that owns the tombstones job only: the
+// start-up sweep and the backlog re-sweeps came on every node (issue 21,
+// item 9: idempotent, but every provider cancel made once per node).
 func (w *cancelWorker) dispatch(ctx context.Context) {
+	if own := w.loop.owner(); own.Writable() != nil || !own.OwnsJob(cluster.JobTombstones) {
+		_ = w.loop.Pause.At(ctx, PointSweepSkipped, "")
+		return
+	}
 	due, err := w.ts.Due(ctx, w.loop.Registry, w.loop.Store)
 	if err != nil {
 		if ctx.Err() == nil {

@@ -17,6 +17,7 @@ import (
 	"github.com/agentproto/sentinel/runtime/cluster"
 	"github.com/agentproto/sentinel/runtime/metrics"
 	"github.com/agentproto/sentinel/runtime/park"
+	"github.com/agentproto/sentinel/runtime/pause"
 	"github.com/agentproto/sentinel/runtime/sentinels"
 )
 
@@ -74,6 +75,9 @@ type Loop struct {
 	// expiry sweep and the cancel retries (nil: a single node, all of
 	// them).
 	Owner cluster.Ownership
+	// Pause holds the loop's named pause points (tests; nil in
+	// production): PointPolled.
+	Pause *pause.Points
 
 	tick sync.Mutex
 	kick chan struct{}
@@ -91,6 +95,8 @@ type Loop struct {
 	// is asynchronous, so a tick that just published keeps the loop hot
 	// before the record's lastEventTs catches up.
 	lastPublishMs atomic.Int64
+	// lastPruneMs is when the tick last purged delete markers.
+	lastPruneMs atomic.Int64
 }
 
 func (l *Loop) init() {
@@ -154,6 +160,23 @@ func (l *Loop) Interval(ctx context.Context) time.Duration {
 	return l.Cfg.IdleInterval
 }
 
+// pruneEvery is how often the expiry job's owner purges old delete
+// markers of removed sentinels.
+const pruneEvery = time.Hour
+
+// pruneMarkers purges the records bucket's delete markers older than
+// sentinels.DeleteMarkerRetention, at most once per pruneEvery.
+func (l *Loop) pruneMarkers(ctx context.Context) {
+	now := l.Now().UnixMilli()
+	if last := l.lastPruneMs.Load(); last != 0 && now-last < pruneEvery.Milliseconds() {
+		return
+	}
+	l.lastPruneMs.Store(now)
+	if err := l.Store.PurgeDeleteMarkers(ctx, sentinels.DeleteMarkerRetention); err != nil {
+		l.Log.Warn("purging removed sentinels' markers failed", "err", err)
+	}
+}
+
 // TryTick runs one tick unless one is in flight; it reports whether it ran.
 func (l *Loop) TryTick(ctx context.Context) bool {
 	if !l.tick.TryLock() {
@@ -191,6 +214,9 @@ func (l *Loop) runTick(ctx context.Context) {
 	}
 	if own.OwnsJob(cluster.JobTombstones) {
 		l.sweepCancels(ctx)
+	}
+	if own.OwnsJob(cluster.JobExpiry) {
+		l.pruneMarkers(ctx)
 	}
 	// A whole tick reads every record without copying one (Store.Shared):
 	// pollOne only reads its record and hands the provider a copy of the
@@ -240,6 +266,17 @@ func (l *Loop) pollOne(ctx context.Context, rec *sentinel.Sentinel) {
 		log().Warn("poll failed", "err", err)
 		l.setLastError(ctx, rec.ID, "poll: "+err.Error())
 		return
+	}
+	if err := l.Pause.At(ctx, PointPolled, rec.ID); err != nil {
+		log().Warn("poll dropped", "err", err)
+		return
+	}
+	if len(res.Events) > 0 || len(res.Malformed) > 0 {
+		if why := l.stale(ctx, rec); why != "" {
+			l.Metrics.IncVec(func(m *metrics.Metrics) promCounterVec { return m.PollErrors }, rec.Provider)
+			log().Info("poll result dropped before publishing: " + why)
+			return
+		}
 	}
 	// Park malformed items durably before the cursor moves past them.
 	for _, m := range res.Malformed {
@@ -302,6 +339,32 @@ func (l *Loop) pollOne(ctx context.Context, rec *sentinel.Sentinel) {
 	}
 }
 
+// stale reports why a poll that found something must not publish it (""
+// when it may): this node's lease on the sentinel's poll partition lapsed
+// during the poll (a pause, a partition: the lease counts locally only
+// until a fifth of bus.lease_ttl before the bucket ages it out, so a
+// successor cannot hold it yet while it still counts here), or the cursor
+// moved on (read through the bucket's leader) since the poll began. A
+// provider's ids may depend on what it saw (local-gh mints them from the
+// observed state), so a stale poller's events are not duplicates of its
+// successor's: published after them, they would report an intermediate
+// state after a newer one (issue 21, item 5). The cursor write after the
+// publish is fenced on the polled cursor as well.
+func (l *Loop) stale(ctx context.Context, rec *sentinel.Sentinel) string {
+	own := l.owner()
+	if own.Writable() != nil || !own.OwnsPoll(pollKey(rec)) {
+		return "this node's poll lease lapsed during the poll"
+	}
+	cur, _, err := l.Store.Fresh(ctx, rec.ID)
+	if err != nil {
+		return "reading the cursor back failed: " + err.Error()
+	}
+	if cur.Handle.Cursor != rec.Handle.Cursor {
+		return "the cursor moved on elsewhere during the poll"
+	}
+	return ""
+}
+
 // pollKey is the ownership key of a sentinel: its first clause's
 // repository or subject (a sentinel's handle polls for all its clauses).
 func pollKey(r *sentinel.Sentinel) string {
@@ -310,6 +373,11 @@ func pollKey(r *sentinel.Sentinel) string {
 	}
 	return cluster.PollKey(r.Spec.Match[0].Subject)
 }
+
+// PointPolled is reached (key: the sentinel id) after a poll returned and
+// before anything it found is stored: a test holds a poller here while
+// another node takes its poll over.
+const PointPolled pause.Point = "poll.polled"
 
 // errStaleCursor fences a poll whose cursor another poll moved on.
 var errStaleCursor = errors.New("poll cursor moved on")

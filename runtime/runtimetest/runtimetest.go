@@ -5,13 +5,17 @@ package runtimetest
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"io"
 	"log/slog"
+	"strconv"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/agentproto/sentinel"
+	"github.com/agentproto/sentinel/bus"
 	"github.com/agentproto/sentinel/bus/bustest"
 	"github.com/agentproto/sentinel/providers"
 	"github.com/agentproto/sentinel/providers/fake"
@@ -19,6 +23,7 @@ import (
 	"github.com/agentproto/sentinel/runtime/inbox"
 	"github.com/agentproto/sentinel/runtime/journal"
 	"github.com/agentproto/sentinel/runtime/park"
+	"github.com/agentproto/sentinel/runtime/pause"
 	"github.com/agentproto/sentinel/runtime/poll"
 	"github.com/agentproto/sentinel/runtime/sentinels"
 )
@@ -60,6 +65,12 @@ type Env struct {
 	Expirer   *sentinels.Expirer
 	Clock     *Clock
 	Log       *slog.Logger
+	// Pause holds this node's named pause points (the pipeline's, the
+	// workers', the poll loop's, the store's): a script holds one node at a
+	// point while another runs.
+	Pause *pause.Points
+	// Node names this node (its journal entries).
+	Node string
 }
 
 // Options adjust the env.
@@ -74,6 +85,9 @@ type Options struct {
 	Partitions int
 	// BusOpts passes through to bustest.
 	BusOpts []bustest.Option
+	// Node names the node (its journal entries; default "test", "peer"
+	// for Join, n1.. in a cluster).
+	Node string
 }
 
 // Start wires and starts the runtime.
@@ -85,15 +99,80 @@ func Start(t testing.TB, o Options) *Env {
 	opts := append([]bustest.Option{bustest.WithPartitions(o.Partitions), bustest.WithAckWait(5 * time.Second)}, o.BusOpts...)
 	be := bustest.Start(t, opts...)
 	clock := NewClock(time.Date(2026, 11, 1, 10, 0, 0, 0, time.UTC))
+	node := o.Node
+	if node == "" {
+		node = "test"
+	}
+	return wire(t, be, o, clock, node, false)
+}
+
+// Join wires a second node's runtime on e's server (its own connection,
+// bus, record mirror, pipeline, workers, poll loop and pause points; the
+// same JetStream and the same clock): two nodes of one service, for
+// scripts where one node pauses while the other runs (issue 21). o.BusOpts
+// adjust e's bus config; o.Partitions is ignored (the bus's count holds).
+func Join(t testing.TB, e *Env, o Options) *Env {
+	t.Helper()
+	be := bustest.Join(t, e.Bus, o.BusOpts...)
+	// Nodes of one service read the records their decisions rest on
+	// through the bucket's leader (runtime/app sets it whenever a node has
+	// peers), not from a mirror that may trail the other node's writes.
+	if e.Store.LeaderGet == nil {
+		e.Store.LeaderGet = leaderGet(e.Bus.Bus)
+	}
+	node := o.Node
+	if node == "" {
+		node = "peer"
+	}
+	return wire(t, be, o, e.Clock, node, true)
+}
+
+// StartCluster starts n clustered embedded servers (bustest.StartCluster)
+// and wires one runtime on each, with the leader reads of a cluster node
+// (Store.LeaderGet, as runtime/app sets it), all on one clock.
+func StartCluster(t testing.TB, n int, o Options) []*Env {
+	t.Helper()
+	if o.Partitions == 0 {
+		o.Partitions = 4
+	}
+	opts := append([]bustest.Option{bustest.WithPartitions(o.Partitions), bustest.WithAckWait(5 * time.Second)}, o.BusOpts...)
+	bes := bustest.StartCluster(t, n, opts...)
+	clock := NewClock(time.Date(2026, 11, 1, 10, 0, 0, 0, time.UTC))
+	envs := make([]*Env, n)
+	for i, be := range bes {
+		envs[i] = wire(t, be, o, clock, "n"+strconv.Itoa(i+1), true)
+	}
+	return envs
+}
+
+// leaderGet reads a record through the bucket's leader, as runtime/app's
+// Store.LeaderGet does.
+func leaderGet(b *bus.Bus) func(ctx context.Context, id string) ([]byte, uint64, error) {
+	return func(ctx context.Context, id string) ([]byte, uint64, error) {
+		raw, rev, err := b.LeaderLast(ctx, bus.KVStream(bus.BucketSentinels), bus.KVSubject(bus.BucketSentinels, id))
+		if errors.Is(err, bus.ErrNoMessage) {
+			return nil, 0, fmt.Errorf("%s: %w", id, sentinel.ErrNotFound)
+		}
+		return raw, rev, err
+	}
+}
+
+// wire builds a runtime on be.
+func wire(t testing.TB, be *bustest.Env, o Options, clock *Clock, node string, leaderReads bool) *Env {
+	t.Helper()
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	fk := fake.New(fake.Config{})
 	reg, err := providers.NewRegistry(append([]providers.Provider{fk}, o.Extra...)...)
 	if err != nil {
 		t.Fatal(err)
 	}
-	e := &Env{T: t, Bus: be, Fake: fk, Registry: reg, Clock: clock, Log: log}
+	e := &Env{T: t, Bus: be, Fake: fk, Registry: reg, Clock: clock, Log: log, Pause: pause.New(), Node: node}
 	b := be.Bus
 	e.Store = sentinels.NewStore(b.Sentinels)
+	e.Store.Pause = e.Pause
+	if leaderReads {
+		e.Store.LeaderGet = leaderGet(b)
+	}
 	if err := e.Store.StartCache(context.Background()); err != nil {
 		t.Fatal(err)
 	}
@@ -107,16 +186,16 @@ func Start(t testing.TB, o Options) *Env {
 	if router == nil {
 		router = deliver.DirectRouter{Inbox: e.Inbox, Now: func() string { return sentinel.FormatTime(clock.Now()) }}
 	}
-	j, err := journal.Open(context.Background(), b, journal.DefaultConfig(), journal.WriterConfig{Node: "test", Log: log})
+	j, err := journal.Open(context.Background(), b, journal.DefaultConfig(), journal.WriterConfig{Node: node, Log: log})
 	if err != nil {
 		t.Fatal(err)
 	}
 	e.Journal = j
 	t.Cleanup(func() { _ = j.Stop(context.Background()) })
-	e.Pipeline = &deliver.Pipeline{Store: e.Store, Seen: e.Seen, Registry: reg, Router: router, Park: e.Park, Log: log, Now: clock.Now, Expirer: e.Expirer, Journal: j}
+	e.Pipeline = &deliver.Pipeline{Store: e.Store, Seen: e.Seen, Registry: reg, Router: router, Park: e.Park, Log: log, Now: clock.Now, Expirer: e.Expirer, Journal: j, Pause: e.Pause}
 	e.Publisher = &poll.Publisher{Bus: b}
 	cfg := poll.DefaultConfig()
-	e.Loop = &poll.Loop{Cfg: cfg, Store: e.Store, Registry: reg, Publisher: e.Publisher, Park: e.Park, Expirer: e.Expirer, Log: log, Now: clock.Now}
+	e.Loop = &poll.Loop{Cfg: cfg, Store: e.Store, Registry: reg, Publisher: e.Publisher, Park: e.Park, Expirer: e.Expirer, Log: log, Now: clock.Now, Pause: e.Pause}
 	e.Service = &sentinels.Service{
 		Store: e.Store, Seen: e.Seen, Registry: reg, Expirer: e.Expirer,
 		Creds: sentinels.NewCredStore(b.Creds), Ledger: sentinels.NewLedger(b.Setup),
@@ -125,12 +204,19 @@ func Start(t testing.TB, o Options) *Env {
 	wcfg := deliver.WorkersConfig{RetryBase: 20 * time.Millisecond, RetryMax: 100 * time.Millisecond, HandleTimeout: 10 * time.Second}
 	e.Workers = &deliver.Workers{Bus: b, Pipeline: e.Pipeline, Park: e.Park, Log: log, Cfg: wcfg}
 	if !o.NoWorkers {
-		if err := e.Workers.Start(context.Background()); err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(e.Workers.Stop)
+		e.StartWorkers()
 	}
 	return e
+}
+
+// StartWorkers starts the delivery workers (after NoWorkers) and stops
+// them at cleanup.
+func (e *Env) StartWorkers() {
+	e.T.Helper()
+	if err := e.Workers.Start(context.Background()); err != nil {
+		e.T.Fatal(err)
+	}
+	e.T.Cleanup(e.Workers.Stop)
 }
 
 // Watch creates a sentinel through the service.
@@ -171,6 +257,17 @@ func (e *Env) Get(id string) *sentinel.Sentinel {
 	rec, _, err := e.Store.Get(context.Background(), id)
 	if err != nil {
 		e.T.Fatalf("get %s: %v", id, err)
+	}
+	return rec
+}
+
+// Fresh returns a sentinel record as the bucket's leader holds it (in a
+// cluster a replica may trail a write another node just made).
+func (e *Env) Fresh(id string) *sentinel.Sentinel {
+	e.T.Helper()
+	rec, _, err := e.Store.Fresh(context.Background(), id)
+	if err != nil {
+		e.T.Fatalf("read %s: %v", id, err)
 	}
 	return rec
 }
@@ -216,4 +313,14 @@ func Event(id, typ, subject string, terminal bool) sentinel.Event {
 		subjects = ref.Subjects()
 	}
 	return sentinel.NewEvent(id, "//agentproto.local/sentinel/fake", typ, subject, subjects, time.Date(2026, 11, 1, 10, 0, 0, 0, time.UTC), typ+" on "+subject, terminal, map[string]any{"n": id})
+}
+
+// Reach waits until a goroutine reached the hold's point (30 s at most).
+func Reach(t testing.TB, h *pause.Hold, what string) {
+	t.Helper()
+	select {
+	case <-h.Reached():
+	case <-time.After(30 * time.Second):
+		t.Fatalf("%s: the point was not reached within 30s", what)
+	}
 }

@@ -3,6 +3,7 @@ package sentinels
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -54,18 +55,34 @@ type cache struct {
 	wake chan struct{}
 	stop context.CancelFunc
 	done chan struct{}
+	// watcher feeds the mirror (tests end it to play a watcher that closed).
+	watcher jetstream.KeyWatcher
 }
 
 // StartCache mirrors the bucket in memory and serves List from the mirror.
-// It returns once the initial values are loaded; StopCache stops it.
+// It returns once the initial values are loaded; StopCache stops it. A
+// supervisor (mirror.go) restarts the mirror when its watcher ends by
+// itself or stalls.
 func (s *Store) StartCache(ctx context.Context) error {
+	c, err := s.startMirror(ctx)
+	if err != nil {
+		return err
+	}
+	s.install(c)
+	s.superviseMirror()
+	return nil
+}
+
+// startMirror starts a mirror and returns it once its initial values are
+// loaded.
+func (s *Store) startMirror(ctx context.Context) (*cache, error) {
 	wctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	w, err := s.kv.WatchAll(wctx)
 	if err != nil {
 		cancel()
-		return err
+		return nil, err
 	}
-	c := &cache{recs: map[string]*sentinel.Sentinel{}, known: map[string]uint64{}, gone: map[string]uint64{}, stop: cancel, done: make(chan struct{})}
+	c := &cache{recs: map[string]*sentinel.Sentinel{}, known: map[string]uint64{}, gone: map[string]uint64{}, stop: cancel, done: make(chan struct{}), watcher: w}
 	initial := make(chan struct{})
 	go func() {
 		defer close(c.done)
@@ -81,6 +98,9 @@ func (s *Store) StartCache(ctx context.Context) error {
 					// answering with stale records, so the store stops using
 					// it and reads the bucket until restarted.
 					s.dropMirror(c)
+					return
+				}
+				if err := s.Pause.At(wctx, PointMirrorApply, ""); err != nil {
 					return
 				}
 				if e == nil {
@@ -110,19 +130,28 @@ func (s *Store) StartCache(ctx context.Context) error {
 	case <-ctx.Done():
 		cancel()
 		<-c.done
-		return context.Cause(ctx)
+		return nil, context.Cause(ctx)
+	case <-c.done: // the watcher ended before its initial values
+		cancel()
+		return nil, errors.New("sentinel records watcher ended while loading")
 	}
 	c.mu.Lock()
 	c.ready = true
 	c.mu.Unlock()
+	return c, nil
+}
+
+// install makes c the mirror the store serves from.
+func (s *Store) install(c *cache) {
 	s.mu.Lock()
 	s.cache = c
 	s.mu.Unlock()
-	return nil
 }
 
-// StopCache stops the mirror; List falls back to reading the bucket.
+// StopCache stops the mirror and its supervisor; List falls back to
+// reading the bucket.
 func (s *Store) StopCache() {
+	s.stopSupervisor()
 	s.mu.Lock()
 	c := s.cache
 	s.cache = nil

@@ -6,11 +6,18 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/agentproto/sentinel"
+	"github.com/agentproto/sentinel/runtime/pause"
 )
+
+// PointUpdate is reached (key: the sentinel id) in every compare-and-set
+// attempt of an update, after the update function decided and before the
+// write: a test holds a node here between its read and its write.
+const PointUpdate pause.Point = "sentinels.update"
 
 // Store keeps sentinel records in a KV bucket keyed by id. Updates are
 // compare-and-set on the entry revision, retried on conflict.
@@ -20,9 +27,17 @@ type Store struct {
 	// revision through the bucket's leader; an unknown or deleted key
 	// wraps sentinel.ErrNotFound. Fresh uses it.
 	LeaderGet func(ctx context.Context, id string) ([]byte, uint64, error)
+	// Pause holds the store's named pause points (tests; nil in
+	// production): PointUpdate.
+	Pause *pause.Points
+
+	// MirrorCheck is how often the mirror's supervisor looks at it
+	// (default 10s; mirror.go).
+	MirrorCheck time.Duration
 
 	mu    sync.RWMutex
 	cache *cache // nil until StartCache
+	sup   *supervisor
 }
 
 // NewStore returns a store on the bucket.
@@ -170,6 +185,9 @@ func (s *Store) UpdateFrom(ctx context.Context, id string, start *sentinel.Senti
 		if err != nil {
 			return nil, fmt.Errorf("encode sentinel %s: %w", id, err)
 		}
+		if err := s.Pause.At(ctx, PointUpdate, id); err != nil {
+			return nil, fmt.Errorf("update sentinel %s: %w", id, err)
+		}
 		nrev, err := s.kv.Update(ctx, id, raw, rev)
 		if err == nil {
 			s.rememberRecord(id, rec, nrev)
@@ -200,6 +218,20 @@ func (s *Store) Delete(ctx context.Context, id string) error {
 	}
 	if c := s.mirror(); c != nil {
 		c.del(id, 0)
+	}
+	return nil
+}
+
+// DeleteMarkerRetention is how long the delete marker a removed record
+// leaves in the bucket is kept (24 h; issue 21, item 10: they were kept
+// forever, one per sentinel ever removed). Live mirrors see a delete at
+// once; a marker only matters to a watcher started within its lifetime.
+const DeleteMarkerRetention = 24 * time.Hour
+
+// PurgeDeleteMarkers removes the delete markers older than olderThan.
+func (s *Store) PurgeDeleteMarkers(ctx context.Context, olderThan time.Duration) error {
+	if err := s.kv.PurgeDeletes(ctx, jetstream.DeleteMarkersOlderThan(olderThan)); err != nil {
+		return fmt.Errorf("purge removed sentinels' markers: %w", err)
 	}
 	return nil
 }

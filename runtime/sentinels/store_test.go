@@ -115,3 +115,22 @@ func TestCacheSeesLocalWritesAtOnceAndOtherNodesEventually(t *testing.T) {
 	require.NoError(t, b.Delete(ctx, other))
 	bustest.Eventually(t, 5*time.Second, func() bool { r, _ := a.List(ctx); return len(r) == 0 }, "the other node's delete arrives")
 }
+
+// Issue 21, item 10: a removed sentinel's delete marker stayed in the
+// records bucket forever; PurgeDeleteMarkers drops the old ones (here all:
+// a negative age), and the live records stay.
+func TestPurgeDeleteMarkersDropsRemovedRecordsMarkers(t *testing.T) {
+	env := bustest.Start(t)
+	ctx := context.Background()
+	st := sentinels.NewStore(env.Bus.Sentinels)
+	for _, id := range []string{"sen_gone", "sen_kept"} {
+		require.NoError(t, st.Create(ctx, &sentinel.Sentinel{ID: id, Status: sentinel.StatusActive, ClosedSubjects: []string{}}))
+	}
+	require.NoError(t, st.Delete(ctx, "sen_gone"))
+	require.NoError(t, st.PurgeDeleteMarkers(ctx, -1))
+	info, err := env.Bus.Sentinels.Status(ctx)
+	require.NoError(t, err)
+	require.Equal(t, uint64(1), info.Values(), "only the live record is left")
+	_, _, err = st.Get(ctx, "sen_kept")
+	require.NoError(t, err)
+}

@@ -50,8 +50,29 @@ type env struct {
 
 func newEnv(t *testing.T, extra ...providers.Provider) *env {
 	t.Helper()
+	return newEnvWith(t, runtimetest.Options{Extra: extra})
+}
+
+// newEnvWith is newEnv with the runtime's options (its Router is the
+// sessions router).
+func newEnvWith(t *testing.T, o runtimetest.Options) *env {
+	t.Helper()
 	p := &proxyRouter{}
-	rt := runtimetest.Start(t, runtimetest.Options{Router: p, Extra: extra})
+	o.Router = p
+	return wireEnv(t, runtimetest.Start(t, o), p)
+}
+
+// joinEnv wires a second node on a's JetStream (runtimetest.Join) with a
+// registry, inboxes, notifier, resolver and router of its own.
+func joinEnv(t *testing.T, a *env, o runtimetest.Options) *env {
+	t.Helper()
+	p := &proxyRouter{}
+	o.Router = p
+	return wireEnv(t, runtimetest.Join(t, a.Env, o), p)
+}
+
+func wireEnv(t *testing.T, rt *runtimetest.Env, p *proxyRouter) *env {
+	t.Helper()
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	b := rt.Bus.Bus
 	e := &env{Env: rt}
@@ -61,7 +82,8 @@ func newEnv(t *testing.T, extra ...providers.Provider) *env {
 	e.Notifier.Start()
 	t.Cleanup(e.Notifier.Stop)
 	e.Inboxes = sessions.NewInboxes(b, rt.Inbox, e.Reg, e.Notifier)
-	e.Resolver = &sessions.Resolver{Registry: e.Reg, Runner: runner, Log: log}
+	e.Inboxes.Pause = rt.Pause
+	e.Resolver = &sessions.Resolver{Registry: e.Reg, Runner: runner, Log: log, Pause: rt.Pause}
 	appendFn := func(ctx context.Context, m inbox.Message) (inbox.Message, bool, error) {
 		if e.reject.Load() {
 			return inbox.Message{}, false, sentinel.Errorf(sentinel.CodeSessionNotAlive, "session %q is not alive", m.To)

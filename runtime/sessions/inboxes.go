@@ -16,6 +16,7 @@ import (
 	"github.com/agentproto/sentinel"
 	"github.com/agentproto/sentinel/bus"
 	"github.com/agentproto/sentinel/runtime/inbox"
+	"github.com/agentproto/sentinel/runtime/pause"
 )
 
 // Inboxes is the inbox service: sends with a computed sender, reads and
@@ -25,7 +26,10 @@ type Inboxes struct {
 	Inbox    *inbox.Inbox
 	Registry *Registry
 	Notifier *Notifier
-	cursors  jetstream.KeyValue
+	// Pause holds the named pause points (tests; nil in production):
+	// PointNotify.
+	Pause   *pause.Points
+	cursors jetstream.KeyValue
 
 	doneOnce sync.Once
 	done     chan struct{}
@@ -42,15 +46,27 @@ func (s *Inboxes) Close() { s.doneOnce.Do(func() { close(s.done) }) }
 // Done is closed when the service stops.
 func (s *Inboxes) Done() <-chan struct{} { return s.done }
 
-// Append stores msg and, when it is new, hands it to the notify hook.
+// PointNotify is reached (key: the message id) after a message was stored
+// and before its notify hook is handed on: a Fail there is a crash between
+// the two.
+const PointNotify pause.Point = "sessions.notify"
+
+// Append stores msg and hands it to the notify hook, when it is new and
+// when it was already stored (issue 21, item 7): a node that died between
+// its inbox write and the hand-over left the message's wake-up undone, and
+// the redelivery that finds the message stored is the only one left to do
+// it. The notifier runs a message's hook once per node (Notifier.Notify)
+// and a home node's job is stored once per message id within its window,
+// so a repeat costs at most one more wake-up, never a lost one.
 func (s *Inboxes) Append(ctx context.Context, msg inbox.Message) (inbox.Message, bool, error) {
 	stored, dup, err := s.Inbox.Append(ctx, msg)
 	if err != nil {
 		return inbox.Message{}, false, err
 	}
-	if !dup {
-		s.Notifier.Notify(stored)
+	if err := s.Pause.At(ctx, PointNotify, stored.ID); err != nil {
+		return inbox.Message{}, false, err
 	}
+	s.Notifier.Notify(stored)
 	return stored, dup, nil
 }
 

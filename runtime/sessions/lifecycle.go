@@ -2,12 +2,10 @@ package sessions
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"strings"
 
 	"github.com/agentproto/sentinel"
-	"github.com/agentproto/sentinel/bus"
 )
 
 // Lifecycle event kinds (the six follow events).
@@ -22,6 +20,9 @@ const (
 
 // LifecycleEvent is one session lifecycle event on the lifecycle stream.
 type LifecycleEvent struct {
+	// ID is the event's id (lc_<session>_<n>, its Nats-Msg-Id): one
+	// event published twice (outbox.go) is stored once.
+	ID            string `json:"id,omitempty"`
 	Kind          string `json:"kind"`
 	SessionID     string `json:"sessionId"`
 	Label         string `json:"label,omitempty"`
@@ -39,19 +40,6 @@ type LifecycleEvent struct {
 
 // maxOutput bounds a stored excerpt (the digest keeps 300 characters).
 const maxOutput = 4000
-
-func (r *Registry) publish(ctx context.Context, ev LifecycleEvent) {
-	if ev.Ts == "" {
-		ev.Ts = sentinel.FormatTime(r.now())
-	}
-	raw, err := json.Marshal(ev)
-	if err == nil {
-		_, err = r.b.Publish(ctx, bus.LifecycleSubject(ev.SessionID), raw, "")
-	}
-	if err != nil {
-		r.log.Warn("publishing a lifecycle event failed", "session", ev.SessionID, "kind", ev.Kind, "err", err)
-	}
-}
 
 // ReportInput is one lifecycle report of a harness.
 type ReportInput struct {
@@ -74,8 +62,8 @@ func (r *Registry) Report(ctx context.Context, id string, in ReportInput) error 
 		return sentinel.Errorf(sentinel.CodeInvalidInput, "reason is longer than 64 characters")
 	}
 	excerpt := tail(strings.TrimSpace(in.Excerpt), maxOutput)
-	publish := true
 	s, _, err := r.mutate(ctx, id, true, func(s *Session, _ bool) error {
+		publish := true
 		if s.Forgotten {
 			*s = Session{ID: id, CreatedTs: r.now().UnixMilli(), Sentinel: true}
 		}
@@ -97,6 +85,7 @@ func (r *Registry) Report(ctx context.Context, id string, in ReportInput) error 
 		case KindExited:
 			publish = !wasEnded
 			s.Status = StatusEnded
+			s.EndedTs = r.now().UnixMilli()
 			s.EndedReason = in.Reason
 			if s.EndedReason == "" {
 				s.EndedReason = ReasonExited
@@ -107,29 +96,31 @@ func (r *Registry) Report(ctx context.Context, id string, in ReportInput) error 
 		case KindCrashed:
 			publish = !wasEnded || s.EndedReason != ReasonCrashed
 			s.Status = StatusEnded
+			s.EndedTs = r.now().UnixMilli()
 			s.EndedReason = ReasonCrashed
 			s.LastError = firstNonEmpty(in.Reason, excerpt, "crashed")
 		}
+		if !publish {
+			return nil
+		}
+		ev := LifecycleEvent{Kind: in.Kind, SessionID: id, Label: s.Label, AwaitingInput: in.AwaitingInput, Empty: in.Empty, Reason: in.Reason}
+		switch in.Kind {
+		case KindTurnEnd, KindAwaitingInput:
+			ev.Detail = excerpt
+		case KindExited:
+			ev.Reason = s.EndedReason
+			ev.Detail = firstNonEmpty(excerpt, s.LastOutput)
+		case KindCrashed:
+			ev.Reason = ReasonCrashed
+			ev.Detail = s.LastError
+		}
+		r.enqueue(s, ev)
 		return nil
 	})
 	if err != nil {
 		return err
 	}
-	if !publish {
-		return nil
-	}
-	ev := LifecycleEvent{Kind: in.Kind, SessionID: id, Label: s.Label, AwaitingInput: in.AwaitingInput, Empty: in.Empty, Reason: in.Reason}
-	switch in.Kind {
-	case KindTurnEnd, KindAwaitingInput:
-		ev.Detail = excerpt
-	case KindExited:
-		ev.Reason = s.EndedReason
-		ev.Detail = firstNonEmpty(excerpt, s.LastOutput)
-	case KindCrashed:
-		ev.Reason = ReasonCrashed
-		ev.Detail = s.LastError
-	}
-	r.publish(ctx, ev)
+	r.flush(ctx, id, s.Pending)
 	return nil
 }
 
@@ -194,19 +185,20 @@ func (r *Registry) RecordPR(ctx context.Context, id, rawURL, state, title string
 		}
 		p.Ts = sentinel.FormatTime(r.now())
 		pr = *p
+		switch {
+		case isNew && state == PROpen:
+			r.enqueue(s, LifecycleEvent{Kind: KindPROpened, SessionID: id, Label: s.Label, Detail: pr.Title, Key: url})
+		case state == PRMerged && prev != PRMerged:
+			r.enqueue(s, LifecycleEvent{Kind: KindPRMerged, SessionID: id, Label: s.Label, Detail: pr.Title, Key: url})
+		}
 		return nil
 	})
 	if err != nil {
 		return err
 	}
+	r.flush(ctx, id, s.Pending)
 	if pr.URL == "" {
 		return nil // nothing changed
-	}
-	switch {
-	case isNew && state == PROpen:
-		r.publish(ctx, LifecycleEvent{Kind: KindPROpened, SessionID: id, Label: s.Label, Detail: pr.Title, Key: url})
-	case state == PRMerged && prev != PRMerged:
-		r.publish(ctx, LifecycleEvent{Kind: KindPRMerged, SessionID: id, Label: s.Label, Detail: pr.Title, Key: url})
 	}
 	if isNew && state == PROpen && r.onPR != nil {
 		r.onPR(ctx, s, pr, isNew)

@@ -31,6 +31,7 @@ type Notifier struct {
 	Queue   int
 
 	queue    chan inbox.Message
+	recent   recentIDs
 	ctx      context.Context //nolint:containedctx // the notifier's own lifecycle
 	cancel   context.CancelFunc
 	wg       sync.WaitGroup
@@ -74,22 +75,61 @@ func (n *Notifier) Stop() {
 	n.wg.Wait()
 }
 
-// Notify queues msg for its recipient's notify hook. It never blocks: a
-// full queue drops the notification with a warning.
+// Notify queues msg for its recipient's notify hook, once per message on
+// this node (the last recentCap message ids queued are remembered: the
+// same message appended again, a redelivery, wakes nobody twice). It never
+// blocks: a full queue drops the notification with a warning (and forgets
+// it was asked, so a later repeat queues it).
 func (n *Notifier) Notify(msg inbox.Message) {
 	if n == nil || msg.Urgency == sentinel.UrgencyFYI || !n.started.Load() {
 		return
 	}
 	n.mu.RLock()
 	defer n.mu.RUnlock()
-	if n.stopping.Load() {
+	if n.stopping.Load() || !n.recent.add(msg.ID) {
 		return
 	}
 	select {
 	case n.queue <- msg:
 	default:
+		n.recent.remove(msg.ID)
 		n.Log.Warn("notify queue full; notification dropped", "session", msg.To, "message", msg.ID)
 	}
+}
+
+// recentCap bounds the message ids a notifier remembers.
+const recentCap = 4096
+
+// recentIDs is a bounded set of message ids, oldest evicted first.
+type recentIDs struct {
+	mu    sync.Mutex
+	ids   map[string]bool // mu must be held
+	order []string        // mu must be held
+}
+
+// add reports whether id was not in the set, and adds it.
+func (r *recentIDs) add(id string) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.ids[id] {
+		return false
+	}
+	if r.ids == nil {
+		r.ids = map[string]bool{}
+	}
+	r.ids[id] = true
+	r.order = append(r.order, id)
+	if len(r.order) > recentCap {
+		delete(r.ids, r.order[0])
+		r.order = r.order[1:]
+	}
+	return true
+}
+
+func (r *recentIDs) remove(id string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	delete(r.ids, id)
 }
 
 func (n *Notifier) work() {

@@ -89,6 +89,14 @@ type Session struct {
 	NotifyError   string `json:"notifyError,omitempty"`
 	NotifyErrorTs int64  `json:"notifyErrorTs,omitempty"`
 	PRs           []PR   `json:"prs,omitempty"`
+	// Pending is the lifecycle outbox (outbox.go): events decided with a
+	// change of this record and not yet published; LifecycleSeq numbers
+	// them.
+	Pending []LifecycleEvent `json:"pending,omitempty"`
+	// EndedTs is when the session last ended (the retention counts from
+	// it or the last activity, whichever is later: retention.go).
+	EndedTs      int64 `json:"endedTs,omitempty"`
+	LifecycleSeq int64 `json:"lifecycleSeq,omitempty"`
 }
 
 // Lapsed reports whether the session's heartbeat TTL has passed at now

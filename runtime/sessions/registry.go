@@ -13,6 +13,7 @@ import (
 
 	"github.com/agentproto/sentinel"
 	"github.com/agentproto/sentinel/bus"
+	"github.com/agentproto/sentinel/runtime/pause"
 )
 
 // ErrNotFound is returned (wrapped) for an unknown or forgotten session.
@@ -31,6 +32,8 @@ type Registry struct {
 	node string
 	// onPR is called after a PR was recorded (auto-link); set by SetPRHook.
 	onPR func(ctx context.Context, s Session, pr PR, isNew bool)
+	// pause holds the named pause points (tests; nil in production).
+	pause *pause.Points
 }
 
 // NewRegistry returns the registry on the bus's sessions bucket.
@@ -47,6 +50,10 @@ func NewRegistry(b *bus.Bus, now func() time.Time, log *slog.Logger) *Registry {
 // SetPRHook installs the function called after a PR is recorded. It must
 // be set before the registry is used.
 func (r *Registry) SetPRHook(fn func(ctx context.Context, s Session, pr PR, isNew bool)) { r.onPR = fn }
+
+// SetPause installs the registry's named pause points (tests): the
+// lifecycle outbox's PointLifecycle.
+func (r *Registry) SetPause(p *pause.Points) { r.pause = p }
 
 // SetNode names the node this registry runs on: a session registered
 // through it records it as its homeNode (a later registration through
@@ -263,39 +270,42 @@ func (r *Registry) End(ctx context.Context, id, reason string) (Session, error) 
 	if len(reason) > 64 {
 		return Session{}, sentinel.Errorf(sentinel.CodeInvalidInput, "reason is longer than 64 characters")
 	}
-	wasAlive := false
 	s, _, err := r.mutate(ctx, id, false, func(s *Session, _ bool) error {
 		if s.Forgotten {
 			return fmt.Errorf("end session %s: %w", id, ErrNotFound)
 		}
-		wasAlive = s.Alive(r.now())
+		wasAlive := s.Alive(r.now())
 		s.Status = StatusEnded
+		s.EndedTs = r.now().UnixMilli()
 		s.EndedReason = reason
 		if reason == ReasonForgotten {
 			s.Forgotten = true
+		}
+		if wasAlive {
+			kind := KindExited
+			if reason == ReasonCrashed {
+				kind = KindCrashed
+			}
+			r.enqueue(s, LifecycleEvent{Kind: kind, SessionID: id, Label: s.Label, Reason: reason, Detail: s.LastOutput})
 		}
 		return nil
 	})
 	if err != nil {
 		return Session{}, err
 	}
-	if wasAlive {
-		kind := KindExited
-		if reason == ReasonCrashed {
-			kind = KindCrashed
-		}
-		r.publish(ctx, LifecycleEvent{Kind: kind, SessionID: id, Label: s.Label, Reason: reason, Detail: s.LastOutput})
-	}
+	r.flush(ctx, id, s.Pending)
 	return s.Effective(r.now()), nil
 }
 
 // Sweep ends every session whose heartbeat lapsed with reason crashed and
-// publishes crashed for each. It returns how many it ended.
+// publishes crashed for each, and publishes what any session's lifecycle
+// outbox still holds (outbox.go). It returns how many it ended.
 func (r *Registry) Sweep(ctx context.Context) (int, error) {
 	all, err := r.List(ctx)
 	if err != nil {
 		return 0, err
 	}
+	r.FlushPending(ctx, all)
 	n := 0
 	for _, v := range all {
 		if v.Status != StatusEnded || v.EndedReason != ReasonCrashed {
@@ -303,13 +313,16 @@ func (r *Registry) Sweep(ctx context.Context) (int, error) {
 		}
 		lapsed := false
 		s, _, err := r.mutate(ctx, v.ID, false, func(s *Session, _ bool) error {
+			lapsed = false
 			if !s.Lapsed(r.now()) {
 				return errSkip
 			}
 			lapsed = true
 			s.Status = StatusEnded
+			s.EndedTs = r.now().UnixMilli()
 			s.EndedReason = ReasonCrashed
 			s.LastError = "heartbeat lapsed"
+			r.enqueue(s, LifecycleEvent{Kind: KindCrashed, SessionID: s.ID, Label: s.Label, Reason: ReasonCrashed, Detail: s.LastError})
 			return nil
 		})
 		if err != nil {
@@ -318,7 +331,7 @@ func (r *Registry) Sweep(ctx context.Context) (int, error) {
 		}
 		if lapsed {
 			n++
-			r.publish(ctx, LifecycleEvent{Kind: KindCrashed, SessionID: s.ID, Label: s.Label, Reason: ReasonCrashed, Detail: s.LastError})
+			r.flush(ctx, s.ID, s.Pending)
 		}
 	}
 	return n, nil
@@ -326,14 +339,26 @@ func (r *Registry) Sweep(ctx context.Context) (int, error) {
 
 // ContinueTo records that id was resumed as next: id becomes retired with
 // continuedTo = next, and next is registered running (inheriting label,
-// cwd, parent, hooks and home node) when it is not known yet.
-func (r *Registry) ContinueTo(ctx context.Context, id, next string) error {
+// cwd, parent, hooks and home node) when it is not known yet. The link is a
+// compare-and-set: a session continues to one successor only. When another
+// resume linked id to a successor first (two nodes ran its resume hook at
+// once), nothing is written and that successor is returned; else next is.
+func (r *Registry) ContinueTo(ctx context.Context, id, next string) (string, error) {
+	winner := next
 	old, _, err := r.mutate(ctx, id, false, func(s *Session, _ bool) error {
+		if s.ContinuedTo != "" && s.ContinuedTo != next {
+			winner = s.ContinuedTo
+			return errSkip
+		}
+		winner = next
 		s.ContinuedTo = next
 		return nil
 	})
 	if err != nil {
-		return err
+		return "", err
+	}
+	if winner != next {
+		return winner, nil
 	}
 	_, _, err = r.mutate(ctx, next, true, func(s *Session, created bool) error {
 		if created || s.Forgotten {
@@ -345,7 +370,7 @@ func (r *Registry) ContinueTo(ctx context.Context, id, next string) error {
 		s.LastSeenTs = r.now().UnixMilli()
 		return nil
 	})
-	return err
+	return next, err
 }
 
 // MarkResumed marks a session revived in place: running, end reason

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/agentproto/sentinel"
+	"github.com/agentproto/sentinel/runtime/pause"
 )
 
 // Action is what to do with a message for a possibly dead session.
@@ -60,11 +61,27 @@ type Resolver struct {
 	Log      *slog.Logger
 	// Homes, when set, runs command resume hooks on the session's home node.
 	Homes *Homes
+	// Locks, when set (a cluster), serializes the resumes run on this node
+	// with those run on every other node (URL hooks run wherever the
+	// event is): one resume hook of a session at a time in the cluster.
+	Locks Locks
+	// Pause holds the resolver's named pause points (tests; nil in
+	// production): PointResumed.
+	Pause *pause.Points
 
 	// mu guards locks; it is never held while a session lock is awaited.
 	mu    sync.Mutex
 	locks map[string]*sessionLock
 }
+
+// Locks hands out named locks that hold across nodes (bus.Locker).
+type Locks interface {
+	Lock(ctx context.Context, name string) (func(), error)
+}
+
+// PointResumed is reached (key: the session id) after a resume hook
+// answered with a new id and before the successor link is written.
+const PointResumed pause.Point = "sessions.resumed"
 
 // sessionLock serializes the resumes of one session; refs counts the
 // callers holding or awaiting it, so an unused entry is dropped.
@@ -241,6 +258,24 @@ func (r *Resolver) resumeOn(ctx context.Context, id string, here bool) (Resoluti
 		defer cancel()
 		return r.Homes.resume(hctx, home, id)
 	}
+	if r.Locks != nil {
+		// Another node may be resuming it (a URL hook runs where the event
+		// is): one resume at a time, then the state as it is after it.
+		release, err := r.Locks.Lock(ctx, "resume."+id)
+		if err != nil {
+			return Resolution{}, fmt.Errorf("resume session %s: %w", id, err)
+		}
+		defer release()
+		if s, err = r.Registry.Lookup(ctx, id); err != nil {
+			return Resolution{}, err
+		}
+		switch {
+		case s == nil || s.Alive(r.Registry.Now()):
+			return Resolution{Action: Deliver, To: id}, nil
+		case s.ContinuedTo != "":
+			return r.retired(ctx, s, false)
+		}
+	}
 	payload, _ := json.Marshal(map[string]string{"sessionId": id, "reason": reason})
 	hctx, cancel := hookContext(ctx)
 	out, err := r.Runner.Run(hctx, s.Hooks.Resume, map[string]string{"sessionId": id}, payload)
@@ -257,8 +292,24 @@ func (r *Resolver) resumeOn(ctx context.Context, id string, here bool) (Resoluti
 		if err := r.Registry.MarkResumed(ctx, id); err != nil {
 			return Resolution{}, err
 		}
-	} else if err := r.Registry.ContinueTo(ctx, id, live); err != nil {
-		return Resolution{}, err
+	} else {
+		if err := r.Pause.At(ctx, PointResumed, id); err != nil {
+			return Resolution{}, err
+		}
+		to, err := r.Registry.ContinueTo(ctx, id, live)
+		if err != nil {
+			return Resolution{}, err
+		}
+		if to != live {
+			// Resumed twice at once (another node's hook answered first):
+			// the first link stands, and this hook's session gets nothing.
+			r.Log.Warn("session resumed twice at once; its first successor stands", "session", id, "successor", to, "unused", live)
+			s, err := r.Registry.Lookup(ctx, id)
+			if err != nil {
+				return Resolution{}, err
+			}
+			return r.retired(ctx, s, false)
+		}
 	}
 	r.Log.Info("session resumed", "session", id, "live", live)
 	return Resolution{Action: Deliver, To: live}, nil

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/agentproto/sentinel"
+	"github.com/agentproto/sentinel/runtime/pause"
 )
 
 // Sentinels is what a subscription needs of the sentinel service.
@@ -36,6 +37,9 @@ type Service struct {
 	Webhooks *Webhooks
 	Log      *slog.Logger
 	Now      func() time.Time
+	// Pause holds the named pause points (tests; nil in production):
+	// PointRecreated.
+	Pause *pause.Points
 }
 
 // Default and maximum maxEvents of a poll.
@@ -262,15 +266,29 @@ func (s *Service) ensure(ctx context.Context, base *Record, r *resolved, touch f
 			if cerr != nil {
 				return nil, false, cerr
 			}
-			rec, err = s.Store.Update(ctx, base.ID, func(rec *Record) error {
-				rec.SentinelID, rec.CreatedSeq = sen.ID, last
-				return nil
-			})
-			if err != nil {
+			if err := s.Pause.At(ctx, PointRecreated, base.ID); err != nil {
 				s.dropSentinel(ctx, sen.ID)
 				return nil, false, err
 			}
-			return rec, true, nil
+			// A compare on the sentinel it replaces: two calls re-creating
+			// it at once (two nodes, two requests) keep the first one's and
+			// drop the other's, instead of leaking it (issue 21, item 9).
+			removed, lost := rec.SentinelID, false
+			rec, err = s.Store.Update(ctx, base.ID, func(rec *Record) error {
+				if rec.SentinelID != removed {
+					lost = true
+					return errSkip
+				}
+				rec.SentinelID, rec.CreatedSeq = sen.ID, last
+				return nil
+			})
+			if err != nil || lost {
+				s.dropSentinel(ctx, sen.ID)
+			}
+			if err != nil {
+				return nil, false, err
+			}
+			return rec, true, nil // new to this caller either way
 		}
 		if !errors.Is(err, sentinel.ErrNotFound) {
 			return nil, false, err
@@ -304,6 +322,11 @@ func (s *Service) ensure(ctx context.Context, base *Record, r *resolved, touch f
 	}
 	return nil, false, fmt.Errorf("subscription %s: could not be stored (contended)", base.ID)
 }
+
+// PointRecreated is reached (key: the subscription id) after a
+// subscription's removed sentinel was created again and before the record
+// points to it.
+const PointRecreated pause.Point = "subscriptions.recreated"
 
 func isNotFound(err error) bool {
 	var se *sentinel.Error

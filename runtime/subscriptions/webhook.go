@@ -37,6 +37,7 @@ type Webhooks struct {
 	ctx     context.Context
 	wg      *sync.WaitGroup
 	workers map[string]context.CancelFunc
+	watcher jetstream.KeyWatcher // the current watch (mu must be held)
 }
 
 // NewWebhooks builds the webhook dispatcher of svc.
@@ -112,7 +113,11 @@ func (w *Webhooks) dropConsumer(ctx context.Context, id string) {
 }
 
 // Start watches the webhook subscriptions and runs one delivery worker
-// per active subscription (a suspended one has none) until ctx ends.
+// per active subscription (a suspended one has none) until ctx ends. A
+// watch that ends by itself (its channel closed: a reconnect, a stream
+// leader change) is started again with backoff, its workers kept; the new
+// watch's initial values reconcile them (issue 21, item 10: the dispatcher
+// used to stop every worker and exit for good).
 func (w *Webhooks) Start(ctx context.Context, wg *sync.WaitGroup) error {
 	watcher, err := w.svc.Store.KV.Watch(ctx, "sub.*")
 	if err != nil {
@@ -124,35 +129,91 @@ func (w *Webhooks) Start(ctx context.Context, wg *sync.WaitGroup) error {
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		defer func() { _ = watcher.Stop() }()
-		for {
-			select {
-			case <-ctx.Done():
-				w.stopAll()
-				return
-			case e, ok := <-watcher.Updates():
-				if !ok {
-					w.stopAll()
-					return
-				}
-				if e == nil {
-					continue
-				}
-				id := strings.TrimPrefix(e.Key(), "sub.")
-				var rec Record
-				if e.Operation() != jetstream.KeyValuePut || json.Unmarshal(e.Value(), &rec) != nil || rec.Mode != sentinel.ModeWebhook {
-					w.stop(id)
-					continue
-				}
-				if rec.Status.Active {
-					w.run(ctx, wg, id)
-				} else {
-					w.stop(id)
-				}
+		defer w.stopAll()
+		for attempt := 0; ; {
+			if watcher != nil {
+				w.setWatcher(watcher)
+				w.follow(ctx, wg, watcher)
+				_ = watcher.Stop()
+				attempt = 0
 			}
+			if ctx.Err() != nil {
+				return
+			}
+			attempt++
+			if !sleepCtx(ctx, backoff(time.Second, attempt)) {
+				return
+			}
+			if watcher, err = w.svc.Store.KV.Watch(ctx, "sub.*"); err != nil {
+				watcher = nil
+				w.svc.Log.Warn("watching webhook subscriptions again failed; retrying", "err", err)
+				continue
+			}
+			w.svc.Log.Info("webhook subscriptions watched again")
 		}
 	}()
 	return nil
+}
+
+// follow applies a watch's updates until it ends or ctx does: after its
+// initial values it stops the workers of subscriptions it did not list
+// (gone while no watch ran).
+func (w *Webhooks) follow(ctx context.Context, wg *sync.WaitGroup, watcher jetstream.KeyWatcher) {
+	listed := map[string]bool{}
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case e, ok := <-watcher.Updates():
+			if !ok {
+				if ctx.Err() == nil {
+					w.svc.Log.Warn("the webhook subscriptions watch ended; watching again")
+				}
+				return
+			}
+			if e == nil {
+				if listed != nil {
+					w.stopUnlisted(listed)
+					listed = nil
+				}
+				continue
+			}
+			id := strings.TrimPrefix(e.Key(), "sub.")
+			var rec Record
+			if e.Operation() != jetstream.KeyValuePut || json.Unmarshal(e.Value(), &rec) != nil || rec.Mode != sentinel.ModeWebhook {
+				w.stop(id)
+				continue
+			}
+			if listed != nil {
+				listed[id] = true
+			}
+			if rec.Status.Active {
+				w.run(ctx, wg, id)
+			} else {
+				w.stop(id)
+			}
+		}
+	}
+}
+
+// setWatcher records the current watch (tests end it).
+func (w *Webhooks) setWatcher(kw jetstream.KeyWatcher) {
+	w.mu.Lock()
+	w.watcher = kw
+	w.mu.Unlock()
+}
+
+// stopUnlisted stops the workers of subscriptions a watch's initial values
+// did not list.
+func (w *Webhooks) stopUnlisted(listed map[string]bool) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for id, c := range w.workers {
+		if !listed[id] {
+			c()
+			delete(w.workers, id)
+		}
+	}
 }
 
 func (w *Webhooks) run(ctx context.Context, wg *sync.WaitGroup, id string) {

@@ -1,0 +1,59 @@
+package sessions_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/agentproto/sentinel/runtime/runtimetest"
+	"github.com/agentproto/sentinel/runtime/sessions"
+)
+
+// Issue 21, item 4: node A stores a session's end and dies (a crash, an
+// election) before the lifecycle event reaches the stream
+// (sessions.PointLifecycle fails). The event waits in the session's
+// outbox: a repeated report publishes it (before, the session was already
+// ended, so nothing was published, ever), once.
+func TestALifecycleEventLostAfterItsWriteIsPublishedByARepeat(t *testing.T) {
+	a := newEnvWith(t, runtimetest.Options{NoWorkers: true})
+	a.Reg.SetPause(a.Pause)
+	a.register(t, sessions.RegisterInput{ID: "w"})
+	a.Pause.Fail(sessions.PointLifecycle, "w", 1, nil)
+	ctx := context.Background()
+	require.NoError(t, a.Reg.Report(ctx, "w", sessions.ReportInput{Kind: sessions.KindExited}))
+	require.Empty(t, a.lifecycle(t), "the publish was lost with the node")
+
+	require.NoError(t, a.Reg.Report(ctx, "w", sessions.ReportInput{Kind: sessions.KindExited}))
+	require.Equal(t, []string{sessions.KindExited}, kinds(a.lifecycle(t), "w"))
+	require.NoError(t, a.Reg.Report(ctx, "w", sessions.ReportInput{Kind: sessions.KindExited}))
+	require.Len(t, a.lifecycle(t), 1, "published once")
+	s, err := a.Reg.Lookup(ctx, "w")
+	require.NoError(t, err)
+	require.Empty(t, s.Pending, "the outbox is empty once published")
+}
+
+// The same without a repeat: node B's heartbeat sweep (every node runs it)
+// publishes what A left in the outbox, in order.
+func TestAnotherNodesSweepPublishesWhatAnOutboxHolds(t *testing.T) {
+	a := newEnvWith(t, runtimetest.Options{NoWorkers: true})
+	b := joinEnv(t, a, runtimetest.Options{NoWorkers: true})
+	a.Reg.SetPause(a.Pause)
+	a.register(t, sessions.RegisterInput{ID: "w"})
+	a.Pause.Fail(sessions.PointLifecycle, "w", -1, nil) // A never publishes
+	ctx := context.Background()
+	require.NoError(t, a.Reg.Report(ctx, "w", sessions.ReportInput{Kind: sessions.KindTurnEnd, Excerpt: "one"}))
+	require.NoError(t, a.Reg.RecordPR(ctx, "w", "https://github.com/acme/widgets/pull/3", sessions.PROpen, "a PR"))
+	_, err := a.Reg.End(ctx, "w", sessions.ReasonCrashed)
+	require.NoError(t, err)
+	require.Empty(t, a.lifecycle(t))
+
+	_, err = b.Reg.Sweep(ctx)
+	require.NoError(t, err)
+	evs := b.lifecycle(t)
+	require.Equal(t, []string{sessions.KindTurnEnd, sessions.KindPROpened, sessions.KindCrashed}, kinds(evs, "w"))
+	require.Equal(t, "one", evs[0].Detail)
+	_, err = b.Reg.Sweep(ctx)
+	require.NoError(t, err)
+	require.Len(t, b.lifecycle(t), 3, "nothing published twice")
+}
