@@ -12,15 +12,12 @@ import (
 // write through the meta leader even when nothing changes.
 
 func ensureStream(ctx context.Context, js jetstream.JetStream, want jetstream.StreamConfig) (jetstream.Stream, error) {
-	var s jetstream.Stream
-	err := provision(ctx, func(ctx context.Context) (err error) {
-		if s, err = js.Stream(ctx, want.Name); err == nil && sameStream(s.CachedInfo().Config, want) {
-			return nil
-		}
-		s, err = js.CreateOrUpdateStream(ctx, want)
-		return err
+	return provisionAsset(ctx, func(ctx context.Context) (jetstream.Stream, bool, error) {
+		s, err := js.Stream(ctx, want.Name)
+		return s, err == nil && sameStream(s.CachedInfo().Config, want), err
+	}, func(ctx context.Context) (jetstream.Stream, error) {
+		return js.CreateOrUpdateStream(ctx, want)
 	})
-	return s, err
 }
 
 func sameStream(have, want jetstream.StreamConfig) bool {
@@ -31,19 +28,20 @@ func sameStream(have, want jetstream.StreamConfig) bool {
 }
 
 func ensureKeyValue(ctx context.Context, js jetstream.JetStream, want jetstream.KeyValueConfig) (jetstream.KeyValue, error) {
-	var kv jetstream.KeyValue
-	err := provision(ctx, func(ctx context.Context) (err error) {
-		if kv, err = js.KeyValue(ctx, want.Bucket); err == nil {
-			if st, serr := kv.Status(ctx); serr == nil {
-				if bs, ok := st.(*jetstream.KeyValueBucketStatus); ok && sameBucket(bs.StreamInfo().Config, want) {
-					return nil
-				}
-			}
+	return provisionAsset(ctx, func(ctx context.Context) (jetstream.KeyValue, bool, error) {
+		kv, err := js.KeyValue(ctx, want.Bucket)
+		if err != nil {
+			return nil, false, err
 		}
-		kv, err = js.CreateOrUpdateKeyValue(ctx, want)
-		return err
+		st, err := kv.Status(ctx)
+		if err != nil {
+			return nil, false, err
+		}
+		bs, ok := st.(*jetstream.KeyValueBucketStatus)
+		return kv, ok && sameBucket(bs.StreamInfo().Config, want), nil
+	}, func(ctx context.Context) (jetstream.KeyValue, error) {
+		return js.CreateOrUpdateKeyValue(ctx, want)
 	})
-	return kv, err
 }
 
 func sameBucket(have jetstream.StreamConfig, want jetstream.KeyValueConfig) bool {
@@ -57,13 +55,13 @@ func sameBucket(have jetstream.StreamConfig, want jetstream.KeyValueConfig) bool
 }
 
 func ensureConsumer(ctx context.Context, js jetstream.JetStream, stream string, want jetstream.ConsumerConfig) error {
-	return provision(ctx, func(ctx context.Context) error {
-		if c, err := js.Consumer(ctx, stream, want.Durable); err == nil && sameConsumer(c.CachedInfo().Config, want) {
-			return nil
-		}
-		_, err := js.CreateOrUpdateConsumer(ctx, stream, want)
-		return err
+	_, err := provisionAsset(ctx, func(ctx context.Context) (jetstream.Consumer, bool, error) {
+		c, err := js.Consumer(ctx, stream, want.Durable)
+		return c, err == nil && sameConsumer(c.CachedInfo().Config, want), err
+	}, func(ctx context.Context) (jetstream.Consumer, error) {
+		return js.CreateOrUpdateConsumer(ctx, stream, want)
 	})
+	return err
 }
 
 func sameConsumer(have, want jetstream.ConsumerConfig) bool {

@@ -90,6 +90,7 @@ var catalogue = map[string]int{
 	CodeNodeNotFound:                 http.StatusNotFound,
 	CodeNodeLive:                     http.StatusConflict,
 	CodePeerRemoveFailed:             http.StatusInternalServerError,
+	CodeNotReady:                     http.StatusServiceUnavailable,
 
 	// The decision journal, explain, dry runs and replays.
 	sentinel.CodeEventNotFound:  http.StatusNotFound,
@@ -115,6 +116,9 @@ func Status(code string) int {
 type ErrorBody struct {
 	Error   string `json:"error"`
 	Message string `json:"message"`
+	// Reason is set on not_ready answers: why the node cannot work yet
+	// (ReasonWaitingForPeers, ...).
+	Reason string `json:"reason,omitempty"`
 }
 
 // FromError maps any error to its code, status and message. Domain errors
@@ -122,6 +126,10 @@ type ErrorBody struct {
 // internal detail leaks).
 func FromError(err error) (int, ErrorBody) {
 	var de *sentinel.Error
+	var nr *NotReady
+	if errors.As(err, &nr) {
+		return Status(CodeNotReady), ErrorBody{Error: CodeNotReady, Message: nr.Message, Reason: nr.Reason}
+	}
 	if d := findCode(err, sentinel.CodeStorageFull); d != nil {
 		// A full store explains whatever failed around it.
 		return Status(d.Code), ErrorBody{Error: d.Code, Message: d.Error()}

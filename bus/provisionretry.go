@@ -1,0 +1,108 @@
+package bus
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// provisionAttempt bounds one provisioning request. Nodes of a cluster
+// start together and provision the same assets at once; a request caught
+// in that race can go unanswered (see provisionAsset), so each attempt is
+// bounded and retried until ctx ends.
+const provisionAttempt = 5 * time.Second
+
+// lostAnswerCheck is how often provisionAsset looks whether the asset it
+// asked for exists while the answer to its request has not come, and
+// haveTimeout bounds one look: a stream between its creation and its
+// first leader answers no info request at all.
+const (
+	lostAnswerCheck = 250 * time.Millisecond
+	haveTimeout     = 2 * time.Second
+)
+
+// provision runs fn, each attempt bounded by provisionAttempt, until it
+// succeeds, is refused (a 4xx other than a timeout or a creation race) or
+// ctx ends.
+func provision(ctx context.Context, fn func(ctx context.Context) error) error {
+	for {
+		actx, cancel := context.WithTimeout(ctx, provisionAttempt)
+		err := fn(actx)
+		cancel()
+		if err == nil {
+			return nil
+		}
+		var apiErr *jetstream.APIError
+		if errors.As(err, &apiErr) && apiErr.Code >= 400 && apiErr.Code < 500 && apiErr.Code != 408 &&
+			apiErr.ErrorCode != jetstream.JSErrCodeStreamNameInUse && apiErr.ErrorCode != jetstream.JSErrCodeConsumerAlreadyExists {
+			return err // a refusal, not a race: retrying cannot help
+		}
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(250 * time.Millisecond):
+		}
+	}
+}
+
+// provisionAsset brings one stream, bucket or consumer to its wanted
+// configuration and returns it. have reads the asset: ok when it is
+// already as wanted (nothing is written). write creates or updates it.
+//
+// When several servers ask for the same new asset at once (the nodes of a
+// cluster booting together), nats-server proposes each equal request to
+// its meta group but answers only one of them: the later assignments
+// inherit the first one's "responded" mark, so the other requesters wait
+// for an answer that never comes (nats-server 2.15,
+// processStreamAssignment / processConsumerAssignment). Waiting out the
+// request timeout for each of them cost a fresh three-node cluster 5 s per
+// asset that lost the race, up to 50 s at first boot (docs/cluster.md,
+// "Start-up"). So while write waits, have is asked again every
+// lostAnswerCheck, and the asset found as wanted ends the wait.
+func provisionAsset[T any](ctx context.Context, have func(context.Context) (T, bool, error), write func(context.Context) (T, error)) (T, error) {
+	var out T
+	look := func(ctx context.Context) (T, bool) {
+		hctx, cancel := context.WithTimeout(ctx, haveTimeout)
+		defer cancel()
+		v, ok, err := have(hctx)
+		return v, err == nil && ok
+	}
+	err := provision(ctx, func(ctx context.Context) error {
+		if v, ok := look(ctx); ok {
+			out = v
+			return nil
+		}
+		type result struct {
+			v   T
+			err error
+		}
+		wctx, cancel := context.WithCancel(ctx)
+		defer cancel()
+		done := make(chan result, 1)
+		go func() {
+			v, err := write(wctx)
+			done <- result{v, err}
+		}()
+		tick := time.NewTicker(lostAnswerCheck)
+		defer tick.Stop()
+		for {
+			select {
+			case r := <-done:
+				if r.err == nil {
+					out = r.v
+				}
+				return r.err
+			case <-tick.C:
+				if v, ok := look(ctx); ok {
+					cancel()
+					<-done
+					out = v
+					return nil
+				}
+			}
+		}
+	})
+	return out, err
+}
