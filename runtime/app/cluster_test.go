@@ -182,6 +182,7 @@ func TestClusteredStartRefusesASingleNodeStore(t *testing.T) {
 	cfg.NATS.SyncAlways = false
 	a, err := app.New(cfg, testLogger(t, "solo"))
 	require.NoError(t, err)
+	require.NoError(t, a.Start(context.Background()), "Start provisions the standalone streams")
 	require.NoError(t, a.Stop(context.Background()))
 
 	ccfg := clusterConfigs(t, 1)[0]

@@ -52,6 +52,10 @@ type clusterNodes struct {
 
 	nc *nats.Conn
 	js jetstream.JetStream
+
+	// booted is how long the nodes took from their processes' start to
+	// every one answering /readyz 200 (startClusterNodes, startAll).
+	booted time.Duration
 }
 
 // startClusterNodes starts n nodes at once (each waits for the JetStream
@@ -99,17 +103,7 @@ func startClusterNodes(ctx context.Context, root, bin string, n int, fsync bool,
 		env = append(env, extra...)
 		c.names, c.homes, c.env = append(c.names, name), append(c.homes, home), append(c.env, blankInherited(env))
 	}
-	errs := make([]error, n)
-	var wg sync.WaitGroup
-	for i := range n {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			errs[i] = c.start(ctx, i)
-		}()
-	}
-	wg.Wait()
-	if err := errors.Join(errs...); err != nil {
+	if err := c.startAll(ctx); err != nil {
 		c.close()
 		return nil, err
 	}
@@ -126,6 +120,20 @@ func startClusterNodes(ctx context.Context, root, bin string, n int, fsync bool,
 		return nil, err
 	}
 	return c, nil
+}
+
+// startAll starts every node at once on its home and waits until each is
+// ready; booted is how long that took.
+func (c *clusterNodes) startAll(ctx context.Context) error {
+	errs := make([]error, len(c.homes))
+	var wg sync.WaitGroup
+	t0 := time.Now()
+	for i := range c.homes {
+		wg.Go(func() { errs[i] = c.start(ctx, i) })
+	}
+	wg.Wait()
+	c.booted = time.Since(t0)
+	return errors.Join(errs...)
 }
 
 // start runs node i's binary on its home and waits until it is ready.
@@ -264,21 +272,26 @@ func (c *clusterNodes) close() {
 	if c.nc != nil {
 		c.nc.Close()
 	}
+	c.stopAll()
+	c.http.CloseIdleConnections()
+}
+
+// stopAll stops every running node at once, each cleanly (SIGKILL past
+// 30 s), and marks it down.
+func (c *clusterNodes) stopAll() {
 	var wg sync.WaitGroup
-	for _, n := range c.nodes {
+	for i, n := range c.nodes {
 		if n == nil {
 			continue
 		}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		c.nodes[i] = nil
+		wg.Go(func() {
 			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 			defer cancel()
 			_ = n.stop(ctx)
-		}()
+		})
 	}
 	wg.Wait()
-	c.http.CloseIdleConnections()
 }
 
 // freePorts picks n distinct loopback ports, each checked free by
