@@ -113,7 +113,7 @@ func Open(ctx context.Context, nc *nats.Conn, cfg Config) (*Bus, error) {
 	g, gctx = errgroup.WithContext(ctx)
 	for p := 0; p < cfg.Partitions; p++ {
 		g.Go(func() error {
-			if err := ensureConsumer(gctx, js, StreamEvents, b.consumerConfig(p)); err != nil {
+			if _, err := ensureConsumer(gctx, js, StreamEvents, b.consumerConfig(p)); err != nil {
 				return fmt.Errorf("bus: provision consumer %s: %w", ConsumerName(p), err)
 			}
 			return nil

@@ -83,7 +83,7 @@ func (b *Bus) OpenJournal(ctx context.Context, maxAge time.Duration) (jetstream.
 	want := JournalConfig(b.Cfg.Replicas, maxAge)
 	s, err := provisionAsset(ctx, func(ctx context.Context) (jetstream.Stream, bool, error) {
 		s, err := b.JS.Stream(ctx, want.Name)
-		return s, err == nil && sameJournal(s.CachedInfo().Config, want), err
+		return s, err == nil && sameJournal(s.CachedInfo().Config, want) && led(s.CachedInfo().Cluster), err
 	}, func(ctx context.Context) (jetstream.Stream, error) {
 		if s, err := b.JS.Stream(ctx, want.Name); err == nil && s.CachedInfo().Config.PersistMode != want.PersistMode {
 			if err := b.JS.DeleteStream(ctx, want.Name); err != nil && !errors.Is(err, jetstream.ErrStreamNotFound) {

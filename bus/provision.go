@@ -14,7 +14,7 @@ import (
 func ensureStream(ctx context.Context, js jetstream.JetStream, want jetstream.StreamConfig) (jetstream.Stream, error) {
 	return provisionAsset(ctx, func(ctx context.Context) (jetstream.Stream, bool, error) {
 		s, err := js.Stream(ctx, want.Name)
-		return s, err == nil && sameStream(s.CachedInfo().Config, want), err
+		return s, err == nil && sameStream(s.CachedInfo().Config, want) && led(s.CachedInfo().Cluster), err
 	}, func(ctx context.Context) (jetstream.Stream, error) {
 		return js.CreateOrUpdateStream(ctx, want)
 	})
@@ -38,7 +38,7 @@ func ensureKeyValue(ctx context.Context, js jetstream.JetStream, want jetstream.
 			return nil, false, err
 		}
 		bs, ok := st.(*jetstream.KeyValueBucketStatus)
-		return kv, ok && sameBucket(bs.StreamInfo().Config, want), nil
+		return kv, ok && sameBucket(bs.StreamInfo().Config, want) && led(bs.StreamInfo().Cluster), nil
 	}, func(ctx context.Context) (jetstream.KeyValue, error) {
 		return js.CreateOrUpdateKeyValue(ctx, want)
 	})
@@ -54,15 +54,19 @@ func sameBucket(have jetstream.StreamConfig, want jetstream.KeyValueConfig) bool
 		have.AllowMsgTTL == (want.LimitMarkerTTL > 0) && have.Storage == want.Storage
 }
 
-func ensureConsumer(ctx context.Context, js jetstream.JetStream, stream string, want jetstream.ConsumerConfig) error {
-	_, err := provisionAsset(ctx, func(ctx context.Context) (jetstream.Consumer, bool, error) {
+func ensureConsumer(ctx context.Context, js jetstream.JetStream, stream string, want jetstream.ConsumerConfig) (jetstream.Consumer, error) {
+	return provisionAsset(ctx, func(ctx context.Context) (jetstream.Consumer, bool, error) {
 		c, err := js.Consumer(ctx, stream, want.Durable)
-		return c, err == nil && sameConsumer(c.CachedInfo().Config, want), err
+		return c, err == nil && sameConsumer(c.CachedInfo().Config, want) && led(c.CachedInfo().Cluster), err
 	}, func(ctx context.Context) (jetstream.Consumer, error) {
 		return js.CreateOrUpdateConsumer(ctx, stream, want)
 	})
-	return err
 }
+
+// led reports whether a replicated asset has a leader (a new one answers
+// infos from its assignment before its first election; nothing else
+// answers until then). A single server's assets have no cluster info.
+func led(ci *jetstream.ClusterInfo) bool { return ci == nil || ci.Leader != "" }
 
 func sameConsumer(have, want jetstream.ConsumerConfig) bool {
 	return have.FilterSubject == want.FilterSubject && have.AckPolicy == want.AckPolicy &&

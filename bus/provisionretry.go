@@ -49,7 +49,8 @@ func provision(ctx context.Context, fn func(ctx context.Context) error) error {
 
 // provisionAsset brings one stream, bucket or consumer to its wanted
 // configuration and returns it. have reads the asset: ok when it is
-// already as wanted (nothing is written). write creates or updates it.
+// already as wanted and has a leader (nothing is written). write creates
+// or updates it.
 //
 // When several servers ask for the same new asset at once (the nodes of a
 // cluster booting together), nats-server proposes each equal request to
