@@ -74,6 +74,21 @@ const FailureLogBytes = 400 << 10
 // share the given NATS deployment. Every node is SIGKILLed at cleanup.
 func StartCluster(t testing.TB, bin string, opts ClusterOptions) *Cluster {
 	t.Helper()
+	c := PrepareCluster(t, bin, opts)
+	began := time.Now()
+	for i := range c.specs {
+		c.Launch(t, i)
+	}
+	c.WaitReady(t)
+	t.Logf("%d nodes ready in %s", len(c.Nodes), time.Since(began).Round(100*time.Millisecond))
+	return c
+}
+
+// PrepareCluster is StartCluster without starting anything: every node's
+// home, ports and environment are set, and Launch starts node i when the
+// test wants it (a node started alone waits for its peers).
+func PrepareCluster(t testing.TB, bin string, opts ClusterOptions) *Cluster {
+	t.Helper()
 	if opts.Nodes == 0 {
 		opts.Nodes = 3
 	}
@@ -144,13 +159,29 @@ func StartCluster(t testing.TB, bin string, opts ClusterOptions) *Cluster {
 			t.Logf("cluster logs:\n%s", logs)
 		}
 	})
-	began := time.Now()
-	for i := range c.specs {
-		c.Nodes = append(c.Nodes, c.launch(t, i))
-	}
-	c.waitAll(t)
-	t.Logf("%d nodes ready in %s", len(c.Nodes), time.Since(began).Round(100*time.Millisecond))
+	c.Nodes = make([]*Node, len(c.specs))
 	return c
+}
+
+// Launch starts node i (not yet started by PrepareCluster, or stopped)
+// and returns at once.
+func (c *Cluster) Launch(t testing.TB, i int) *Node {
+	t.Helper()
+	n := c.launch(t, i)
+	c.mu.Lock()
+	if c.Nodes[i] != nil {
+		c.past[i] = append(c.past[i], c.Nodes[i])
+	}
+	c.Nodes[i] = n
+	c.mu.Unlock()
+	return n
+}
+
+// WaitReady waits until every launched node is ready (each within the
+// cluster's bound).
+func (c *Cluster) WaitReady(t testing.TB) {
+	t.Helper()
+	c.waitAll(t)
 }
 
 // launch starts node i's process from its spec.
@@ -169,7 +200,9 @@ func (c *Cluster) waitAll(t testing.TB) {
 	var wg sync.WaitGroup
 	errs := make([]string, len(c.Nodes))
 	for i, n := range c.Nodes {
-		wg.Go(func() { errs[i] = n.waitReady(c.ready) })
+		if n != nil {
+			wg.Go(func() { errs[i] = n.waitReady(c.ready) })
+		}
 	}
 	wg.Wait()
 	for i, e := range errs {
@@ -225,6 +258,9 @@ func (c *Cluster) Logs() string {
 	var b strings.Builder
 	for i, n := range c.Nodes {
 		for run, p := range append(append([]*Node(nil), c.past[i]...), n) {
+			if p == nil {
+				continue // never launched
+			}
 			for _, line := range strings.Split(strings.TrimRight(p.Logs.String(), "\n"), "\n") {
 				fmt.Fprintf(&b, "[%s.%d] %s\n", c.specs[i].name, run, line)
 			}
