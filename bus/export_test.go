@@ -1,6 +1,7 @@
 package bus
 
 import (
+	"context"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
@@ -18,4 +19,12 @@ func (l *Locker) LocalLocks() int {
 // bucket with a short TTL).
 func NewLockerOn(kv jetstream.KeyValue, owner string, renew time.Duration) *Locker {
 	return &Locker{kv: kv, owner: owner, renew: renew, local: map[string]*localLock{}}
+}
+
+// Provision is provision, for tests.
+var Provision = provision
+
+// ProvisionAsset is provisionAsset, for tests.
+func ProvisionAsset[T any](ctx context.Context, have func(context.Context) (T, bool, error), write func(context.Context) (T, error)) (T, error) {
+	return provisionAsset(ctx, have, write)
 }

@@ -23,9 +23,15 @@ const (
 	haveTimeout     = 2 * time.Second
 )
 
+// errCodeClusterNoPeers is nats-server's JSClusterNoPeersErrF ("no
+// suitable peers for placement"), which a new cluster's meta leader
+// answers for a while after its election, until it has heard from every
+// peer (they count as offline until then).
+const errCodeClusterNoPeers jetstream.ErrorCode = 10005
+
 // provision runs fn, each attempt bounded by provisionAttempt, until it
-// succeeds, is refused (a 4xx other than a timeout or a creation race) or
-// ctx ends.
+// succeeds, is refused (a 4xx other than a timeout, a creation race or
+// peers not yet known) or ctx ends.
 func provision(ctx context.Context, fn func(ctx context.Context) error) error {
 	for {
 		actx, cancel := context.WithTimeout(ctx, provisionAttempt)
@@ -36,7 +42,8 @@ func provision(ctx context.Context, fn func(ctx context.Context) error) error {
 		}
 		var apiErr *jetstream.APIError
 		if errors.As(err, &apiErr) && apiErr.Code >= 400 && apiErr.Code < 500 && apiErr.Code != 408 &&
-			apiErr.ErrorCode != jetstream.JSErrCodeStreamNameInUse && apiErr.ErrorCode != jetstream.JSErrCodeConsumerAlreadyExists {
+			apiErr.ErrorCode != jetstream.JSErrCodeStreamNameInUse && apiErr.ErrorCode != jetstream.JSErrCodeConsumerAlreadyExists &&
+			apiErr.ErrorCode != errCodeClusterNoPeers {
 			return err // a refusal, not a race: retrying cannot help
 		}
 		select {
