@@ -11,6 +11,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/agentproto/sentinel/runtime/bench"
 )
 
 // ClusterOptions configures StartCluster; zero values take the defaults.
@@ -269,25 +271,18 @@ func (c *Cluster) Logs() string {
 	return b.String()
 }
 
-// FreePorts reserves n free loopback TCP ports (listen, note, close); a
-// port may be taken by another process before it is used, which makes the
-// node fail its start, loudly.
+// FreePorts reserves n free loopback TCP ports below the kernel's
+// ephemeral range (runtime/bench.FreePorts): a port released here is not
+// handed to another process's outgoing connection or :0 listener before
+// the node binds it. A port may still be taken by another process in
+// between, which makes the node fail its start, loudly.
 func FreePorts(t testing.TB, n int) []int {
 	t.Helper()
-	var out []int
-	var lns []net.Listener
-	for i := 0; i < n; i++ {
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatalf("reserve a port: %v", err)
-		}
-		lns = append(lns, ln)
-		out = append(out, ln.Addr().(*net.TCPAddr).Port)
+	ports, err := bench.FreePorts(n)
+	if err != nil {
+		t.Fatalf("reserve ports: %v", err)
 	}
-	for _, ln := range lns {
-		_ = ln.Close()
-	}
-	return out
+	return ports
 }
 
 func isLoopback(host string) bool {

@@ -63,7 +63,7 @@ type clusterNodes struct {
 // Nodes are named prefix-1..n; extra (KEY=value) is added to every node's
 // environment.
 func startClusterNodes(ctx context.Context, root, bin string, n int, fsync bool, prefix string, extra ...string) (*clusterNodes, error) {
-	ports, err := freePorts(2 * n)
+	ports, err := FreePorts(2 * n)
 	if err != nil {
 		return nil, err
 	}
@@ -294,13 +294,15 @@ func (c *clusterNodes) stopAll() {
 	wg.Wait()
 }
 
-// freePorts picks n distinct loopback ports, each checked free by
-// binding it (then released for the node). They come from below the
-// kernel's ephemeral range when there is room: a port another process
-// takes with :0 comes from that range, so a port another test reserved
-// and released is never handed to a bench node (whose routes would then
-// dial a stranger), nor the reverse. Otherwise they come from :0.
-func freePorts(n int) ([]int, error) {
+// FreePorts picks n distinct loopback ports, each checked free by
+// binding it (then released for a node to bind). They come from below the
+// kernel's ephemeral range when there is room: every process's outgoing
+// connections and :0 listeners take their ports from that range, so a port
+// released here is not handed to another process before the node binds it
+// (a node would fail its start, or its routes dial a stranger), nor the
+// reverse. Otherwise they come from :0. The bench's and chaos's nodes use
+// it, and so does the e2e harness (e2e/e2etest).
+func FreePorts(n int) ([]int, error) {
 	var out []int
 	var lns []net.Listener
 	defer func() {
