@@ -123,7 +123,9 @@ func (a *App) reconcile(ctx context.Context) {
 }
 
 // Stop tears everything down in reverse order under the shutdown timeout.
-// It is idempotent.
+// It is idempotent. Call it once Start has returned (Run does); a node
+// still starting (waiting for its peers) is stopped by cancelling Start's
+// ctx, after which Start returns and Stop finishes the job.
 func (a *App) Stop(ctx context.Context) error {
 	if !a.stopped.CompareAndSwap(false, true) {
 		return nil
