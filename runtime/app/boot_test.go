@@ -73,7 +73,7 @@ func TestClusterNodeAloneIsLiveAndWaitsForItsPeers(t *testing.T) {
 		}
 		return ""
 	})
-	status, _, body = probe(t, n1.URL()+"/healthz", "")
+	status, _, _ = probe(t, n1.URL()+"/healthz", "")
 	require.Equal(t, http.StatusOK, status, "still live after cluster.wait")
 	status, _, body = probe(t, n1.URL()+"/readyz", "")
 	require.Equal(t, http.StatusServiceUnavailable, status)
