@@ -63,6 +63,10 @@ func TestClusterPhaseSmall(t *testing.T) {
 	require.Len(t, b.Load1, 1)
 	require.Positive(t, b.FirstMs[0])
 	require.Positive(t, b.LaterMs[0])
+	require.Len(t, b.FirstWaitMs, 1)
+	require.Positive(t, b.FirstWaitMs[0], "read off the nodes' logs")
+	require.Less(t, b.FirstWaitMs[0], b.FirstMs[0])
+	require.Positive(t, b.LaterWaitMs[0])
 	require.Equal(t, bench.Spread{MinMs: b.FirstMs[0], MedianMs: b.FirstMs[0], MaxMs: b.FirstMs[0]}, b.First)
 
 	f := c.Failover
