@@ -3,6 +3,7 @@ package app_test
 import (
 	"context"
 	"crypto/rand"
+	"encoding/json"
 	"encoding/hex"
 	"fmt"
 	"log/slog"
@@ -163,6 +164,10 @@ func TestCutOffNodeRefusesWritesAndOwnsNothing(t *testing.T) {
 	resp, raw := c.req("GET", "/readyz", nil)
 	require.Equal(t, 503, resp.StatusCode)
 	require.Contains(t, string(raw), "cluster unavailable")
+	var ready struct{ Error, Reason string }
+	require.NoError(t, json.Unmarshal(raw, &ready))
+	require.Equal(t, "not_ready", ready.Error)
+	require.Equal(t, "cluster_unavailable", ready.Reason, "a not-ready answer names its reason (#31 item 2)")
 
 	resp, raw = c.req("POST", "/sentinels", map[string]any{"subject": "github:o/r#2", "sessionId": "s1", "provider": "fake"})
 	require.Equal(t, 503, resp.StatusCode, string(raw))
