@@ -68,6 +68,7 @@ func runBoots(ctx context.Context, root string, o Options) (BootResult, error) {
 			return res, fmt.Errorf("first boot %d: %w", i+1, err)
 		}
 		res.FirstMs, res.FirstWaitMs = append(res.FirstMs, ms(c.booted)), append(res.FirstWaitMs, c.waitedForJetStream())
+		c.nc.Close() // the rounds send nothing; its reconnects would only log
 		c.stopAll()
 		err = c.startAll(ctx)
 		res.LaterMs, res.LaterWaitMs = append(res.LaterMs, ms(c.booted)), append(res.LaterWaitMs, c.waitedForJetStream())
