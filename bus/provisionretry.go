@@ -14,13 +14,16 @@ import (
 // bounded and retried until ctx ends.
 const provisionAttempt = 5 * time.Second
 
-// lostAnswerCheck is how often provisionAsset looks whether the asset it
-// asked for exists while the answer to its request has not come, and
+// While the answer to its request has not come, provisionAsset looks
+// whether the asset it asked for exists after lostAnswerCheck, then after
+// twice as long each time, up to lostAnswerCheckMax (three nodes looking
+// for ~40 assets at once must not flood a loaded meta leader with infos);
 // haveTimeout bounds one look: a stream between its creation and its
 // first leader answers no info request at all.
 const (
-	lostAnswerCheck = 250 * time.Millisecond
-	haveTimeout     = 2 * time.Second
+	lostAnswerCheck    = 250 * time.Millisecond
+	lostAnswerCheckMax = 2 * time.Second
+	haveTimeout        = 2 * time.Second
 )
 
 // errCodeClusterNoPeers is nats-server's JSClusterNoPeersErrF ("no
@@ -67,8 +70,9 @@ func provision(ctx context.Context, fn func(ctx context.Context) error) error {
 // processStreamAssignment / processConsumerAssignment). Waiting out the
 // request timeout for each of them cost a fresh three-node cluster 5 s per
 // asset that lost the race, up to 50 s at first boot (docs/cluster.md,
-// "Start-up"). So while write waits, have is asked again every
-// lostAnswerCheck, and the asset found as wanted ends the wait.
+// "Start-up"). So while write waits, have is asked again (after
+// lostAnswerCheck, then less and less often), and the asset found as
+// wanted ends the wait.
 func provisionAsset[T any](ctx context.Context, have func(context.Context) (T, bool, error), write func(context.Context) (T, error)) (T, error) {
 	var out T
 	look := func(ctx context.Context) (T, bool) {
@@ -93,8 +97,9 @@ func provisionAsset[T any](ctx context.Context, have func(context.Context) (T, b
 			v, err := write(wctx)
 			done <- result{v, err}
 		}()
-		tick := time.NewTicker(lostAnswerCheck)
-		defer tick.Stop()
+		every := lostAnswerCheck
+		next := time.NewTimer(every)
+		defer next.Stop()
 		for {
 			select {
 			case r := <-done:
@@ -102,13 +107,15 @@ func provisionAsset[T any](ctx context.Context, have func(context.Context) (T, b
 					out = r.v
 				}
 				return r.err
-			case <-tick.C:
+			case <-next.C:
 				if v, ok := look(ctx); ok {
 					cancel()
 					<-done
 					out = v
 					return nil
 				}
+				every = min(2*every, lostAnswerCheckMax)
+				next.Reset(every)
 			}
 		}
 	})
