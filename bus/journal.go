@@ -81,9 +81,12 @@ func JournalConfig(replicas int, maxAge time.Duration) jetstream.StreamConfig {
 // is dropped and created anew; it is a diagnostic record, not state.
 func (b *Bus) OpenJournal(ctx context.Context, maxAge time.Duration) (jetstream.Stream, error) {
 	want := JournalConfig(b.Cfg.Replicas, maxAge)
-	s, err := provisionAsset(ctx, func(ctx context.Context) (jetstream.Stream, bool, error) {
+	s, err := provisionAsset(ctx, func(ctx context.Context) (jetstream.Stream, assetState, error) {
 		s, err := b.JS.Stream(ctx, want.Name)
-		return s, err == nil && sameJournal(s.CachedInfo().Config, want) && led(s.CachedInfo().Cluster), err
+		if err != nil {
+			return nil, assetMissing, err
+		}
+		return s, stateOf(sameJournal(s.CachedInfo().Config, want), s.CachedInfo().Cluster), nil
 	}, func(ctx context.Context) (jetstream.Stream, error) {
 		if s, err := b.JS.Stream(ctx, want.Name); err == nil && s.CachedInfo().Config.PersistMode != want.PersistMode {
 			if err := b.JS.DeleteStream(ctx, want.Name); err != nil && !errors.Is(err, jetstream.ErrStreamNotFound) {

@@ -12,9 +12,12 @@ import (
 // write through the meta leader even when nothing changes.
 
 func ensureStream(ctx context.Context, js jetstream.JetStream, want jetstream.StreamConfig) (jetstream.Stream, error) {
-	return provisionAsset(ctx, func(ctx context.Context) (jetstream.Stream, bool, error) {
+	return provisionAsset(ctx, func(ctx context.Context) (jetstream.Stream, assetState, error) {
 		s, err := js.Stream(ctx, want.Name)
-		return s, err == nil && sameStream(s.CachedInfo().Config, want) && led(s.CachedInfo().Cluster), err
+		if err != nil {
+			return nil, assetMissing, err
+		}
+		return s, stateOf(sameStream(s.CachedInfo().Config, want), s.CachedInfo().Cluster), nil
 	}, func(ctx context.Context) (jetstream.Stream, error) {
 		return js.CreateOrUpdateStream(ctx, want)
 	})
@@ -28,17 +31,20 @@ func sameStream(have, want jetstream.StreamConfig) bool {
 }
 
 func ensureKeyValue(ctx context.Context, js jetstream.JetStream, want jetstream.KeyValueConfig) (jetstream.KeyValue, error) {
-	return provisionAsset(ctx, func(ctx context.Context) (jetstream.KeyValue, bool, error) {
+	return provisionAsset(ctx, func(ctx context.Context) (jetstream.KeyValue, assetState, error) {
 		kv, err := js.KeyValue(ctx, want.Bucket)
 		if err != nil {
-			return nil, false, err
+			return nil, assetMissing, err
 		}
 		st, err := kv.Status(ctx)
 		if err != nil {
-			return nil, false, err
+			return nil, assetMissing, err
 		}
 		bs, ok := st.(*jetstream.KeyValueBucketStatus)
-		return kv, ok && sameBucket(bs.StreamInfo().Config, want) && led(bs.StreamInfo().Cluster), nil
+		if !ok {
+			return nil, assetMissing, nil
+		}
+		return kv, stateOf(sameBucket(bs.StreamInfo().Config, want), bs.StreamInfo().Cluster), nil
 	}, func(ctx context.Context) (jetstream.KeyValue, error) {
 		return js.CreateOrUpdateKeyValue(ctx, want)
 	})
@@ -55,18 +61,16 @@ func sameBucket(have jetstream.StreamConfig, want jetstream.KeyValueConfig) bool
 }
 
 func ensureConsumer(ctx context.Context, js jetstream.JetStream, stream string, want jetstream.ConsumerConfig) (jetstream.Consumer, error) {
-	return provisionAsset(ctx, func(ctx context.Context) (jetstream.Consumer, bool, error) {
+	return provisionAsset(ctx, func(ctx context.Context) (jetstream.Consumer, assetState, error) {
 		c, err := js.Consumer(ctx, stream, want.Durable)
-		return c, err == nil && sameConsumer(c.CachedInfo().Config, want) && led(c.CachedInfo().Cluster), err
+		if err != nil {
+			return nil, assetMissing, err
+		}
+		return c, stateOf(sameConsumer(c.CachedInfo().Config, want), c.CachedInfo().Cluster), nil
 	}, func(ctx context.Context) (jetstream.Consumer, error) {
 		return js.CreateOrUpdateConsumer(ctx, stream, want)
 	})
 }
-
-// led reports whether a replicated asset has a leader (a new one answers
-// infos from its assignment before its first election; nothing else
-// answers until then). A single server's assets have no cluster info.
-func led(ci *jetstream.ClusterInfo) bool { return ci == nil || ci.Leader != "" }
 
 func sameConsumer(have, want jetstream.ConsumerConfig) bool {
 	return have.FilterSubject == want.FilterSubject && have.AckPolicy == want.AckPolicy &&

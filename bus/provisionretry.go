@@ -22,7 +22,7 @@ const provisionAttempt = 5 * time.Second
 // first leader answers no info request at all.
 const (
 	lostAnswerCheck    = 250 * time.Millisecond
-	lostAnswerCheckMax = 2 * time.Second
+	lostAnswerCheckMax = time.Second
 	haveTimeout        = 2 * time.Second
 )
 
@@ -57,10 +57,38 @@ func provision(ctx context.Context, fn func(ctx context.Context) error) error {
 	}
 }
 
+// assetState is what a look at an asset found.
+type assetState int
+
+const (
+	// assetMissing: absent, its configuration differs, or the look
+	// failed: write it.
+	assetMissing assetState = iota
+	// assetElecting: as wanted, but its replicas have no leader yet (a
+	// restarted cluster's groups elect theirs after nats-server's election
+	// timeout): wait, writing nothing.
+	assetElecting
+	// assetReady: as wanted, with a leader.
+	assetReady
+)
+
+// stateOf is the state of an asset whose configuration is as wanted or
+// not (same), from its cluster info (a single server's assets have none).
+func stateOf(same bool, ci *jetstream.ClusterInfo) assetState {
+	switch {
+	case !same:
+		return assetMissing
+	case ci != nil && ci.Leader == "":
+		return assetElecting
+	}
+	return assetReady
+}
+
 // provisionAsset brings one stream, bucket or consumer to its wanted
-// configuration and returns it. have reads the asset: ok when it is
-// already as wanted and has a leader (nothing is written). write creates
-// or updates it.
+// configuration, with a leader, and returns it. have looks at the asset;
+// write creates or updates it, and runs only when have finds it missing
+// or different (an asset as wanted whose replicas are still electing is
+// waited for: an update would be a replicated write for nothing).
 //
 // When several servers ask for the same new asset at once (the nodes of a
 // cluster booting together), nats-server proposes each equal request to
@@ -70,33 +98,43 @@ func provision(ctx context.Context, fn func(ctx context.Context) error) error {
 // processStreamAssignment / processConsumerAssignment). Waiting out the
 // request timeout for each of them cost a fresh three-node cluster 5 s per
 // asset that lost the race, up to 50 s at first boot (docs/cluster.md,
-// "Start-up"). So while write waits, have is asked again (after
-// lostAnswerCheck, then less and less often), and the asset found as
-// wanted ends the wait.
-func provisionAsset[T any](ctx context.Context, have func(context.Context) (T, bool, error), write func(context.Context) (T, error)) (T, error) {
+// "Start-up"). So while write waits, the asset is looked at again (after
+// lostAnswerCheck, then less and less often), and found ready it ends the
+// wait.
+func provisionAsset[T any](ctx context.Context, have func(context.Context) (T, assetState, error), write func(context.Context) (T, error)) (T, error) {
 	var out T
-	look := func(ctx context.Context) (T, bool) {
+	look := func(ctx context.Context) (T, assetState) {
 		hctx, cancel := context.WithTimeout(ctx, haveTimeout)
 		defer cancel()
-		v, ok, err := have(hctx)
-		return v, err == nil && ok
+		v, st, err := have(hctx)
+		if err != nil {
+			return v, assetMissing
+		}
+		return v, st
+	}
+	type result struct {
+		v   T
+		err error
 	}
 	err := provision(ctx, func(ctx context.Context) error {
-		if v, ok := look(ctx); ok {
+		v, st := look(ctx)
+		if st == assetReady {
 			out = v
 			return nil
 		}
-		type result struct {
-			v   T
-			err error
-		}
 		wctx, cancel := context.WithCancel(ctx)
 		defer cancel()
-		done := make(chan result, 1)
-		go func() {
-			v, err := write(wctx)
-			done <- result{v, err}
-		}()
+		var done chan result // nil (blocks) while no write runs
+		startWrite := func() {
+			done = make(chan result, 1)
+			go func() {
+				v, err := write(wctx)
+				done <- result{v, err}
+			}()
+		}
+		if st == assetMissing {
+			startWrite()
+		}
 		every := lostAnswerCheck
 		next := time.NewTimer(every)
 		defer next.Stop()
@@ -107,12 +145,24 @@ func provisionAsset[T any](ctx context.Context, have func(context.Context) (T, b
 					out = r.v
 				}
 				return r.err
-			case <-next.C:
-				if v, ok := look(ctx); ok {
-					cancel()
+			case <-ctx.Done():
+				cancel()
+				if done != nil {
 					<-done
+				}
+				return ctx.Err()
+			case <-next.C:
+				v, st := look(ctx)
+				if st == assetReady {
+					cancel()
+					if done != nil {
+						<-done
+					}
 					out = v
 					return nil
+				}
+				if st == assetMissing && done == nil {
+					startWrite()
 				}
 				every = min(2*every, lostAnswerCheckMax)
 				next.Reset(every)

@@ -61,3 +61,25 @@ func TestProvisionAssetEndsTheWaitForALostAnswer(t *testing.T) {
 	require.Equal(t, want.Name, s.CachedInfo().Config.Name)
 	require.True(t, errors.Is(<-writeEnded, context.Canceled), "the wait ended by finding the stream, not by the attempt's timeout")
 }
+
+// An asset as wanted whose replicas are still electing (a restarted
+// cluster) is waited for, never written: an update would be a replicated
+// write for nothing.
+func TestProvisionAssetWaitsForAnElectionWithoutWriting(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	looks, writes := 0, 0
+	got, err := bus.ProvisionAssetStates(ctx, func(context.Context) (string, bus.AssetState, error) {
+		if looks++; looks < 3 {
+			return "", bus.AssetElecting, nil
+		}
+		return "led", bus.AssetReady, nil
+	}, func(context.Context) (string, error) {
+		writes++
+		return "", errors.New("written")
+	})
+	require.NoError(t, err)
+	require.Equal(t, "led", got)
+	require.Equal(t, 3, looks)
+	require.Zero(t, writes)
+}
