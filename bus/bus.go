@@ -9,6 +9,7 @@ import (
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+	"golang.org/x/sync/errgroup"
 )
 
 // Bus is the provisioned JetStream surface: streams, KV buckets and the
@@ -69,21 +70,21 @@ func Open(ctx context.Context, nc *nats.Conn, cfg Config) (*Bus, error) {
 	if err := b.agreeSettings(ctx); err != nil {
 		return nil, err
 	}
+	// Every stream and bucket is provisioned at once, then every consumer:
+	// a new R3 asset costs a meta-group write and a raft election, and
+	// one after another they made a cluster's first boot the sum of ~40 of
+	// them (docs/cluster.md, "Start-up").
+	g, gctx := errgroup.WithContext(ctx)
+	streams := map[string]*jetstream.Stream{StreamEvents: &b.Events, StreamInbox: &b.Inbox, StreamParked: &b.Parked, StreamLifecycle: &b.Lifecycle}
 	for _, sc := range b.streamConfigs() {
-		s, err := ensureStream(ctx, js, sc)
-		if err != nil {
-			return nil, fmt.Errorf("bus: provision stream %s: %w", sc.Name, err)
-		}
-		switch sc.Name {
-		case StreamEvents:
-			b.Events = s
-		case StreamInbox:
-			b.Inbox = s
-		case StreamParked:
-			b.Parked = s
-		case StreamLifecycle:
-			b.Lifecycle = s
-		}
+		g.Go(func() error {
+			s, err := ensureStream(gctx, js, sc)
+			if err != nil {
+				return fmt.Errorf("bus: provision stream %s: %w", sc.Name, err)
+			}
+			*streams[sc.Name] = s
+			return nil
+		})
 	}
 	buckets := []struct {
 		cfg jetstream.KeyValueConfig
@@ -104,22 +105,33 @@ func Open(ctx context.Context, nc *nats.Conn, cfg Config) (*Bus, error) {
 	for _, bk := range buckets {
 		bk.cfg.Storage = jetstream.FileStorage
 		bk.cfg.Replicas = cfg.Replicas
-		kv, err := ensureKeyValue(ctx, js, bk.cfg)
-		if err != nil {
-			return nil, fmt.Errorf("bus: provision bucket %s: %w", bk.cfg.Bucket, err)
-		}
-		*bk.dst = kv
+		g.Go(func() error {
+			kv, err := ensureKeyValue(gctx, js, bk.cfg)
+			if err != nil {
+				return fmt.Errorf("bus: provision bucket %s: %w", bk.cfg.Bucket, err)
+			}
+			*bk.dst = kv
+			return nil
+		})
 	}
-	if err := openHookJobs(ctx, js, cfg); err != nil {
+	g.Go(func() error { return openHookJobs(gctx, js, cfg) })
+	if err := g.Wait(); err != nil {
 		return nil, err
 	}
 	if err := b.retireExtraPartitions(ctx); err != nil {
 		return nil, err
 	}
+	g, gctx = errgroup.WithContext(ctx)
 	for p := 0; p < cfg.Partitions; p++ {
-		if err := ensureConsumer(ctx, js, StreamEvents, b.consumerConfig(p)); err != nil {
-			return nil, fmt.Errorf("bus: provision consumer %s: %w", ConsumerName(p), err)
-		}
+		g.Go(func() error {
+			if _, err := ensureConsumer(gctx, js, StreamEvents, b.consumerConfig(p)); err != nil {
+				return fmt.Errorf("bus: provision consumer %s: %w", ConsumerName(p), err)
+			}
+			return nil
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return nil, err
 	}
 	if err := b.migrateLegacyEvents(ctx); err != nil {
 		return nil, err
@@ -153,33 +165,6 @@ func (b *Bus) agreePartitions(ctx context.Context) error {
 		}
 		return nil
 	})
-}
-
-// provisionAttempt bounds one provisioning request. Nodes of a cluster
-// start together and provision the same assets at once; a request caught
-// in that race can go unanswered, so each attempt is bounded and retried
-// until ctx ends.
-const provisionAttempt = 5 * time.Second
-
-func provision(ctx context.Context, fn func(ctx context.Context) error) error {
-	for {
-		actx, cancel := context.WithTimeout(ctx, provisionAttempt)
-		err := fn(actx)
-		cancel()
-		if err == nil {
-			return nil
-		}
-		var apiErr *jetstream.APIError
-		if errors.As(err, &apiErr) && apiErr.Code >= 400 && apiErr.Code < 500 && apiErr.Code != 408 &&
-			apiErr.ErrorCode != jetstream.JSErrCodeStreamNameInUse && apiErr.ErrorCode != jetstream.JSErrCodeConsumerAlreadyExists {
-			return err // a refusal, not a race: retrying cannot help
-		}
-		select {
-		case <-ctx.Done():
-			return err
-		case <-time.After(250 * time.Millisecond):
-		}
-	}
 }
 
 // retireExtraPartitions handles a changed partition count. Changing it

@@ -1,6 +1,7 @@
 package bus
 
 import (
+	"context"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
@@ -18,4 +19,34 @@ func (l *Locker) LocalLocks() int {
 // bucket with a short TTL).
 func NewLockerOn(kv jetstream.KeyValue, owner string, renew time.Duration) *Locker {
 	return &Locker{kv: kv, owner: owner, renew: renew, local: map[string]*localLock{}}
+}
+
+// Provision is provision, for tests.
+var Provision = provision
+
+// ProvisionAsset is provisionAsset for tests, with have saying ready or
+// not (missing).
+func ProvisionAsset[T any](ctx context.Context, have func(context.Context) (T, bool, error), write func(context.Context) (T, error)) (T, error) {
+	return provisionAsset(ctx, func(ctx context.Context) (T, assetState, error) {
+		v, ok, err := have(ctx)
+		if ok {
+			return v, assetReady, err
+		}
+		return v, assetMissing, err
+	}, write)
+}
+
+// AssetState is assetState, for tests.
+type AssetState = assetState
+
+// Asset states, for tests.
+const (
+	AssetMissing  = assetMissing
+	AssetElecting = assetElecting
+	AssetReady    = assetReady
+)
+
+// ProvisionAssetStates is provisionAsset, for tests that give the states.
+func ProvisionAssetStates[T any](ctx context.Context, have func(context.Context) (T, assetState, error), write func(context.Context) (T, error)) (T, error) {
+	return provisionAsset(ctx, have, write)
 }

@@ -70,12 +70,9 @@ func hookConsumerConfig(node string) jetstream.ConsumerConfig {
 // is down wait for it.
 func (b *Bus) HookConsumer(ctx context.Context, node string) (jetstream.Consumer, error) {
 	want := hookConsumerConfig(node)
-	if err := ensureConsumer(ctx, b.JS, StreamHookJobs, want); err != nil {
-		return nil, fmt.Errorf("bus: provision consumer %s: %w", want.Durable, err)
-	}
-	c, err := b.JS.Consumer(ctx, StreamHookJobs, want.Durable)
+	c, err := ensureConsumer(ctx, b.JS, StreamHookJobs, want)
 	if err != nil {
-		return nil, fmt.Errorf("bus: consumer %s: %w", want.Durable, err)
+		return nil, fmt.Errorf("bus: provision consumer %s: %w", want.Durable, err)
 	}
 	return c, nil
 }

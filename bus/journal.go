@@ -90,22 +90,19 @@ func JournalConfig(replicas int, maxAge time.Duration, maxBytes int64) jetstream
 // is dropped and created anew; it is a diagnostic record, not state.
 func (b *Bus) OpenJournal(ctx context.Context, maxAge time.Duration, maxBytes int64) (jetstream.Stream, error) {
 	want := JournalConfig(b.Cfg.Replicas, maxAge, maxBytes)
-	var s jetstream.Stream
-	err := provision(ctx, func(ctx context.Context) (err error) {
-		s, err = b.JS.Stream(ctx, want.Name)
-		if err == nil {
-			have := s.CachedInfo().Config
-			if sameJournal(have, want) {
-				return nil
-			}
-			if have.PersistMode != want.PersistMode {
-				if err := b.JS.DeleteStream(ctx, want.Name); err != nil && !errors.Is(err, jetstream.ErrStreamNotFound) {
-					return err
-				}
+	s, err := provisionAsset(ctx, func(ctx context.Context) (jetstream.Stream, assetState, error) {
+		s, err := b.JS.Stream(ctx, want.Name)
+		if err != nil {
+			return nil, assetMissing, err
+		}
+		return s, stateOf(sameJournal(s.CachedInfo().Config, want), s.CachedInfo().Cluster), nil
+	}, func(ctx context.Context) (jetstream.Stream, error) {
+		if s, err := b.JS.Stream(ctx, want.Name); err == nil && s.CachedInfo().Config.PersistMode != want.PersistMode {
+			if err := b.JS.DeleteStream(ctx, want.Name); err != nil && !errors.Is(err, jetstream.ErrStreamNotFound) {
+				return nil, err
 			}
 		}
-		s, err = b.JS.CreateOrUpdateStream(ctx, want)
-		return err
+		return b.JS.CreateOrUpdateStream(ctx, want)
 	})
 	if err != nil {
 		return nil, fmt.Errorf("bus: provision stream %s: %w", StreamJournal, err)

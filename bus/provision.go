@@ -12,15 +12,15 @@ import (
 // write through the meta leader even when nothing changes.
 
 func ensureStream(ctx context.Context, js jetstream.JetStream, want jetstream.StreamConfig) (jetstream.Stream, error) {
-	var s jetstream.Stream
-	err := provision(ctx, func(ctx context.Context) (err error) {
-		if s, err = js.Stream(ctx, want.Name); err == nil && sameStream(s.CachedInfo().Config, want) {
-			return nil
+	return provisionAsset(ctx, func(ctx context.Context) (jetstream.Stream, assetState, error) {
+		s, err := js.Stream(ctx, want.Name)
+		if err != nil {
+			return nil, assetMissing, err
 		}
-		s, err = js.CreateOrUpdateStream(ctx, want)
-		return err
+		return s, stateOf(sameStream(s.CachedInfo().Config, want), s.CachedInfo().Cluster), nil
+	}, func(ctx context.Context) (jetstream.Stream, error) {
+		return js.CreateOrUpdateStream(ctx, want)
 	})
-	return s, err
 }
 
 func sameStream(have, want jetstream.StreamConfig) bool {
@@ -31,19 +31,23 @@ func sameStream(have, want jetstream.StreamConfig) bool {
 }
 
 func ensureKeyValue(ctx context.Context, js jetstream.JetStream, want jetstream.KeyValueConfig) (jetstream.KeyValue, error) {
-	var kv jetstream.KeyValue
-	err := provision(ctx, func(ctx context.Context) (err error) {
-		if kv, err = js.KeyValue(ctx, want.Bucket); err == nil {
-			if st, serr := kv.Status(ctx); serr == nil {
-				if bs, ok := st.(*jetstream.KeyValueBucketStatus); ok && sameBucket(bs.StreamInfo().Config, want) {
-					return nil
-				}
-			}
+	return provisionAsset(ctx, func(ctx context.Context) (jetstream.KeyValue, assetState, error) {
+		kv, err := js.KeyValue(ctx, want.Bucket)
+		if err != nil {
+			return nil, assetMissing, err
 		}
-		kv, err = js.CreateOrUpdateKeyValue(ctx, want)
-		return err
+		st, err := kv.Status(ctx)
+		if err != nil {
+			return nil, assetMissing, err
+		}
+		bs, ok := st.(*jetstream.KeyValueBucketStatus)
+		if !ok {
+			return nil, assetMissing, nil
+		}
+		return kv, stateOf(sameBucket(bs.StreamInfo().Config, want), bs.StreamInfo().Cluster), nil
+	}, func(ctx context.Context) (jetstream.KeyValue, error) {
+		return js.CreateOrUpdateKeyValue(ctx, want)
 	})
-	return kv, err
 }
 
 func sameBucket(have jetstream.StreamConfig, want jetstream.KeyValueConfig) bool {
@@ -56,13 +60,15 @@ func sameBucket(have jetstream.StreamConfig, want jetstream.KeyValueConfig) bool
 		have.AllowMsgTTL == (want.LimitMarkerTTL > 0) && have.Storage == want.Storage
 }
 
-func ensureConsumer(ctx context.Context, js jetstream.JetStream, stream string, want jetstream.ConsumerConfig) error {
-	return provision(ctx, func(ctx context.Context) error {
-		if c, err := js.Consumer(ctx, stream, want.Durable); err == nil && sameConsumer(c.CachedInfo().Config, want) {
-			return nil
+func ensureConsumer(ctx context.Context, js jetstream.JetStream, stream string, want jetstream.ConsumerConfig) (jetstream.Consumer, error) {
+	return provisionAsset(ctx, func(ctx context.Context) (jetstream.Consumer, assetState, error) {
+		c, err := js.Consumer(ctx, stream, want.Durable)
+		if err != nil {
+			return nil, assetMissing, err
 		}
-		_, err := js.CreateOrUpdateConsumer(ctx, stream, want)
-		return err
+		return c, stateOf(sameConsumer(c.CachedInfo().Config, want), c.CachedInfo().Cluster), nil
+	}, func(ctx context.Context) (jetstream.Consumer, error) {
+		return js.CreateOrUpdateConsumer(ctx, stream, want)
 	})
 }
 

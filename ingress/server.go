@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"sync"
 	"time"
 
 	"github.com/go-chi/chi/v5"
@@ -59,9 +60,11 @@ type Routes struct {
 
 // Server is the node's HTTP server.
 type Server struct {
-	srv *http.Server
-	ln  net.Listener
-	log *slog.Logger
+	srv  *http.Server
+	ln   net.Listener
+	log  *slog.Logger
+	once sync.Once
+	err  error
 }
 
 // NewHandler builds the chi root. Every request gets a node-made request
@@ -86,20 +89,7 @@ func NewHandler(cfg Config, health api.Health, routes Routes, log *slog.Logger) 
 	r.MethodNotAllowed(func(w http.ResponseWriter, _ *http.Request) {
 		httpapi.WriteError(w, sentinel.Errorf(sentinel.CodeMethodNotAllowed, "method not allowed on this route"))
 	})
-	r.Get("/healthz", func(w http.ResponseWriter, _ *http.Request) {
-		httpapi.WriteJSON(w, http.StatusOK, map[string]any{"ok": true})
-	})
-	r.Get("/readyz", func(w http.ResponseWriter, req *http.Request) {
-		if err := health.Ready(req.Context()); err != nil {
-			body := map[string]any{"ok": false, "error": "not_ready", "message": err.Error()}
-			if _, e := api.FromError(err); e.Error != sentinel.CodeInternal {
-				body["reason"] = e.Error // storage_full, cluster_unavailable
-			}
-			httpapi.WriteJSON(w, http.StatusServiceUnavailable, body)
-			return
-		}
-		httpapi.WriteJSON(w, http.StatusOK, map[string]any{"ok": true})
-	})
+	mountProbes(r, health)
 	r.Group(func(c chi.Router) {
 		c.Use(HostCheck(cfg.Hosts), OriginCheck(), BodyDeadline(cfg.BodyReadTimeout))
 		c.Group(func(p chi.Router) {
@@ -159,11 +149,14 @@ func Serve(ln net.Listener, h http.Handler, log *slog.Logger) *Server {
 func (s *Server) Addr() string { return s.ln.Addr().String() }
 
 // Shutdown stops accepting, waits for in-flight requests until ctx ends,
-// then closes what remains.
+// then closes what remains. It is idempotent: later calls return the
+// first one's error.
 func (s *Server) Shutdown(ctx context.Context) error {
-	if err := s.srv.Shutdown(ctx); err != nil {
-		_ = s.srv.Close()
-		return fmt.Errorf("http shutdown: %w", err)
-	}
-	return nil
+	s.once.Do(func() {
+		if err := s.srv.Shutdown(ctx); err != nil {
+			_ = s.srv.Close()
+			s.err = fmt.Errorf("http shutdown: %w", err)
+		}
+	})
+	return s.err
 }

@@ -105,6 +105,11 @@ func (s *Server) Meta() (MetaState, bool) {
 	return st, true
 }
 
+// MetaCurrent reports whether this server's JetStream meta group has a
+// leader this server follows (or is), up to date: JetStream answers. A
+// single server is always current once JetStream runs.
+func (s *Server) MetaCurrent() bool { return s.current().JetStreamIsCurrent() }
+
 // InMajority reports whether this server has routes to enough servers of
 // its JetStream meta group to form a quorum with them (itself included):
 // a node that is, is in an election at worst, not cut off. ok is false for

@@ -34,7 +34,10 @@ measures, in one run:
          of the scale phase, per sentinel) plus local-gh's own conditional
          requests (the Go benchmark BenchmarkQuietPoll, run with go test when
          this is run inside the source tree with go and gh on PATH)
-  cluster  with --cluster 3: three ` + "`sentinel serve`" + ` processes of this binary
+  cluster  with --cluster 3: first --boots times (default 20) boot-to-ready
+         of three nodes started together, on fresh homes (a first boot) and
+         again on the same homes (a later boot), min/median/max; then three
+         ` + "`sentinel serve`" + ` processes of this binary
          clustered on loopback (every stream R3): the push path round-robin
          over the nodes beside raw JetStream R3 on the same servers (--events,
          --warmup, --concurrency), then failover: --kills times, SIGKILL of
@@ -59,6 +62,7 @@ a failed phase, 2 on bad flags.`,
 			o.Dir, _ = f.GetString("dir")
 			o.Cluster, _ = f.GetInt("cluster")
 			o.Kills, _ = f.GetInt("kills")
+			o.Boots, _ = f.GetInt("boots")
 			asJSON, _ := f.GetBool("json")
 			inProcess, _ := f.GetBool("in-process")
 			skip, _ := f.GetStringSlice("skip")
@@ -96,6 +100,9 @@ a failed phase, 2 on bad flags.`,
 			if o.Kills < 0 {
 				return &ExitError{Code: api.ExitUsage, Err: fmt.Errorf("--kills %d: give 0 or more", o.Kills)}
 			}
+			if o.Boots < 0 {
+				return &ExitError{Code: api.ExitUsage, Err: fmt.Errorf("--boots %d: give 0 or more", o.Boots)}
+			}
 			if !inProcess {
 				exe, err := os.Executable()
 				if err != nil {
@@ -131,6 +138,7 @@ a failed phase, 2 on bad flags.`,
 	f.StringSlice("skip", nil, "phases to skip: push, poll, scale")
 	f.Int("cluster", 0, "run the cluster phase on this many local clustered nodes (3 or more; 0: no cluster phase)")
 	f.Int("kills", d.Kills, "failovers timed in the cluster phase (SIGKILL of the events stream's leader)")
+	f.Int("boots", d.Boots, "boot rounds timed in the cluster phase, each a first boot on fresh homes and a later boot on the same homes (0: none)")
 	f.String("dir", "", "folder for the temporary node homes (default the system temp folder)")
 	f.Bool("json", false, "print the whole report as JSON")
 	return cmd

@@ -144,6 +144,8 @@ func nodeError(err error, h hints) error {
 	if errors.As(err, &ae) && errors.As(ee, &x) {
 		if hint, found := h[ae.Code]; found {
 			x.Err = fmt.Errorf("%w (%s)", x.Err, hint)
+		} else if ae.Code == api.CodeNotReady {
+			x.Err = fmt.Errorf("%w (the node is not ready yet: `sentinel health` says why; it keeps answering 503 until it is)", x.Err)
 		}
 	}
 	return ee

@@ -190,3 +190,14 @@ func TestBadTokenAndNoNode(t *testing.T) {
 	require.Equal(t, api.ExitUnavailable, code)
 	require.Contains(t, errText, "sentinel serve")
 }
+
+// A node that is not ready yet (waiting for its peers) answers every verb
+// 503 not_ready: the CLI exits 6 and says to ask `sentinel health`.
+func TestVerbOnANodeNotReady(t *testing.T) {
+	f := &fakeNode{status: http.StatusServiceUnavailable,
+		body: `{"error":"not_ready","message":"waiting for the JetStream meta leader with routes up to 0 other server(s)","reason":"waiting_for_peers"}`}
+	code, _, errOut := runVerb(t, f.start(t), "", "list")
+	require.Equal(t, api.ExitUnavailable, code, errOut)
+	require.Contains(t, errOut, "waiting for the JetStream meta leader")
+	require.Contains(t, errOut, "sentinel health")
+}

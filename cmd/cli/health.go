@@ -85,6 +85,10 @@ type readyAnswer struct {
 	Error   string `json:"error,omitempty"`
 	Reason  string `json:"reason,omitempty"`
 	Message string `json:"message,omitempty"`
+	// Routes, Peers and WaitingMs come with waiting_for_peers (api.NotReady).
+	Routes    *int     `json:"routes,omitempty"`
+	Peers     []string `json:"peers,omitempty"`
+	WaitingMs int64    `json:"waitingMs,omitempty"`
 }
 
 func healthRun(ctx context.Context, opts *HealthOptions) error {

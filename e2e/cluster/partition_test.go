@@ -173,6 +173,9 @@ func TestPartitionedNodeRefusesAndStopsPollingOthersCarryOn(t *testing.T) {
 		return err == nil && ans.status == http.StatusServiceUnavailable
 	}, "the cut node's /readyz turns 503")
 	t.Logf("the cut node reported 503 %s after the cut", time.Since(cutAt).Round(100*time.Millisecond))
+	ready := cutOff.do("GET", "/readyz", nil)
+	require.Equal(t, http.StatusServiceUnavailable, ready.status, ready.raw)
+	require.Equal(t, "cluster_unavailable", ready.body["reason"], "the cut node's /readyz names its reason: %s", ready.raw)
 	ans := cutOff.do("POST", "/sentinels", map[string]any{"subject": wl.subject(99), "sessionId": wl.session(99), "provider": "fake"})
 	require.Equal(t, http.StatusServiceUnavailable, ans.status, ans.raw)
 	require.Equal(t, "cluster_unavailable", ans.body["error"], ans.raw)

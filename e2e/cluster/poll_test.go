@@ -151,11 +151,8 @@ func TestQuietPRPollsOnceAcrossNodesAndMoveOnKill(t *testing.T) {
 	// A quiet poll of one PR is N conditional requests (the PR, its
 	// reviews, its head's check runs and status, its comments): N is the
 	// number of distinct endpoints a poll touches.
-	from := time.Now()
 	const ticks = 4
-	eventually(t, c, ticks*tick*4, func() bool { return time.Since(from) >= ticks*tick }, "the measurement window passes")
-	window := log.between(from, from.Add(ticks*tick))
-	requireQuietOncePerTick(t, prs, window, tick, ticks, "steady")
+	requireQuietOncePerTick(t, prs, pollWindow(t, c, log, prs, ticks), tick, ticks, "steady")
 	before := make([]float64, 3)
 	for i := range before {
 		before[i], _ = metric(t, nodeAPI(t, c, i), `sentinel_poll_duration_seconds_count{provider="local-gh"}`)
@@ -202,17 +199,38 @@ func TestQuietPRPollsOnceAcrossNodesAndMoveOnKill(t *testing.T) {
 		}
 		return true
 	}, "every PR polled twice on the survivors")
-	from = time.Now()
-	eventually(t, c, ticks*tick*4, func() bool { return time.Since(from) >= ticks*tick }, "the second window passes")
-	requireQuietOncePerTick(t, prs, log.between(from, from.Add(ticks*tick)), tick, ticks, "after the kill")
+	requireQuietOncePerTick(t, prs, pollWindow(t, c, log, prs, ticks), tick, ticks, "after the kill")
 }
 
-// requireQuietOncePerTick checks a window of ticks ticks: each PR is
-// polled at least ticks-2 and at most ticks+1 times, never twice within
-// half a tick (no two nodes poll it), every poll that the window holds
-// whole costs the same N requests, one per endpoint, all conditional GETs
-// answered 304, so the window's requests are the single-node count,
-// len(prs) x N per tick.
+// pollWindow returns GitHub's requests from now until every PR has been
+// polled ticks times: a window measured in the cluster's own ticks, not in
+// wall time, which a loaded machine stretches (a starved node ticks late,
+// and its PRs are then polled less often than the clock says, never
+// twice).
+func pollWindow(t *testing.T, c *e2etest.Cluster, log *ghLog, prs []quietPR, ticks int) []ghRequest {
+	t.Helper()
+	from := time.Now()
+	var until time.Time
+	eventually(t, c, 2*time.Minute, func() bool {
+		now := time.Now()
+		reqs := log.between(from, now)
+		for _, p := range prs {
+			if len(p.pollTimes(reqs)) < ticks {
+				return false
+			}
+		}
+		until = now
+		return true
+	}, "every PR polled %d times", ticks)
+	return log.between(from, until)
+}
+
+// requireQuietOncePerTick checks a window in which every PR was polled at
+// least ticks times (pollWindow): no PR is polled twice within half a
+// tick (no two nodes poll it), every poll that the window holds whole
+// costs the same N requests, one per endpoint, all conditional GETs
+// answered 304, and nothing else is asked of GitHub, so the requests of a
+// tick are the single-node count, len(prs) x N.
 func requireQuietOncePerTick(t *testing.T, prs []quietPR, window []ghRequest, tick time.Duration, ticks int, phase string) {
 	t.Helper()
 	total := 0
@@ -225,8 +243,7 @@ func requireQuietOncePerTick(t *testing.T, prs []quietPR, window []ghRequest, ti
 			}
 		}
 		times := p.pollTimes(mine)
-		require.GreaterOrEqual(t, len(times), ticks-2, "%s: %s#%d polled %d times in %d ticks", phase, p.repo, p.num, len(times), ticks)
-		require.LessOrEqual(t, len(times), ticks+1, "%s: %s#%d polled %d times in %d ticks", phase, p.repo, p.num, len(times), ticks)
+		require.GreaterOrEqual(t, len(times), ticks, "%s: %s#%d polled %d times", phase, p.repo, p.num, len(times))
 		for i := 1; i < len(times); i++ {
 			require.GreaterOrEqual(t, times[i].Sub(times[i-1]), tick/2, "%s: %s#%d polled twice within half a tick", phase, p.repo, p.num)
 		}
@@ -277,7 +294,6 @@ func requireQuietOncePerTick(t *testing.T, prs []quietPR, window []ghRequest, ti
 	}
 	sort.Strings(stray)
 	require.Empty(t, stray, "%s: no GitHub request outside the PRs' polls", phase)
-	require.LessOrEqual(t, total, len(prs)*perPoll*(ticks+1), "%s: requests over %d ticks", phase, ticks)
-	t.Logf("%s: %d GitHub requests in %d ticks for %d quiet PRs (%d per quiet poll; a single node: %d per tick)",
-		phase, total, ticks, len(prs), perPoll, len(prs)*perPoll)
+	t.Logf("%s: %d GitHub requests for %d quiet PRs polled %d times or more each (%d per quiet poll; a single node: %d per tick)",
+		phase, total, len(prs), ticks, perPoll, len(prs)*perPoll)
 }

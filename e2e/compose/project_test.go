@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -13,6 +12,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/agentproto/sentinel/e2e/e2etest"
 )
 
 // project is one compose project of a test: its own name, files, free
@@ -73,12 +74,12 @@ func newProject(t *testing.T, file string, portVars map[string]string, services 
 	return p
 }
 
+// freePort is a host port for a published service, below the ephemeral
+// range (e2etest.FreePorts): a container starts seconds after the port is
+// chosen, and another process's connection must not take it meanwhile.
 func freePort(t *testing.T) int {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port
+	return e2etest.FreePorts(t, 1)[0]
 }
 
 // compose runs the compose command on the project and returns its output.

@@ -11,6 +11,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/agentproto/sentinel/runtime/bench"
 )
 
 // ClusterOptions configures StartCluster; zero values take the defaults.
@@ -75,6 +77,21 @@ const FailureLogBytes = 400 << 10
 // Embedded nodes route to each other with one route token; external ones
 // share the given NATS deployment. Every node is SIGKILLed at cleanup.
 func StartCluster(t testing.TB, bin string, opts ClusterOptions) *Cluster {
+	t.Helper()
+	c := PrepareCluster(t, bin, opts)
+	began := time.Now()
+	for i := range c.specs {
+		c.Launch(t, i)
+	}
+	c.WaitReady(t)
+	t.Logf("%d nodes ready in %s", len(c.Nodes), time.Since(began).Round(100*time.Millisecond))
+	return c
+}
+
+// PrepareCluster is StartCluster without starting anything: every node's
+// home, ports and environment are set, and Launch starts node i when the
+// test wants it (a node started alone waits for its peers).
+func PrepareCluster(t testing.TB, bin string, opts ClusterOptions) *Cluster {
 	t.Helper()
 	if opts.Nodes == 0 {
 		opts.Nodes = 3
@@ -146,13 +163,29 @@ func StartCluster(t testing.TB, bin string, opts ClusterOptions) *Cluster {
 			t.Logf("cluster logs:\n%s", logs)
 		}
 	})
-	began := time.Now()
-	for i := range c.specs {
-		c.Nodes = append(c.Nodes, c.launch(t, i))
-	}
-	c.waitAll(t)
-	t.Logf("%d nodes ready in %s", len(c.Nodes), time.Since(began).Round(100*time.Millisecond))
+	c.Nodes = make([]*Node, len(c.specs))
 	return c
+}
+
+// Launch starts node i (not yet started by PrepareCluster, or stopped)
+// and returns at once.
+func (c *Cluster) Launch(t testing.TB, i int) *Node {
+	t.Helper()
+	n := c.launch(t, i)
+	c.mu.Lock()
+	if c.Nodes[i] != nil {
+		c.past[i] = append(c.past[i], c.Nodes[i])
+	}
+	c.Nodes[i] = n
+	c.mu.Unlock()
+	return n
+}
+
+// WaitReady waits until every launched node is ready (each within the
+// cluster's bound).
+func (c *Cluster) WaitReady(t testing.TB) {
+	t.Helper()
+	c.waitAll(t)
 }
 
 // launch starts node i's process from its spec.
@@ -171,7 +204,9 @@ func (c *Cluster) waitAll(t testing.TB) {
 	var wg sync.WaitGroup
 	errs := make([]string, len(c.Nodes))
 	for i, n := range c.Nodes {
-		wg.Go(func() { errs[i] = n.waitReady(c.ready) })
+		if n != nil {
+			wg.Go(func() { errs[i] = n.waitReady(c.ready) })
+		}
 	}
 	wg.Wait()
 	for i, e := range errs {
@@ -227,6 +262,9 @@ func (c *Cluster) Logs() string {
 	var b strings.Builder
 	for i, n := range c.Nodes {
 		for run, p := range append(append([]*Node(nil), c.past[i]...), n) {
+			if p == nil {
+				continue // never launched
+			}
 			for _, line := range strings.Split(strings.TrimRight(p.Logs.String(), "\n"), "\n") {
 				fmt.Fprintf(&b, "[%s.%d] %s\n", c.specs[i].name, run, line)
 			}
@@ -235,25 +273,18 @@ func (c *Cluster) Logs() string {
 	return b.String()
 }
 
-// FreePorts reserves n free loopback TCP ports (listen, note, close); a
-// port may be taken by another process before it is used, which makes the
-// node fail its start, loudly.
+// FreePorts reserves n free loopback TCP ports below the kernel's
+// ephemeral range (runtime/bench.FreePorts): a port released here is not
+// handed to another process's outgoing connection or :0 listener before
+// the node binds it. A port may still be taken by another process in
+// between, which makes the node fail its start, loudly.
 func FreePorts(t testing.TB, n int) []int {
 	t.Helper()
-	var out []int
-	var lns []net.Listener
-	for i := 0; i < n; i++ {
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatalf("reserve a port: %v", err)
-		}
-		lns = append(lns, ln)
-		out = append(out, ln.Addr().(*net.TCPAddr).Port)
+	ports, err := bench.FreePorts(n)
+	if err != nil {
+		t.Fatalf("reserve ports: %v", err)
 	}
-	for _, ln := range lns {
-		_ = ln.Close()
-	}
-	return out
+	return ports
 }
 
 func isLoopback(host string) bool {

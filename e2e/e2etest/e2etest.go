@@ -144,6 +144,35 @@ func (n *Node) WaitReady(t testing.TB, within time.Duration) {
 	}
 }
 
+// WaitListening waits, up to within, until daemon.json names the node (it
+// is written once the listener is bound and serving, /healthz included,
+// whether or not the node is ready) and returns its URL. It fails the test
+// when the process exits first or the deadline passes.
+func (n *Node) WaitListening(t testing.TB, within time.Duration) string {
+	t.Helper()
+	deadline := time.Now().Add(within)
+	for n.URL == "" {
+		select {
+		case <-n.Done:
+			t.Fatalf("serve exited early: %v\n%s", n.exitErr, n.Logs.String())
+		default:
+		}
+		if raw, err := os.ReadFile(filepath.Join(n.Home, "daemon.json")); err == nil {
+			var info struct{ URL string }
+			if json.Unmarshal(raw, &info) == nil {
+				n.URL = info.URL
+			}
+		}
+		if n.URL == "" {
+			if time.Now().After(deadline) {
+				t.Fatalf("no daemon.json within %s\n%s", within, n.Logs.String())
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+	return n.URL
+}
+
 // waitReady is WaitReady without the test: "" when ready, else why not.
 func (n *Node) waitReady(within time.Duration) string {
 	deadline := time.Now().Add(within)

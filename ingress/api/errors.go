@@ -98,6 +98,7 @@ var catalogue = map[string]int{
 	sentinel.CodeTokenExists:         http.StatusConflict,
 	sentinel.CodeTokenNotFound:       http.StatusNotFound,
 	CodeEndpointOperatorOnly:         http.StatusForbidden,
+	CodeNotReady:                     http.StatusServiceUnavailable,
 
 	// The decision journal, explain, dry runs and replays.
 	sentinel.CodeEventNotFound:  http.StatusNotFound,
@@ -123,6 +124,9 @@ func Status(code string) int {
 type ErrorBody struct {
 	Error   string `json:"error"`
 	Message string `json:"message"`
+	// Reason is set on not_ready answers: why the node cannot work yet
+	// (ReasonWaitingForPeers, ...).
+	Reason string `json:"reason,omitempty"`
 }
 
 // FromError maps any error to its code, status and message. Domain errors
@@ -130,6 +134,10 @@ type ErrorBody struct {
 // internal detail leaks).
 func FromError(err error) (int, ErrorBody) {
 	var de *sentinel.Error
+	var nr *NotReady
+	if errors.As(err, &nr) {
+		return Status(CodeNotReady), ErrorBody{Error: CodeNotReady, Message: nr.Message, Reason: nr.Reason}
+	}
 	if d := findCode(err, sentinel.CodeStorageFull); d != nil {
 		// A full store explains whatever failed around it.
 		return Status(d.Code), ErrorBody{Error: d.Code, Message: d.Error()}

@@ -7,12 +7,15 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"os"
+	"path/filepath"
 	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
 
 	"github.com/go-chi/chi/v5"
+	"github.com/nats-io/nats.go"
 
 	"github.com/agentproto/sentinel"
 	"github.com/agentproto/sentinel/bus"
@@ -57,9 +60,13 @@ type App struct {
 
 	now       func() time.Time
 	startedAt time.Time
+	boot      bootState
 	nats      *embedded.Server
+	nc        *nats.Conn
+	servers   int
 	storage   *storage.Guard
 	ln        net.Listener
+	gate      *ingress.Gate
 	handler   http.Handler
 	server    *ingress.Server
 	teardown  []step
@@ -85,15 +92,22 @@ func (a *App) push(name string, fn func(ctx context.Context) error) {
 	a.teardown = append(a.teardown, step{name, fn})
 }
 
-// New builds a node: locks the home, starts the embedded server, provisions
-// the bus, wires the runtime and opens the listener. On failure everything
-// built so far is torn down.
+// New prepares a node without waiting for anything: it locks the home,
+// binds the API listener and serves it at once (/healthz 200, /readyz 503
+// and every other route 503 not_ready until Start opens the node: see
+// ingress.Gate), writes daemon.json, and starts the embedded server (or
+// dials the external deployment). Start waits for JetStream and does the
+// rest. On failure everything built so far is torn down.
 func New(cfg Config, log *slog.Logger) (_ *App, err error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
 	a := &App{Cfg: cfg, Log: log, now: time.Now}
 	a.warnInsecure() // transport.go
+	a.boot.since = a.now()
+	if !cfg.Cluster.Clustered() && !cfg.NATS.External() {
+		a.boot.phase = phaseStarting // a single node waits for no one
+	}
 	defer func() {
 		if err != nil {
 			ctx, cancel := context.WithTimeout(context.Background(), cfg.ShutdownTimeout)
@@ -112,47 +126,6 @@ func New(cfg Config, log *slog.Logger) (_ *App, err error) {
 	if a.Token, err = loadOrCreateToken(cfg.Home, cfg.Token); err != nil {
 		return nil, err
 	}
-
-	nc, servers, err := a.connectBus(context.Background(), cfg, log)
-	if err != nil {
-		return nil, err
-	}
-	provisionFor := time.Minute
-	if cfg.Cluster.Clustered() || cfg.NATS.External() {
-		provisionFor = max(provisionFor, cfg.Cluster.Wait)
-	}
-	pctx, cancel := context.WithTimeout(context.Background(), provisionFor)
-	defer cancel()
-	bcfg := cfg.Bus
-	bcfg.Replicas = cfg.Replicas(servers)
-	// Nodes that may have peers agree on the shared settings (bus/settings.go).
-	bcfg.Shared = cfg.Cluster.Clustered() || cfg.NATS.External()
-	if a.Bus, err = bus.Open(pctx, nc, bcfg); err != nil {
-		return nil, err
-	}
-	a.Metrics = metrics.New()
-	if cfg.Cluster.Clustered() || cfg.NATS.External() {
-		a.Cluster = a.newClusterNode(cfg)
-	}
-
-	provs, err := buildProviders(cfg, providerDeps{
-		log: log, now: a.now,
-		hooks:     bus.NewKV(a.Bus.Hooks),
-		locker:    a.Bus.NewLocker(cfg.Node.Name),
-		creds:     sentinels.NewCredStore(a.Bus.Creds),
-		publicURL: a.publicURL,
-	})
-	if err != nil {
-		return nil, fmt.Errorf("build providers: %w", err)
-	}
-	if a.Registry, err = providers.NewRegistry(provs...); err != nil {
-		return nil, err
-	}
-	a.push("adapter processes", a.stopAdapters)
-	if err := a.wire(pctx); err != nil {
-		return nil, err
-	}
-
 	if err = a.listen(); err != nil { // transport.go: TLS with tls_cert
 		if errors.Is(err, syscall.EADDRINUSE) {
 			return nil, fmt.Errorf("%w (is another sentinel node running? stop it, or pass --listen with another port; port 0 picks a free one)", err)
@@ -160,7 +133,59 @@ func New(cfg Config, log *slog.Logger) (_ *App, err error) {
 		return nil, err
 	}
 	a.push("listener", func(context.Context) error { _ = a.ln.Close(); return nil })
+	if a.nc, a.servers, err = a.connectBus(cfg, log); err != nil {
+		return nil, err
+	}
+	a.gate = ingress.NewGate(a, log.With("component", "http"))
+	a.server = ingress.Serve(a.ln, a.gate, a.Log)
+	a.push("http server (boot)", a.server.Shutdown)
+	if err := writeDaemonInfo(a.Cfg.Home, DaemonInfo{URL: a.URL(), PID: os.Getpid(), TLSCert: absPath(a.Cfg.TLSCert)}); err != nil {
+		return nil, err
+	}
+	a.push("daemon.json", func(context.Context) error {
+		return os.Remove(filepath.Join(a.Cfg.Home, DaemonFile))
+	})
 	return a, nil
+}
+
+// open provisions the bus and builds the runtime and the full HTTP
+// handler, once JetStream answers (Start).
+func (a *App) open(ctx context.Context) error {
+	cfg := a.Cfg
+	provisionFor := time.Minute
+	if cfg.Cluster.Clustered() || cfg.NATS.External() {
+		provisionFor = max(provisionFor, cfg.Cluster.Wait)
+	}
+	pctx, cancel := context.WithTimeout(ctx, provisionFor)
+	defer cancel()
+	bcfg := cfg.Bus
+	bcfg.Replicas = cfg.Replicas(a.servers)
+	// Nodes that may have peers agree on the shared settings (bus/settings.go).
+	bcfg.Shared = cfg.Cluster.Clustered() || cfg.NATS.External()
+	var err error
+	if a.Bus, err = bus.Open(pctx, a.nc, bcfg); err != nil {
+		return err
+	}
+	a.Metrics = metrics.New()
+	if cfg.Cluster.Clustered() || cfg.NATS.External() {
+		a.Cluster = a.newClusterNode(cfg)
+	}
+
+	provs, err := buildProviders(cfg, providerDeps{
+		log: a.Log, now: a.now,
+		hooks:     bus.NewKV(a.Bus.Hooks),
+		locker:    a.Bus.NewLocker(cfg.Node.Name),
+		creds:     sentinels.NewCredStore(a.Bus.Creds),
+		publicURL: a.publicURL,
+	})
+	if err != nil {
+		return fmt.Errorf("build providers: %w", err)
+	}
+	if a.Registry, err = providers.NewRegistry(provs...); err != nil {
+		return err
+	}
+	a.push("adapter processes", a.stopAdapters)
+	return a.wire(pctx)
 }
 
 // NATSClientURL is the embedded server's client listener URL, or "" when
@@ -290,8 +315,9 @@ func (a *App) autoWatchPRs() bool {
 	return a.Cfg.Sentinel.AutoWatchPRs
 }
 
-// Handler returns the node's HTTP handler (for in-process tests).
-func (a *App) Handler() http.Handler { return a.handler }
+// Handler returns the node's HTTP handler (for in-process tests): the
+// gate, which serves the full handler once Start opened the node.
+func (a *App) Handler() http.Handler { return a.gate }
 
 // URL returns the API base URL. A listener on every address (0.0.0.0,
 // [::]: in a container) is named by its loopback address, which clients

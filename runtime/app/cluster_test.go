@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"log/slog"
 	"net"
@@ -163,6 +164,10 @@ func TestCutOffNodeRefusesWritesAndOwnsNothing(t *testing.T) {
 	resp, raw := c.req("GET", "/readyz", nil)
 	require.Equal(t, 503, resp.StatusCode)
 	require.Contains(t, string(raw), "cluster unavailable")
+	var ready struct{ Error, Reason string }
+	require.NoError(t, json.Unmarshal(raw, &ready))
+	require.Equal(t, "not_ready", ready.Error)
+	require.Equal(t, "cluster_unavailable", ready.Reason, "a not-ready answer names its reason (#31 item 2)")
 
 	resp, raw = c.req("POST", "/sentinels", map[string]any{"subject": "github:o/r#2", "sessionId": "s1", "provider": "fake"})
 	require.Equal(t, 503, resp.StatusCode, string(raw))
@@ -182,6 +187,7 @@ func TestClusteredStartRefusesASingleNodeStore(t *testing.T) {
 	cfg.NATS.SyncAlways = false
 	a, err := app.New(cfg, testLogger(t, "solo"))
 	require.NoError(t, err)
+	require.NoError(t, a.Start(context.Background()), "Start provisions the standalone streams")
 	require.NoError(t, a.Stop(context.Background()))
 
 	ccfg := clusterConfigs(t, 1)[0]

@@ -26,6 +26,9 @@ import (
 // DefaultListen is the default API listen address.
 const DefaultListen = "127.0.0.1:7717"
 
+// DefaultClusterWait is cluster.wait's default.
+const DefaultClusterWait = 2 * time.Minute
+
 // Config is the whole configuration of a node. cmd/cli fills it from flags,
 // AGENTPROTO_* environment variables and <home>/config.yaml (in that order
 // of precedence) and calls Validate.
@@ -152,8 +155,10 @@ type ClusterConfig struct {
 	// Advertise is the host:port peers dial for this node's routes, when
 	// it differs from Listen (containers, NAT).
 	Advertise string `mapstructure:"advertise"`
-	// Wait bounds how long start-up waits for a JetStream meta leader
-	// (a majority of the servers up); default 2m.
+	// Wait is how long a starting node waits for a JetStream meta leader
+	// before it warns (and again every Wait); it keeps waiting, serving
+	// /healthz, as long as it runs. It also bounds provisioning once the
+	// leader is found. Default 2m.
 	Wait time.Duration `mapstructure:"wait"`
 	// TLSCert and TLSKey (PEM files) are this node's route certificate,
 	// TLSCA the CA that signs every node's: set, all three, every route is
@@ -240,7 +245,7 @@ func DefaultConfig() Config {
 		GitHub:            GitHubConfig{APIURL: github.DefaultAPIURL},
 		Adapters:          adapter.DefaultConfig(),
 		Journal:           journal.DefaultConfig(),
-		Cluster:           ClusterConfig{Wait: 2 * time.Minute},
+		Cluster:           ClusterConfig{Wait: DefaultClusterWait},
 
 		MaxInboundBytesInFlight: inbound.DefaultMaxInFlight,
 		BodyReadTimeout:         ingress.DefaultBodyReadTimeout,

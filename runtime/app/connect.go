@@ -2,10 +2,8 @@ package app
 
 import (
 	"context"
-	"fmt"
 	"log/slog"
 	"path/filepath"
-	"time"
 
 	"github.com/nats-io/nats.go"
 
@@ -14,11 +12,11 @@ import (
 )
 
 // connectBus starts the embedded server (alone or clustered) or dials the
-// external deployment, waits (bounded by cluster.wait) for JetStream to
-// answer, and returns the connection and how many servers it knows of.
-func (a *App) connectBus(ctx context.Context, cfg Config, log *slog.Logger) (*nats.Conn, int, error) {
+// external deployment, and returns the connection and how many servers it
+// knows of. It does not wait for JetStream: Start does (boot.go).
+func (a *App) connectBus(cfg Config, log *slog.Logger) (*nats.Conn, int, error) {
 	if cfg.NATS.External() {
-		nc, err := bus.Dial(ctx, bus.ClientConfig{
+		nc, err := bus.Dial(context.Background(), bus.ClientConfig{
 			URLs: cfg.NATS.URL, Creds: cfg.NATS.Creds, NKey: cfg.NATS.NKey,
 			User: cfg.NATS.User, Password: cfg.NATS.Password, Token: cfg.NATS.ClientToken,
 			TLSCA: cfg.NATS.TLSCA, TLSCert: cfg.NATS.TLSCert, TLSKey: cfg.NATS.TLSKey,
@@ -28,9 +26,6 @@ func (a *App) connectBus(ctx context.Context, cfg Config, log *slog.Logger) (*na
 			return nil, 0, err
 		}
 		a.push("nats connection", func(context.Context) error { nc.Close(); return nil })
-		if err := a.waitJetStream(ctx, cfg, nc); err != nil {
-			return nil, 0, err
-		}
 		return nc, bus.ServerCount(nc), nil
 	}
 	ncfg := cfg.NATS.Config
@@ -64,35 +59,5 @@ func (a *App) connectBus(ctx context.Context, cfg Config, log *slog.Logger) (*na
 		return nil, 0, err
 	}
 	a.push("nats connection", func(context.Context) error { nc.Close(); return nil })
-	if cfg.Cluster.Clustered() {
-		if err := a.waitJetStream(ctx, cfg, nc); err != nil {
-			return nil, 0, err
-		}
-	}
 	return nc, 1, nil
-}
-
-// waitJetStream waits for a JetStream meta leader, logging while it waits.
-func (a *App) waitJetStream(ctx context.Context, cfg Config, nc *nats.Conn) error {
-	wait := cfg.Cluster.Wait
-	if wait <= 0 {
-		wait = 2 * time.Minute
-	}
-	wctx, cancel := context.WithTimeout(ctx, wait)
-	defer cancel()
-	done := make(chan error, 1)
-	go func() { done <- bus.WaitForJetStream(wctx, nc) }()
-	tick := time.NewTicker(5 * time.Second)
-	defer tick.Stop()
-	for {
-		select {
-		case err := <-done:
-			if err != nil {
-				return fmt.Errorf("waited %s (cluster.wait) for JetStream: %w", wait, err)
-			}
-			return nil
-		case <-tick.C:
-			a.Log.Info("waiting for the JetStream meta leader (a majority of the cluster's servers must be up)")
-		}
-	}
 }

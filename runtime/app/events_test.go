@@ -3,8 +3,6 @@ package app_test
 import (
 	"context"
 	"encoding/json"
-	"io"
-	"log/slog"
 	"net/http"
 	"testing"
 	"time"
@@ -27,7 +25,7 @@ func eventsNode(t *testing.T, home string, tune func(*app.Config)) *app.App {
 	if tune != nil {
 		tune(&cfg)
 	}
-	a, err := app.New(cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	a, err := app.New(cfg, testLogger(t, "events"))
 	require.NoError(t, err)
 	require.NoError(t, a.Start(context.Background()))
 	t.Cleanup(func() { _ = a.Stop(context.Background()) })

@@ -231,6 +231,14 @@ func TestEventsWebhookSuspendedThenReactivatedByARefresh(t *testing.T) {
 	require.Equal(t, "http_5xx", *again.DeliveryStatus.LastError)
 	require.NotNil(t, again.DeliveryStatus.FailedSince)
 	bustest.Eventually(t, 30*time.Second, func() bool { return rx.attemptsOf("s1") == 4 && len(rx.accepted()) == 2 }, "the pending event is retried and accepted")
+	// The receiver counts the POST before it answers, and the node records
+	// the delivery once the answer is in: wait for that record, or the
+	// refresh below can read the status from before it.
+	bustest.Eventually(t, 30*time.Second, func() bool {
+		rec, _, err := a.Events.Store.Get(context.Background(), sub.ID)
+		require.NoError(t, err)
+		return rec.Status.LastDeliveryAt != nil && rec.Status.LastError == nil
+	}, "the node records the delivery")
 	again, e = c.subscribe("sentinel.event", args, rx.srv.URL, rx.secret, 600000)
 	require.Nil(t, e)
 	require.True(t, again.DeliveryStatus.Active)

@@ -4,19 +4,24 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 	"sync"
 	"time"
 
-	"github.com/agentproto/sentinel/ingress"
 	"github.com/agentproto/sentinel/runtime/cluster"
 )
 
-// Start re-attaches every active/orphaned sentinel, runs the until.at
-// sweep, starts the delivery workers and the poll loop, serves HTTP and
-// writes daemon.json.
+// Start waits for JetStream as long as ctx lasts (boot.go), provisions
+// the bus and wires the runtime, re-attaches every active/orphaned
+// sentinel, runs the until.at sweep, starts the delivery workers and the
+// poll loop, and opens the node: its listener, serving since New, then
+// serves the full handler and /readyz answers 200.
 func (a *App) Start(ctx context.Context) error {
+	if err := a.waitJetStream(ctx); err != nil {
+		return err
+	}
+	if err := a.open(ctx); err != nil {
+		return err
+	}
 	a.startedAt = a.now().UTC()
 	runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	a.runCancel = cancel
@@ -64,7 +69,9 @@ func (a *App) Start(ctx context.Context) error {
 	go func() { defer a.wg.Done(); a.housekeeping(runCtx) }()
 	go func() { defer a.wg.Done(); a.reconcile(runCtx) }()
 	a.push("poll loop", func(context.Context) error { cancel(); a.wg.Wait(); return nil })
-	a.server = ingress.Serve(a.ln, a.handler, a.Log)
+	a.gate.Open(a.handler)
+	// Stopping stops HTTP here, before the runtime behind it (the step
+	// New pushed then finds it stopped).
 	a.push("http server", a.server.Shutdown)
 	for _, s := range a.subsystems {
 		if s.Drain != nil {
@@ -72,15 +79,10 @@ func (a *App) Start(ctx context.Context) error {
 			a.push("drain streams", func(context.Context) error { drain(); return nil })
 		}
 	}
-	if err := writeDaemonInfo(a.Cfg.Home, DaemonInfo{URL: a.URL(), PID: os.Getpid(), TLSCert: absPath(a.Cfg.TLSCert)}); err != nil {
-		return err
-	}
-	a.push("daemon.json", func(context.Context) error {
-		return os.Remove(filepath.Join(a.Cfg.Home, DaemonFile))
-	})
 	a.started.Store(true)
+	_, since := a.boot.get()
 	a.Log.Info("sentinel node ready", "url", a.URL(), "home", a.Cfg.Home, "providers", a.Registry.Slugs(),
-		"fsync_always", a.Cfg.NATS.SyncAlways)
+		"fsync_always", a.Cfg.NATS.SyncAlways, "boot", a.now().Sub(since).Round(time.Millisecond))
 	return nil
 }
 
@@ -121,7 +123,9 @@ func (a *App) reconcile(ctx context.Context) {
 }
 
 // Stop tears everything down in reverse order under the shutdown timeout.
-// It is idempotent.
+// It is idempotent. Call it once Start has returned (Run does); a node
+// still starting (waiting for its peers) is stopped by cancelling Start's
+// ctx, after which Start returns and Stop finishes the job.
 func (a *App) Stop(ctx context.Context) error {
 	if !a.stopped.CompareAndSwap(false, true) {
 		return nil
@@ -145,10 +149,16 @@ func (a *App) runTeardown(ctx context.Context) error {
 	return errors.Join(errs...)
 }
 
-// Run starts the node and blocks until ctx ends, then stops it.
+// Run starts the node and blocks until ctx ends, then stops it. A ctx
+// that ends while the node is still starting (waiting for its peers)
+// stops it cleanly: that is no failure.
 func (a *App) Run(ctx context.Context) error {
 	if err := a.Start(ctx); err != nil {
 		_ = a.Stop(context.Background())
+		if ctx.Err() != nil {
+			a.Log.Info("stopped before it was ready", "why", err)
+			return nil
+		}
 		return err
 	}
 	<-ctx.Done()

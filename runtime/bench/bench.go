@@ -44,6 +44,10 @@ type Options struct {
 	// 0 skips it.
 	Cluster int
 	Kills   int
+	// Boots is the number of boot rounds of the cluster phase, each a
+	// first boot on fresh homes and a later boot on the same homes
+	// (BootResult); 0 skips them.
+	Boots int
 	// Skip names phases not to run: "push", "poll", "scale".
 	Skip map[string]bool
 	// Dir is where temporary homes go (default os.TempDir()); they are
@@ -56,7 +60,7 @@ type Options struct {
 // DefaultOptions are the sizes of the figures in BENCHMARKS.md.
 func DefaultOptions() Options {
 	return Options{Events: 2000, Warmup: 200, Concurrency: 1, Fsync: []bool{true}, Sentinels: 10000,
-		CreateConcurrency: 4, ListRequests: 100, Ticks: 10, GoBench: true, GoBenchTime: "2s", Kills: 5}
+		CreateConcurrency: 4, ListRequests: 100, Ticks: 10, GoBench: true, GoBenchTime: "2s", Kills: 5, Boots: 20}
 }
 
 func (o Options) withDefaults() Options {
@@ -88,6 +92,9 @@ func (o Options) withDefaults() Options {
 	if o.Kills < 0 {
 		o.Kills = 0
 	}
+	if o.Boots < 0 {
+		o.Boots = 0
+	}
 	if o.GoBenchTime == "" {
 		o.GoBenchTime = d.GoBenchTime
 	}
@@ -117,6 +124,7 @@ type Report struct {
 		ScaleMode         string `json:"scaleMode"`
 		Cluster           int    `json:"cluster,omitempty"`
 		Kills             int    `json:"kills,omitempty"`
+		Boots             int    `json:"boots,omitempty"`
 	} `json:"options"`
 	Push    []PushResult   `json:"push,omitempty"`
 	Cluster *ClusterResult `json:"cluster,omitempty"`
@@ -146,7 +154,7 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	rep.Options.Sentinels, rep.Options.CreateConcurrency, rep.Options.ListRequests, rep.Options.Ticks = o.Sentinels, o.CreateConcurrency, o.ListRequests, o.Ticks
 	rep.Options.ScaleMode = "in-process"
 	if o.Cluster > 0 {
-		rep.Options.Cluster, rep.Options.Kills = o.Cluster, o.Kills
+		rep.Options.Cluster, rep.Options.Kills, rep.Options.Boots = o.Cluster, o.Kills, o.Boots
 	}
 	if o.Binary != "" {
 		rep.Options.ScaleMode = "binary"

@@ -30,6 +30,8 @@ type ClusterResult struct {
 	Nodes    int            `json:"nodes"`
 	Replicas int            `json:"replicas"`
 	Failover FailoverResult `json:"failover"`
+	// Boot is boot-to-ready, first and later boots (nil with Boots 0).
+	Boot *BootResult `json:"boot,omitempty"`
 }
 
 // runCluster starts o.Cluster nodes of o.Binary on fresh homes under root,
@@ -42,6 +44,14 @@ func runCluster(ctx context.Context, root string, o Options) (ClusterResult, err
 	}
 	if o.Cluster < clusterReplicas {
 		return res, fmt.Errorf("the cluster phase needs at least %d nodes (streams are R%d), not %d", clusterReplicas, clusterReplicas, o.Cluster)
+	}
+	if o.Boots > 0 {
+		o.Progress("cluster: %d boots of %d nodes, first (fresh homes) and later (the same homes again)", o.Boots, o.Cluster)
+		b, err := runBoots(ctx, filepath.Join(root, "boots"), o)
+		if err != nil {
+			return res, fmt.Errorf("boots: %w", err)
+		}
+		res.Boot = &b
 	}
 	o.Progress("cluster: starting %d nodes (fsync=%s)", o.Cluster, res.Fsync)
 	c, err := startClusterNodes(ctx, filepath.Join(root, "cluster"), o.Binary, o.Cluster, o.clusterFsync(), "bench")

@@ -40,7 +40,7 @@ func TestBlankInherited(t *testing.T) {
 // The cluster's ports are distinct and, where the kernel names its
 // ephemeral range, below it (where no other process's :0 lands).
 func TestFreePortsBelowEphemeral(t *testing.T) {
-	ports, err := freePorts(6)
+	ports, err := FreePorts(6)
 	require.NoError(t, err)
 	require.Len(t, ports, 6)
 	seen := map[int]bool{}

@@ -52,6 +52,10 @@ type clusterNodes struct {
 
 	nc *nats.Conn
 	js jetstream.JetStream
+
+	// booted is how long the nodes took from their processes' start to
+	// every one answering /readyz 200 (startClusterNodes, startAll).
+	booted time.Duration
 }
 
 // startClusterNodes starts n nodes at once (each waits for the JetStream
@@ -59,7 +63,7 @@ type clusterNodes struct {
 // Nodes are named prefix-1..n; extra (KEY=value) is added to every node's
 // environment.
 func startClusterNodes(ctx context.Context, root, bin string, n int, fsync bool, prefix string, extra ...string) (*clusterNodes, error) {
-	ports, err := freePorts(2 * n)
+	ports, err := FreePorts(2 * n)
 	if err != nil {
 		return nil, err
 	}
@@ -99,17 +103,7 @@ func startClusterNodes(ctx context.Context, root, bin string, n int, fsync bool,
 		env = append(env, extra...)
 		c.names, c.homes, c.env = append(c.names, name), append(c.homes, home), append(c.env, blankInherited(env))
 	}
-	errs := make([]error, n)
-	var wg sync.WaitGroup
-	for i := range n {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			errs[i] = c.start(ctx, i)
-		}()
-	}
-	wg.Wait()
-	if err := errors.Join(errs...); err != nil {
+	if err := c.startAll(ctx); err != nil {
 		c.close()
 		return nil, err
 	}
@@ -126,6 +120,20 @@ func startClusterNodes(ctx context.Context, root, bin string, n int, fsync bool,
 		return nil, err
 	}
 	return c, nil
+}
+
+// startAll starts every node at once on its home and waits until each is
+// ready; booted is how long that took.
+func (c *clusterNodes) startAll(ctx context.Context) error {
+	errs := make([]error, len(c.homes))
+	var wg sync.WaitGroup
+	t0 := time.Now()
+	for i := range c.homes {
+		wg.Go(func() { errs[i] = c.start(ctx, i) })
+	}
+	wg.Wait()
+	c.booted = time.Since(t0)
+	return errors.Join(errs...)
 }
 
 // start runs node i's binary on its home and waits until it is ready.
@@ -264,30 +272,37 @@ func (c *clusterNodes) close() {
 	if c.nc != nil {
 		c.nc.Close()
 	}
-	var wg sync.WaitGroup
-	for _, n := range c.nodes {
-		if n == nil {
-			continue
-		}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-			defer cancel()
-			_ = n.stop(ctx)
-		}()
-	}
-	wg.Wait()
+	c.stopAll()
 	c.http.CloseIdleConnections()
 }
 
-// freePorts picks n distinct loopback ports, each checked free by
-// binding it (then released for the node). They come from below the
-// kernel's ephemeral range when there is room: a port another process
-// takes with :0 comes from that range, so a port another test reserved
-// and released is never handed to a bench node (whose routes would then
-// dial a stranger), nor the reverse. Otherwise they come from :0.
-func freePorts(n int) ([]int, error) {
+// stopAll stops every running node at once, each cleanly (SIGKILL past
+// 30 s), and marks it down.
+func (c *clusterNodes) stopAll() {
+	var wg sync.WaitGroup
+	for i, n := range c.nodes {
+		if n == nil {
+			continue
+		}
+		c.nodes[i] = nil
+		wg.Go(func() {
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			_ = n.stop(ctx)
+		})
+	}
+	wg.Wait()
+}
+
+// FreePorts picks n distinct loopback ports, each checked free by
+// binding it (then released for a node to bind). They come from below the
+// kernel's ephemeral range when there is room: every process's outgoing
+// connections and :0 listeners take their ports from that range, so a port
+// released here is not handed to another process before the node binds it
+// (a node would fail its start, or its routes dial a stranger), nor the
+// reverse. Otherwise they come from :0. The bench's and chaos's nodes use
+// it, and so does the e2e harness (e2e/e2etest).
+func FreePorts(n int) ([]int, error) {
 	var out []int
 	var lns []net.Listener
 	defer func() {

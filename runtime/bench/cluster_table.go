@@ -27,6 +27,7 @@ func (c *ClusterResult) writeTable(out io.Writer, warmup int) {
 	fmt.Fprintf(w, "push/relay\t%.2fx\t+%.3f\t\t+%.3f\t\n", c.RelayRatio, c.RelayAddedP50Ms, c.RelayAddedP99Ms)
 	w.Flush()
 	writeSteps(out, "node steps, all nodes", c.StepsUs)
+	c.Boot.writeTable(out)
 	f := c.Failover
 	if len(f.Samples) == 0 {
 		return
@@ -67,4 +68,21 @@ func met(ok bool) string {
 		return "met"
 	}
 	return "not met"
+}
+
+// writeTable renders the boots against the targets (nothing for nil).
+func (b *BootResult) writeTable(out io.Writer) {
+	if b == nil || b.Boots == 0 {
+		return
+	}
+	w := tabwriter.NewWriter(out, 2, 4, 2, ' ', 0)
+	fmt.Fprintf(out, "\nBoot to ready: %d nodes started together, every node /readyz 200 (%d rounds; load1 %.1f to %.1f)\n",
+		b.Nodes, b.Boots, minOf(b.Load1), maxOf(b.Load1))
+	fmt.Fprintln(w, "boot\tmin s\tmedian s\tmax s\twaiting for JetStream: median s\tmax s\ttargets")
+	fmt.Fprintf(w, "first (fresh homes)\t%.1f\t%.1f\t%.1f\t%.1f\t%.1f\tmedian <= %d s: %s, max <= %d s: %s\n", b.First.MinMs/1000, b.First.MedianMs/1000, b.First.MaxMs/1000,
+		b.FirstWait.MedianMs/1000, b.FirstWait.MaxMs/1000,
+		BootMedianTargetMs/1000, met(b.First.MedianMs <= BootMedianTargetMs), BootMaxTargetMs/1000, met(b.First.MaxMs <= BootMaxTargetMs))
+	fmt.Fprintf(w, "later (same homes)\t%.1f\t%.1f\t%.1f\t%.1f\t%.1f\t\n", b.Later.MinMs/1000, b.Later.MedianMs/1000, b.Later.MaxMs/1000,
+		b.LaterWait.MedianMs/1000, b.LaterWait.MaxMs/1000)
+	w.Flush()
 }

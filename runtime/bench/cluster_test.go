@@ -27,12 +27,12 @@ func TestClusterPhaseSmall(t *testing.T) {
 	require.NoError(t, err)
 	t.Cleanup(cleanup)
 
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
 	start := time.Now()
 	rep, err := bench.Run(ctx, bench.Options{
 		Events: 12, Warmup: 3, Concurrency: 2, Fsync: []bool{false}, Binary: bin,
-		Cluster: 3, Kills: 1, Skip: map[string]bool{"push": true, "poll": true, "scale": true}, Dir: t.TempDir(),
+		Cluster: 3, Kills: 1, Boots: 1, Skip: map[string]bool{"push": true, "poll": true, "scale": true}, Dir: t.TempDir(),
 		Progress: func(format string, args ...any) { t.Logf(format, args...) },
 	})
 	require.NoError(t, err)
@@ -55,6 +55,20 @@ func TestClusterPhaseSmall(t *testing.T) {
 	require.Positive(t, c.StepsUs[metrics.StepPipeline], "the nodes' step times are read off their /metrics")
 	require.Positive(t, c.StepsUs[metrics.StepRecordWrite])
 
+	b := c.Boot
+	require.NotNil(t, b, "boot-to-ready is measured")
+	require.Equal(t, 1, b.Boots)
+	require.Len(t, b.FirstMs, 1)
+	require.Len(t, b.LaterMs, 1)
+	require.Len(t, b.Load1, 1)
+	require.Positive(t, b.FirstMs[0])
+	require.Positive(t, b.LaterMs[0])
+	require.Len(t, b.FirstWaitMs, 1)
+	require.Positive(t, b.FirstWaitMs[0], "read off the nodes' logs")
+	require.Less(t, b.FirstWaitMs[0], b.FirstMs[0])
+	require.Positive(t, b.LaterWaitMs[0])
+	require.Equal(t, bench.Spread{MinMs: b.FirstMs[0], MedianMs: b.FirstMs[0], MaxMs: b.FirstMs[0]}, b.First)
+
 	f := c.Failover
 	require.Equal(t, 1, f.Kills)
 	require.Len(t, f.Samples, 1)
@@ -75,6 +89,7 @@ func TestClusterPhaseSmall(t *testing.T) {
 	require.Contains(t, out.String(), "raw JetStream R3")
 	require.Contains(t, out.String(), "HTTP relay R3")
 	require.Contains(t, out.String(), "Failover: SIGKILL")
+	require.Contains(t, out.String(), "Boot to ready: 3 nodes")
 
 	raw, err := json.Marshal(rep)
 	require.NoError(t, err)

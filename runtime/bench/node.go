@@ -61,10 +61,17 @@ func startInProcess(ctx context.Context, home string, fsync bool) (*node, error)
 // startBinary runs `<bin> serve` on home and waits until /readyz answers
 // 200 (or ctx ends). The node runs with the fake provider and the given
 // fsync setting, then extraEnv (KEY=value, later wins); the rest of its
-// configuration is the defaults.
+// configuration is the defaults. It logs warnings and errors only, unless
+// extraEnv sets AGENTPROTO_LOG_LEVEL.
 func startBinary(ctx context.Context, bin, home string, fsync bool, extraEnv ...string) (*node, error) {
 	_ = os.Remove(filepath.Join(home, app.DaemonFile))
-	cmd := exec.Command(bin, "serve", "--listen", "127.0.0.1:0", "--log-level", "warn")
+	level := "warn"
+	for _, kv := range extraEnv {
+		if v, ok := strings.CutPrefix(kv, "AGENTPROTO_LOG_LEVEL="); ok {
+			level = v
+		}
+	}
+	cmd := exec.Command(bin, "serve", "--listen", "127.0.0.1:0", "--log-level", level)
 	cmd.Env = append(append(os.Environ(), "AGENTPROTO_HOME="+home, "AGENTPROTO_TESTING_FAKE_PROVIDER=true",
 		"AGENTPROTO_NATS_SYNC_ALWAYS="+strconv.FormatBool(fsync), "AGENTPROTO_SENTINEL_AUTO_WATCH_PRS=false"), extraEnv...)
 	logs := &tailBuffer{max: 16 << 10}

@@ -205,11 +205,20 @@ func (s *Service) Unsubscribe(ctx context.Context, principal string, raw json.Ra
 		return nil, err
 	}
 	id := SubscriptionID(sentinel.ModeWebhook, principal, d.URL, r.Name, r.Canonical)
-	if !s.endIfUnchanged(ctx, id, func(*Record) bool { return true }, "events/unsubscribe", nil) {
+	// The record's delivery worker writes it after every POST (stats,
+	// deliveryStatus), so the delete at the revision read can meet a newer
+	// one: read it again and delete that, a few times.
+	for range unsubscribeAttempts {
+		if s.endIfUnchanged(ctx, id, func(*Record) bool { return true }, "events/unsubscribe", nil) {
+			return map[string]any{"resultType": "complete"}, nil
+		}
 		if _, _, err := s.Store.Get(ctx, id); errors.Is(err, sentinel.ErrNotFound) {
 			return nil, sentinel.Errorf(sentinel.CodeSubscriptionNotFound, "no webhook subscription for this name, arguments and delivery.url")
 		}
-		return nil, fmt.Errorf("subscription %s changed while unsubscribing; call again", id)
 	}
-	return map[string]any{"resultType": "complete"}, nil
+	return nil, fmt.Errorf("subscription %s changed while unsubscribing %d times; call again", id, unsubscribeAttempts)
 }
+
+// unsubscribeAttempts bounds Unsubscribe's deletes that meet a newer
+// revision of the record.
+const unsubscribeAttempts = 5
