@@ -254,7 +254,7 @@ func TestMCPStdioEventsResumeAndTruncated(t *testing.T) {
 	}, "both events reach the feeds")
 	require.NoError(t, node.Stop(context.Background()))
 
-	node = eventsAppNode(t, home, func(c *app.Config) { tune(c); c.MCPEvents.Retention = 2 * time.Second })
+	node = eventsAppNode(t, home, tune)
 	c = startBridge(t, node.URL(), node.Token)
 	r := result(t, c.call(3, "events/poll", map[string]any{"name": "sentinel.event", "arguments": args, "cursor": cursor}, rev))
 	evs := r["events"].([]any)
@@ -271,8 +271,13 @@ func TestMCPStdioEventsResumeAndTruncated(t *testing.T) {
 	require.Equal(t, "sr-p1", ev["params"].(map[string]any)["eventId"], "the stream replays what came after its cursor")
 	c.send(map[string]any{"jsonrpc": "2.0", "method": "notifications/cancelled", "params": map[string]any{"requestId": 4}})
 
-	// Retention (2 s on the restarted node) drops the events: the
-	// bootstrap cursor now says truncated.
+	// Retention (2 s on a node restarted once more: a shorter retention
+	// on the first restart could drop the events before a slow restart
+	// had served them) drops the events: the bootstrap cursor now says
+	// truncated.
+	require.NoError(t, node.Stop(context.Background()))
+	node = eventsAppNode(t, home, func(c *app.Config) { tune(c); c.MCPEvents.Retention = 2 * time.Second })
+	c = startBridge(t, node.URL(), node.Token)
 	bustest.Eventually(t, 30*time.Second, func() bool {
 		s, err := node.Bus.JS.Stream(context.Background(), "SENTINEL_MCP_EVENTS")
 		require.NoError(t, err)
