@@ -142,6 +142,9 @@ func Tools(svc Services) []server.ServerTool {
 	if svc.Inbox != nil {
 		out = append(out, inboxTools(svc.Inbox, svc.Streams)...)
 	}
+	if svc.Sentinels != nil && svc.Inbox != nil {
+		out = append(out, waitEventTools(svc.Sentinels, svc.Inbox, svc.Streams)...)
+	}
 	return out
 }
 
