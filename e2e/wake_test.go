@@ -163,6 +163,21 @@ func TestInboxFollowMonitor(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, os.FileMode(0o600), st.Mode().Perm())
 
+	// --session auto follows the session registered for the working
+	// directory (Claude Code's, registered by its session-start hook).
+	dir := t.TempDir()
+	r = n.runCLI("", "session", "register", "mon-auto", "--cwd", dir)
+	require.Equal(t, exitOK, r.Code, r.Stderr)
+	code, _ = n.api("POST", "/sessions/mon-auto/messages", map[string]any{"text": "for the auto session"})
+	require.Equal(t, 201, code)
+	auto := exec.Command(binary, "inbox", "auto", "--follow", "--exit-on-message")
+	auto.Dir, auto.Env = dir, n.env()
+	got, err := auto.Output()
+	require.NoError(t, err)
+	require.Contains(t, string(got), `"for the auto session"`)
+	_, err = os.Stat(filepath.Join(n.home, "cursors", "inbox-mon-auto.json"))
+	require.NoError(t, err)
+
 	// Refusals.
 	r = n.runCLI("", "inbox", s, "--follow", "--urgency", "loud")
 	require.Equal(t, exitUsage, r.Code)

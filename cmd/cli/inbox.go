@@ -50,7 +50,9 @@ fails over across the --url list) when the node goes away, and persists
 its position in --cursor-file (default <home>/cursors/inbox-<session>.json,
 mode 0600) after each line, so a restarted monitor prints no message
 twice; the first run starts after the session's read cursor. It never
-moves the read cursor itself. --exit-on-message exits 0 after the first
+moves the read cursor itself. With the session auto it follows the most
+recently seen live session registered with the working directory (the one
+Claude Code's session-start hook registered), waiting for one to appear. --exit-on-message exits 0 after the first
 new line; --urgency keeps only the listed urgencies. PR text in a line is
 quoted and escaped: one message is always exactly one line.`,
 		Example: `  sentinel inbox s1
@@ -66,9 +68,6 @@ quoted and escaped: one message is always exactly one line.`,
 				s = args[0]
 			}
 			opts.Session = sessionDefault(s)
-			if opts.Follow && opts.CursorFile == "" && opts.Session != "" {
-				opts.CursorFile = defaultCursorFile(resolveHome(cmd), opts.Session)
-			}
 			if runF != nil {
 				return runF(opts)
 			}
@@ -100,8 +99,18 @@ func inboxRun(cmd *cobra.Command, opts *InboxOptions) error {
 		if opts.Wait != 0 || opts.Ack || opts.After >= 0 || opts.Limit != 0 {
 			return usageError("--follow takes no --wait, --ack, --after or --limit (it waits by itself and keeps its own cursor in --cursor-file)")
 		}
+		if opts.Session == SessionAuto {
+			id, err := opts.autoSession(cmd.Context())
+			if err != nil || id == "" {
+				return err
+			}
+			opts.Session = id
+		}
 		if !sentinel.ValidSessionID(opts.Session) {
 			return usageError("session id %q is invalid", opts.Session)
+		}
+		if opts.CursorFile == "" {
+			opts.CursorFile = defaultCursorFile(resolveHome(cmd), opts.Session)
 		}
 		return inboxFollow(cmd.Context(), opts)
 	}

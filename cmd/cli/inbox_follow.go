@@ -231,3 +231,41 @@ func (opts *InboxOptions) writeFollowLine(m api.Message) error {
 	}
 	return nil
 }
+
+// autoSession resolves --session auto for --follow: the most recently seen
+// live session registered with the working directory, waiting (with the
+// reconnect backoff) until there is one; "" when ctx ends first.
+func (opts *InboxOptions) autoSession(ctx context.Context) (string, error) {
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	cwd, err := os.Getwd()
+	if err != nil {
+		return "", &ExitError{Code: api.ExitError, Err: fmt.Errorf("--session auto: %w", err)}
+	}
+	backoff := time.Duration(0)
+	noted := false
+	for ctx.Err() == nil {
+		c, err := opts.APIClient()
+		if err != nil && !retryableFollow(err) {
+			return "", err
+		}
+		if err == nil {
+			if id := sessionForCwd(ctx, apiclient.Sessions{C: c}, cwd); id != "" {
+				return id, nil
+			}
+		}
+		if !noted {
+			fmt.Fprintf(opts.IO.ErrOut, "sentinel inbox: no live session registered for %s yet; waiting\n", cwd)
+			noted = true
+		}
+		backoff = min(max(2*backoff, 250*time.Millisecond), followBackoffMax)
+		t := time.NewTimer(backoff)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+		case <-t.C:
+		}
+	}
+	return "", nil
+}
