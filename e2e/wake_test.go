@@ -298,8 +298,14 @@ type mcpProc struct {
 
 func startMCP(t *testing.T, env []string, args ...string) *mcpProc {
 	t.Helper()
+	return startMCPIn(t, "", env, args...)
+}
+
+// startMCPIn is startMCP in the folder dir ("" for the test's).
+func startMCPIn(t *testing.T, dir string, env []string, args ...string) *mcpProc {
+	t.Helper()
 	cmd := exec.Command(binary, args...)
-	cmd.Env = env
+	cmd.Env, cmd.Dir = env, dir
 	in, err := cmd.StdinPipe()
 	require.NoError(t, err)
 	out, err := cmd.StdoutPipe()
@@ -393,6 +399,7 @@ func TestClaudeCodeChannel(t *testing.T) {
 	require.Equal(t, "github.check_suite.completed", meta["event_type"])
 	require.Equal(t, "sentinel:github:acme/widgets#9", meta["correlation_id"])
 	require.Equal(t, "next-turn", meta["urgency"])
+	require.Equal(t, "https://github.com/acme/widgets/pull/9", meta["link"])
 	require.NotEmpty(t, meta["seq"])
 	// The tools still answer beside the channel.
 	p.send(t, map[string]any{"jsonrpc": "2.0", "id": 2, "method": "tools/list"})
@@ -421,6 +428,18 @@ func TestClaudeCodeChannel(t *testing.T) {
 	r = runBinary(t, n.env(), `{"session_id":"`+s+`","hook_event_name":"UserPromptSubmit","prompt":"hi"}`, "hook", "user-prompt-submit")
 	require.Equal(t, exitOK, r.Code, r.Stderr)
 	require.Empty(t, r.Stdout)
+
+	// --session auto: the channel of the session registered for the
+	// working directory (by Claude Code's session-start hook).
+	dir := t.TempDir()
+	r = runBinary(t, n.env(), `{"session_id":"chan-auto","cwd":"`+dir+`","hook_event_name":"SessionStart"}`, "hook", "session-start")
+	require.Equal(t, exitOK, r.Code, r.Stderr)
+	r = n.runCLI("", "watch", "github:acme/widgets#10", "--provider", "fake", "--session", "chan-auto", "--types", "github.check_suite.*")
+	require.Equal(t, exitOK, r.Code, r.Stderr)
+	ap := startMCPIn(t, dir, n.env(), "mcp", "--session", "auto", "--channel")
+	ap.handshake(t)
+	autoEv := n.emitPolled(t, "github:acme/widgets#10", "summary", "for the auto session")
+	require.Equal(t, autoEv, dig(ap.channelNote(t), "meta", "event_id"))
 
 	r = runBinary(t, n.env(), "", "mcp", "--channel")
 	require.Equal(t, exitUsage, r.Code)

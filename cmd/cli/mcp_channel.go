@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/agentproto/sentinel"
 	"github.com/agentproto/sentinel/ingress/api"
 	"github.com/agentproto/sentinel/ingress/apiclient"
 )
@@ -94,8 +95,9 @@ func channelMeta(m api.Message) map[string]string {
 	if m.Source == "sentinel" {
 		meta["sentinel_id"] = m.Origin
 		var ev struct {
-			ID   string `json:"id"`
-			Type string `json:"type"`
+			ID      string `json:"id"`
+			Type    string `json:"type"`
+			Subject string `json:"subject"`
 		}
 		if json.Unmarshal(m.Data, &ev) == nil {
 			if ev.ID != "" {
@@ -104,12 +106,32 @@ func channelMeta(m api.Message) map[string]string {
 			if ev.Type != "" {
 				meta["event_type"] = ev.Type
 			}
+			if link := githubLink(ev.Subject); link != "" {
+				meta["link"] = link
+			}
 		}
 	}
 	for k, v := range meta {
 		meta[k] = lineField(clipRunes(v, 256))
 	}
 	return meta
+}
+
+// githubLink is the web page of a GitHub subject (a pull request or issue
+// page for github:o/r#N, the repository's or owner's otherwise), "" for
+// any other subject. The names are checked by the subject grammar, so the
+// URL is well-formed.
+func githubLink(subject string) string {
+	ref, err := sentinel.ParseGitHubSubject(subject)
+	switch {
+	case err != nil:
+		return ""
+	case ref.Repo == "":
+		return "https://github.com/" + ref.Owner
+	case ref.Number == 0:
+		return "https://github.com/" + ref.FullName()
+	}
+	return fmt.Sprintf("https://github.com/%s/pull/%d", ref.FullName(), ref.Number)
 }
 
 // channelNotification is the JSON-RPC line of one message.
