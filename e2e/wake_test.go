@@ -372,8 +372,8 @@ func (p *mcpProc) channelNote(t *testing.T) map[string]any {
 // TestClaudeCodeChannel runs the real `sentinel mcp --session S --channel`
 // and reads its notifications off stdout as Claude Code does: one per new
 // inbox message, escaped, with its meta; a restarted client or node sees
-// nothing twice and misses nothing; the next-turn hook does not inject
-// what the channel delivered.
+// nothing twice and misses nothing; the channel's cursor in the node is
+// its own, so the next-turn hook's stays where it was.
 func TestClaudeCodeChannel(t *testing.T) {
 	n := startSurfaceNode(t)
 	const s = "chan-s1"
@@ -424,10 +424,16 @@ func TestClaudeCodeChannel(t *testing.T) {
 	fourth := n.emitPolled(t, "github:acme/widgets#9", "summary", "after the node restart")
 	require.Equal(t, fourth, dig(p.channelNote(t), "meta", "event_id"))
 
-	// Delivered once: the next-turn hook has nothing left to inject.
-	r = runBinary(t, n.env(), `{"session_id":"`+s+`","hook_event_name":"UserPromptSubmit","prompt":"hi"}`, "hook", "user-prompt-submit")
+	// The channel's cursor is its own: the next-turn hook's read cursor
+	// did not move (a client that ignored the channel loses nothing), and
+	// with --deliver=false the hook leaves delivery to the channel.
+	prompt := `{"session_id":"` + s + `","hook_event_name":"UserPromptSubmit","prompt":"hi"}`
+	r = runBinary(t, n.env(), prompt, "hook", "user-prompt-submit", "--deliver=false")
 	require.Equal(t, exitOK, r.Code, r.Stderr)
 	require.Empty(t, r.Stdout)
+	r = runBinary(t, n.env(), prompt, "hook", "user-prompt-submit")
+	require.Equal(t, exitOK, r.Code, r.Stderr)
+	require.Contains(t, r.Stdout, "4 message(s) arrived")
 
 	// --session auto: the channel of the session registered for the
 	// working directory (by Claude Code's session-start hook).

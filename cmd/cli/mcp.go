@@ -50,10 +50,12 @@ experimental capability claude/channel and, once the client is
 initialized, sends a notifications/claude/channel notification for each
 new message of the session's inbox (content: the message rendered and
 escaped as the hooks render it; meta: seq, message_id, urgency,
-correlation_id, sentinel_id, event_id, event_type). It resumes after the
-session's read cursor and advances it past each message once its
-notification was written, so a restarted Claude Code sees nothing twice,
-and the next-turn hook does not inject it again. See docs/harness.md.`,
+correlation_id, sentinel_id, event_id, event_type, link). It keeps its
+own cursor in the node (per session and channel), advanced past each
+message once its notification was written, so a restarted Claude Code
+sees nothing twice and misses nothing; the hooks' read cursor is not
+moved (run them with --deliver=false to have the channel alone deliver).
+See docs/harness.md.`,
 		Example: `  {"command": "sentinel", "args": ["mcp", "--session", "s1"]}
   {"command": "sentinel", "args": ["mcp", "--session", "auto", "--channel"]}`,
 		Args: cobra.NoArgs,

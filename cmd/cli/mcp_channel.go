@@ -21,6 +21,8 @@ import (
 const (
 	ChannelCapability   = "claude/channel"
 	ChannelNotification = "notifications/claude/channel"
+	// ChannelCursor is the session's cursor the channel keeps in the node.
+	ChannelCursor = "channel"
 )
 
 // errNoSessionYet: --session auto found no live session of the working
@@ -146,10 +148,10 @@ func channelNotification(m api.Message) []byte {
 
 // runChannel sends a notification per new message of the session's inbox
 // once the client is initialized, until ctx ends. It resumes after the
-// session's read cursor, the one the node keeps per session (shared with
-// the hooks and `hook wait`, which feed the same model: a message the
-// channel sent is never injected again at the next turn), and advances it
-// past each message only after its notification was written. While no
+// session's "channel" cursor, kept in the node per session and channel
+// (its own: a client that ignores channels, one started without the
+// development flag, loses nothing the hooks would inject), and advances
+// it past each message only after its notification was written. While no
 // node answers it retries with a capped backoff, finding the node again
 // through newClient (daemon.json may name a new port).
 //
@@ -178,7 +180,7 @@ func runChannel(ctx context.Context, sessionOf func(context.Context, *apiclient.
 			}
 		}
 		if err == nil {
-			page, err = apiclient.Inboxes{C: c}.Wait(ctx, api.InboxQuery{SessionID: session, Limit: 20}, followWait)
+			page, err = apiclient.Inboxes{C: c}.Wait(ctx, api.InboxQuery{SessionID: session, Limit: 20, Cursor: ChannelCursor}, followWait)
 		}
 		if err == nil {
 			if down {
@@ -194,7 +196,7 @@ func runChannel(ctx context.Context, sessionOf func(context.Context, *apiclient.
 					sent[session] = m.Seq
 				}
 				after := m.Seq - 1
-				if _, aerr := (apiclient.Inboxes{C: c}).Read(ctx, api.InboxQuery{SessionID: session, After: &after, Limit: 1, Ack: true}); aerr != nil {
+				if _, aerr := (apiclient.Inboxes{C: c}).Read(ctx, api.InboxQuery{SessionID: session, After: &after, Limit: 1, Ack: true, Cursor: ChannelCursor}); aerr != nil {
 					err = aerr
 					break
 				}
