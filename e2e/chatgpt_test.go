@@ -156,7 +156,8 @@ func (c *chatgptClient) call(id int, method string, params map[string]any) map[s
 // top-level capabilities.events, events/* without a revision on its
 // session, a webhook subscription verified by challenge, one signed
 // event per POST, every body under 256 KiB (a large event clipped and
-// saying so), a refresh before the expiry keeping the subscription.
+// saying so), a refresh before the expiry keeping the subscription, a
+// node restart delivering nothing twice.
 func TestChatGPTShapedMCPEvents(t *testing.T) {
 	home := t.TempDir()
 	feed := filepath.Join(home, "feed.jsonl")
@@ -229,15 +230,34 @@ func TestChatGPTShapedMCPEvents(t *testing.T) {
 	require.False(t, secondRefresh.Before(firstRefresh))
 	_, _, controls, _ = hook.snapshot()
 	require.Equal(t, []string{"verification"}, controls)
-	third := n.emitEvent(subject, "github.check_suite.completed", false, "summary", "merged")
+	third := n.emitEvent(subject, "github.check_suite.completed", false, "summary", hostileSummary)
 	require.Equal(t, exitOK, n.runCLI("", "poll").Code)
 	bustest.Eventually(t, 60*time.Second, func() bool { evs, _, _, _ := hook.snapshot(); return len(evs) >= 3 }, "the refreshed subscription delivers")
 	evs, _, _, bad = hook.snapshot()
 	require.Equal(t, third, evs[2]["eventId"])
+	require.Equal(t, hostileSummary, dig(evs[2], "data", "summary"), "PR text is JSON data, escaped by the encoding, never markup")
 	require.Zero(t, bad)
 
+	// The node restarts: nothing delivered is POSTed again, the next event
+	// comes once.
+	_, err = node.Stop(15 * time.Second)
+	require.NoError(t, err)
+	node = e2etest.Start(t, binary, home, "AGENTPROTO_TESTING_FAKE_FEED="+feed,
+		"AGENTPROTO_MCP_EVENTS_ALLOW_PRIVATE_CALLBACKS=true", "AGENTPROTO_MCP_EVENTS_TTL_MIN=1s")
+	n.Node, n.url, n.token = node, node.URL, node.Token
+	fourth := n.emitEvent(subject, "github.check_suite.completed", false, "summary", "after the restart")
+	require.Equal(t, exitOK, n.runCLI("", "poll").Code)
+	bustest.Eventually(t, 60*time.Second, func() bool { evs, _, _, _ := hook.snapshot(); return len(evs) >= 4 }, "delivered after the restart")
+	evs, _, _, bad = hook.snapshot()
+	require.Zero(t, bad)
+	ids := []any{}
+	for _, e := range evs {
+		ids = append(ids, e["eventId"])
+	}
+	require.Equal(t, []any{small, big, third, fourth}, ids, "each event once, in order")
+
 	// An older initialize (not ChatGPT's) keeps the SEP's rule: no events/*.
-	other := &chatgptClient{t: t, url: n.url, token: n.token}
+	other := &chatgptClient{t: t, url: node.URL, token: node.Token}
 	_, _, hdr = other.post(map[string]any{"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": map[string]any{
 		"protocolVersion": "2025-06-18", "capabilities": map[string]any{}, "clientInfo": map[string]any{"name": "x", "version": "1"}}})
 	other.session = hdr.Get("Mcp-Session-Id")
