@@ -149,9 +149,10 @@ func writeJSON(w io.Writer, v any) error {
 }
 
 // localNodeURL finds the node to probe: AGENTPROTO_URL's first entry,
-// else the configured listen address (https with tls_cert), else
-// daemon.json; pin is the node's certificate file to pin when the URL is
-// its own (tls_cert, or what daemon.json records).
+// else <home>/daemon.json (what the running node wrote: the address it
+// really listens on, `serve --listen` included), else the configured
+// listen address (https with tls_cert); pin is the node's certificate file
+// to pin when the URL is its own (tls_cert, or what daemon.json records).
 func localNodeURL(cmd *cobra.Command) (u, pin string, err error) {
 	if list := strings.TrimSpace(os.Getenv("AGENTPROTO_URL")); list != "" {
 		urls, err := parseNodeURLs("AGENTPROTO_URL", list)
@@ -159,6 +160,16 @@ func localNodeURL(cmd *cobra.Command) (u, pin string, err error) {
 			return "", "", err
 		}
 		return urls[0], "", nil
+	}
+	home := resolveHome(cmd)
+	daemon := filepath.Join(home, app.DaemonFile)
+	raw, derr := os.ReadFile(daemon)
+	if derr == nil {
+		var info app.DaemonInfo
+		if err := json.Unmarshal(raw, &info); err != nil || info.URL == "" {
+			return "", "", fmt.Errorf("%s is corrupt: pass --url", daemon)
+		}
+		return info.URL, info.TLSCert, nil
 	}
 	cfg, err := LoadConfig(cmd, nil)
 	if err == nil {
@@ -172,16 +183,7 @@ func localNodeURL(cmd *cobra.Command) (u, pin string, err error) {
 			return "http://" + net.JoinHostPort(host, port), "", nil
 		}
 	}
-	home := resolveHome(cmd)
-	raw, err := os.ReadFile(filepath.Join(home, app.DaemonFile))
-	if err != nil {
-		return "", "", fmt.Errorf("no node to probe: pass --url, set AGENTPROTO_URL, or start one with `sentinel serve` (%w)", err)
-	}
-	var info app.DaemonInfo
-	if err := json.Unmarshal(raw, &info); err != nil || info.URL == "" {
-		return "", "", fmt.Errorf("%s is corrupt: pass --url", filepath.Join(home, app.DaemonFile))
-	}
-	return info.URL, info.TLSCert, nil
+	return "", "", fmt.Errorf("no node to probe: pass --url, set AGENTPROTO_URL, or start one with `sentinel serve` (%w)", derr)
 }
 
 func newHealthCmd(io IO) *cobra.Command { return NewCmdHealth(io, nil) }
