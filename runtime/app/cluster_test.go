@@ -194,6 +194,9 @@ func TestCutOffNodeRefusesWritesAndOwnsNothing(t *testing.T) {
 	require.NoError(t, json.Unmarshal(raw, &list))
 	require.Len(t, list.Follows, 1, string(raw))
 	require.Equal(t, "chief", list.Follows[0].Follower)
+	code, out2, errOut := runCLI(t, apps[2], "session", "list")
+	require.Equal(t, 0, code, "sentinel session list while cut off: %s", errOut)
+	require.Contains(t, out2, "worker-1")
 	require.Eventually(t, func() bool { return len(apps[2].Cluster.Held()) == 0 }, 20*time.Second, 50*time.Millisecond, "owns nothing")
 }
 
