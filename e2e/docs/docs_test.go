@@ -143,7 +143,8 @@ func runScript(t *testing.T, script string, node bool) {
 		"NO_PROXY=127.0.0.1,localhost", "no_proxy=127.0.0.1,localhost",
 		"PATH="+tools+string(os.PathListSeparator)+os.Getenv("PATH"))
 	if node {
-		e2etest.Start(t, bin, filepath.Join(home, ".agentproto"), append(env, "AGENTPROTO_LISTEN=")...)
+		n := e2etest.Launch(t, bin, filepath.Join(home, ".agentproto"), addr, env...)
+		n.WaitReady(t, 30*time.Second)
 	}
 	script = strings.ReplaceAll(script, "127.0.0.1:7717", addr)
 
