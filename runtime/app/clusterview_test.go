@@ -293,6 +293,20 @@ func TestClusterRemoveLostNode(t *testing.T) {
 	last, _ := json.Marshal(cluster.Member{Name: "n3", APIURL: apps[2].URL(), StartedAt: time.Now().Add(-time.Hour), BeatAt: time.Now().Add(-time.Minute)})
 	_, err := apps[0].Bus.Nodes.Put(ctx, "node.n3", last)
 	require.NoError(t, err)
+	// What a lost node shows in the meta group is CURRENT no
+	// (docs/cluster.md, "Removing a lost node", #31 item 11).
+	waitFor(t, 60*time.Second, "n3 not current in the meta group", func() string {
+		v, err := viewOf(t, apps[0])
+		if err != nil {
+			return err.Error()
+		}
+		for _, p := range v.Meta.Peers {
+			if p.Name == "n3" && !p.Current {
+				return ""
+			}
+		}
+		return fmt.Sprintf("meta peers: %+v", v.Meta.Peers)
+	})
 
 	var out string
 	waitFor(t, 60*time.Second, "n3 removed", func() string {
