@@ -41,9 +41,10 @@ func NewCmdHealth(io IO, runF func(*HealthOptions) error) *cobra.Command {
 		Short: "Probe the local node's /readyz: exit 0 when ready, 1 when not (a container HEALTHCHECK)",
 		Long: `Probe GET /readyz of the local node and exit 0 when it is ready, 1 when it
 is not or cannot be reached (Docker counts exit 1 as unhealthy). The node is
---url, else the first of $AGENTPROTO_URL, else the node's own listen address
-(listen / AGENTPROTO_LISTEN; an unspecified host such as 0.0.0.0 is probed
-on loopback), else <home>/daemon.json. /readyz needs no token. With --path
+--url, else the first of $AGENTPROTO_URL, else <home>/daemon.json (the address
+the running node wrote), else the node's own listen address (listen /
+AGENTPROTO_LISTEN; an unspecified host such as 0.0.0.0 is probed on loopback).
+/readyz needs no token. With --path
 it probes another endpoint, healthy on HTTP 200 (a nats-server's monitor:
 --url http://127.0.0.1:8222 --path /healthz).`,
 		Example: `  HEALTHCHECK CMD ["/sentinel", "health"]
