@@ -41,9 +41,10 @@ func NewCmdHealth(io IO, runF func(*HealthOptions) error) *cobra.Command {
 		Short: "Probe the local node's /readyz: exit 0 when ready, 1 when not (a container HEALTHCHECK)",
 		Long: `Probe GET /readyz of the local node and exit 0 when it is ready, 1 when it
 is not or cannot be reached (Docker counts exit 1 as unhealthy). The node is
---url, else the first of $AGENTPROTO_URL, else the node's own listen address
-(listen / AGENTPROTO_LISTEN; an unspecified host such as 0.0.0.0 is probed
-on loopback), else <home>/daemon.json. /readyz needs no token. With --path
+--url, else the first of $AGENTPROTO_URL, else <home>/daemon.json (the address
+the running node wrote), else the node's own listen address (listen /
+AGENTPROTO_LISTEN; an unspecified host such as 0.0.0.0 is probed on loopback).
+/readyz needs no token. With --path
 it probes another endpoint, healthy on HTTP 200 (a nats-server's monitor:
 --url http://127.0.0.1:8222 --path /healthz).`,
 		Example: `  HEALTHCHECK CMD ["/sentinel", "health"]
@@ -149,9 +150,10 @@ func writeJSON(w io.Writer, v any) error {
 }
 
 // localNodeURL finds the node to probe: AGENTPROTO_URL's first entry,
-// else the configured listen address (https with tls_cert), else
-// daemon.json; pin is the node's certificate file to pin when the URL is
-// its own (tls_cert, or what daemon.json records).
+// else <home>/daemon.json (what the running node wrote: the address it
+// really listens on, `serve --listen` included), else the configured
+// listen address (https with tls_cert); pin is the node's certificate file
+// to pin when the URL is its own (tls_cert, or what daemon.json records).
 func localNodeURL(cmd *cobra.Command) (u, pin string, err error) {
 	if list := strings.TrimSpace(os.Getenv("AGENTPROTO_URL")); list != "" {
 		urls, err := parseNodeURLs("AGENTPROTO_URL", list)
@@ -159,6 +161,16 @@ func localNodeURL(cmd *cobra.Command) (u, pin string, err error) {
 			return "", "", err
 		}
 		return urls[0], "", nil
+	}
+	home := resolveHome(cmd)
+	daemon := filepath.Join(home, app.DaemonFile)
+	raw, derr := os.ReadFile(daemon)
+	if derr == nil {
+		var info app.DaemonInfo
+		if err := json.Unmarshal(raw, &info); err != nil || info.URL == "" {
+			return "", "", fmt.Errorf("%s is corrupt: pass --url", daemon)
+		}
+		return info.URL, info.TLSCert, nil
 	}
 	cfg, err := LoadConfig(cmd, nil)
 	if err == nil {
@@ -172,16 +184,7 @@ func localNodeURL(cmd *cobra.Command) (u, pin string, err error) {
 			return "http://" + net.JoinHostPort(host, port), "", nil
 		}
 	}
-	home := resolveHome(cmd)
-	raw, err := os.ReadFile(filepath.Join(home, app.DaemonFile))
-	if err != nil {
-		return "", "", fmt.Errorf("no node to probe: pass --url, set AGENTPROTO_URL, or start one with `sentinel serve` (%w)", err)
-	}
-	var info app.DaemonInfo
-	if err := json.Unmarshal(raw, &info); err != nil || info.URL == "" {
-		return "", "", fmt.Errorf("%s is corrupt: pass --url", filepath.Join(home, app.DaemonFile))
-	}
-	return info.URL, info.TLSCert, nil
+	return "", "", fmt.Errorf("no node to probe: pass --url, set AGENTPROTO_URL, or start one with `sentinel serve` (%w)", derr)
 }
 
 func newHealthCmd(io IO) *cobra.Command { return NewCmdHealth(io, nil) }

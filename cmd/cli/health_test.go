@@ -68,3 +68,13 @@ func TestHealthNotReadyIsExitOne(t *testing.T) {
 	require.Equal(t, 1, code, "port 0 and no daemon.json: no node to probe")
 	require.Contains(t, errOut, "no node to probe")
 }
+
+// daemon.json comes before the configured (here the default) listen
+// address: a node started with `serve --listen` on another port is probed
+// where it listens (#31 item 4).
+func TestHealthReadsDaemonJSONBeforeTheDefaultAddress(t *testing.T) {
+	node := startAppNode(t) // listens on a port of its own, not 7717
+	code, out, errOut := health(t, map[string]string{"AGENTPROTO_HOME": node.Cfg.Home})
+	require.Equal(t, 0, code, errOut)
+	require.Equal(t, "ready\n", out)
+}

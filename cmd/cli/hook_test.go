@@ -73,6 +73,7 @@ func TestHarnessHooksDeliverASentinelEventAtTheNextTurn(t *testing.T) {
 	require.Equal(t, "widgets", s.Label)
 	require.Equal(t, "/home/dev/projects/widgets", s.Cwd)
 	require.Equal(t, api.SessionRunning, s.Status)
+	require.Zero(t, s.HeartbeatTTLMs, "no heartbeat unless --heartbeat-ttl gives one (docs/harness.md, #31 item 13)")
 
 	// The agent watches its PR, then its turn stops.
 	var created struct {

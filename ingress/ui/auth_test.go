@@ -54,6 +54,11 @@ func TestUISignIn(t *testing.T) {
 	require.NoError(t, err)
 	resp.Body.Close()
 	require.Equal(t, http.StatusUnauthorized, resp.StatusCode)
+	// The stream's 401 is for Accept: text/event-stream (EventSource);
+	// any other GET of it is a page load: 303 to the form (#31 item 12).
+	plain := d.do(c, http.MethodGet, "/ui/sentinels/events", "", nil)
+	require.Equal(t, http.StatusSeeOther, plain.status)
+	require.Equal(t, "/ui/login", plain.header.Get("Location"))
 	require.Equal(t, http.StatusUnauthorized, d.do(c, http.MethodPost, "/ui/logout", "self", url.Values{}).status)
 
 	form := d.do(c, http.MethodGet, "/ui/login", "", nil)

@@ -153,6 +153,9 @@ func TestCutOffNodeRefusesWritesAndOwnsNothing(t *testing.T) {
 	c := &node{t: t, app: apps[2]}
 	out := c.expect(201, "POST", "/sentinels", map[string]any{"subject": "github:o/r#1", "sessionId": "s1", "provider": "fake"})
 	id := out["sentinel"].(map[string]any)["id"].(string)
+	c.expect(201, "POST", "/sessions", map[string]any{"id": "chief"})
+	c.expect(201, "POST", "/sessions", map[string]any{"id": "worker-1"})
+	c.expect(201, "POST", "/follows", map[string]any{"follower": "chief", "selector": map[string]any{"sessionIds": []string{"worker-1"}}})
 	require.Eventually(t, func() bool { return len(apps[2].Cluster.Held()) > 0 }, 20*time.Second, 50*time.Millisecond)
 
 	require.NoError(t, apps[0].Stop(context.Background()))
@@ -175,6 +178,25 @@ func TestCutOffNodeRefusesWritesAndOwnsNothing(t *testing.T) {
 	require.NotEmpty(t, resp.Header.Get("Retry-After"))
 	resp, _ = c.req("GET", "/sentinels/"+id, nil)
 	require.Equal(t, 200, resp.StatusCode, "reads are served")
+	// The list reads too, from the replica the node holds (#31 item 1:
+	// they answered 500 when the bucket's consumer could not be created).
+	var list struct {
+		Sessions []struct{ ID string }
+		Follows  []struct{ Follower string }
+	}
+	resp, raw = c.req("GET", "/sessions", nil)
+	require.Equal(t, 200, resp.StatusCode, "GET /sessions while cut off: %s", raw)
+	require.NoError(t, json.Unmarshal(raw, &list))
+	require.Len(t, list.Sessions, 2, string(raw))
+	require.Equal(t, "chief", list.Sessions[0].ID)
+	resp, raw = c.req("GET", "/follows", nil)
+	require.Equal(t, 200, resp.StatusCode, "GET /follows while cut off: %s", raw)
+	require.NoError(t, json.Unmarshal(raw, &list))
+	require.Len(t, list.Follows, 1, string(raw))
+	require.Equal(t, "chief", list.Follows[0].Follower)
+	code, out2, errOut := runCLI(t, apps[2], "session", "list")
+	require.Equal(t, 0, code, "sentinel session list while cut off: %s", errOut)
+	require.Contains(t, out2, "worker-1")
 	require.Eventually(t, func() bool { return len(apps[2].Cluster.Held()) == 0 }, 20*time.Second, 50*time.Millisecond, "owns nothing")
 }
 

@@ -11,6 +11,7 @@ import (
 	"github.com/agentproto/sentinel/bus/embedded"
 	"github.com/agentproto/sentinel/ingress/api"
 	"github.com/agentproto/sentinel/runtime/cluster"
+	"github.com/agentproto/sentinel/runtime/principals"
 )
 
 // This file gathers the operator's view of the cluster (GET /cluster):
@@ -23,11 +24,15 @@ import (
 // answers with what it could read.
 const viewTimeout = 8 * time.Second
 
-// viewStreams and viewBuckets are the assets the view reports.
+// viewStreams and viewBuckets are the assets the view reports: every
+// stream and bucket a node provisions (clusterview_test.go checks the
+// view against what the store holds).
 var (
-	viewStreams = []string{bus.StreamEvents, bus.StreamInbox, bus.StreamParked, bus.StreamLifecycle}
+	viewStreams = []string{bus.StreamEvents, bus.StreamInbox, bus.StreamParked, bus.StreamLifecycle,
+		bus.StreamHookJobs, bus.StreamJournal, bus.StreamMCPEvents}
 	viewBuckets = []string{bus.BucketSentinels, bus.BucketSeen, bus.BucketHooks, bus.BucketCreds, bus.BucketSetup,
-		bus.BucketSessions, bus.BucketFollows, bus.BucketLocks, bus.BucketCursors, bus.BucketTombstone, bus.BucketNodes, bus.BucketLeases}
+		bus.BucketSessions, bus.BucketFollows, bus.BucketLocks, bus.BucketCursors, bus.BucketTombstone, bus.BucketNodes, bus.BucketLeases,
+		bus.BucketMCPEvents, principals.Bucket}
 )
 
 // deliveryNote says how delivery spreads over the nodes.

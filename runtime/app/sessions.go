@@ -85,6 +85,7 @@ func (a *App) wireSessions() subsystem {
 			}
 		}}
 	store := follow.NewStore(b.Follows)
+	store.SetBus(b)
 	engine := follow.NewEngine(store, reg, resolver, inboxes.Append, a.Park, nil, a.Log.With("component", "follows"))
 	engine.Metrics = a.Metrics
 	w := &sessionWiring{registry: reg, inboxes: inboxes, notifier: notifier, homes: homes, autolink: autolink, engine: engine, follows: store}

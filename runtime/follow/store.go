@@ -14,6 +14,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/agentproto/sentinel"
+	"github.com/agentproto/sentinel/bus"
 	"github.com/agentproto/sentinel/runtime/pause"
 )
 
@@ -27,8 +28,9 @@ var ErrNotFound = sentinel.Errorf(sentinel.CodeFollowNotFound, "follow not found
 // key at once write one follow (issue 21, item 9; the process-local mutex
 // kept key upserts unique on one node only).
 type Store struct {
-	kv jetstream.KeyValue
-	mu sync.Mutex
+	kv  jetstream.KeyValue
+	bus *bus.Bus
+	mu  sync.Mutex
 	// Pause holds the named pause points (tests; nil in production):
 	// PointUpsert.
 	Pause *pause.Points
@@ -50,6 +52,28 @@ func keyIndex(key string) string {
 
 // NewStore returns the store on a bucket.
 func NewStore(kv jetstream.KeyValue) *Store { return &Store{kv: kv} }
+
+// SetBus lists the bucket's keys through b (bus.Bus.ListKeys: a direct
+// read of the replica this node holds when the cluster cannot create a
+// consumer, so a node cut off from quorum still lists its follows). It
+// must be set before the store is used.
+func (s *Store) SetBus(b *bus.Bus) { s.bus = b }
+
+// listKeys lists the bucket's keys, through the bus when one is set.
+func (s *Store) listKeys(ctx context.Context) ([]string, error) {
+	if s.bus != nil {
+		return s.bus.ListKeys(ctx, s.kv)
+	}
+	lister, err := s.kv.ListKeys(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var keys []string
+	for k := range lister.Keys() {
+		keys = append(keys, k)
+	}
+	return keys, nil
+}
 
 // Get returns one follow by id.
 func (s *Store) Get(ctx context.Context, id string) (*Follow, uint64, error) {
@@ -73,12 +97,14 @@ func (s *Store) Get(ctx context.Context, id string) (*Follow, uint64, error) {
 // List returns the follows (of one follower when follower is set), oldest
 // first.
 func (s *Store) List(ctx context.Context, follower string) ([]Follow, error) {
-	lister, err := s.kv.ListKeys(ctx)
+	all, err := s.listKeys(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("list follows: %w", err)
+		// Neither the bucket's consumer nor a direct read of it answered:
+		// the store is unavailable, not the node broken (never a 500).
+		return nil, sentinel.Wrap(sentinel.CodeUnavailable, err, "list follows: the store did not answer")
 	}
 	var keys []string
-	for k := range lister.Keys() {
+	for _, k := range all {
 		if !strings.HasPrefix(k, keyIndexPrefix) {
 			keys = append(keys, k)
 		}

@@ -111,13 +111,11 @@ func (r *Registry) get(ctx context.Context, id string) (*Session, uint64, error)
 // List returns every session that is not forgotten, oldest first, as it
 // reads now.
 func (r *Registry) List(ctx context.Context) ([]Session, error) {
-	lister, err := r.kv.ListKeys(ctx)
+	keys, err := r.b.ListKeys(ctx, r.kv)
 	if err != nil {
-		return nil, fmt.Errorf("list sessions: %w", err)
-	}
-	var keys []string
-	for k := range lister.Keys() {
-		keys = append(keys, k)
+		// Neither the bucket's consumer nor a direct read of it answered:
+		// the store is unavailable, not the node broken (never a 500).
+		return nil, sentinel.Wrap(sentinel.CodeUnavailable, err, "list sessions: the store did not answer")
 	}
 	now := r.now()
 	out := make([]Session, 0, len(keys))
