@@ -50,15 +50,17 @@ fails over across the --url list) when the node goes away, and persists
 its position in --cursor-file (default <home>/cursors/inbox-<session>.json,
 mode 0600) after each line, so a restarted monitor prints no message
 twice; the first run starts after the session's read cursor. It never
-moves the read cursor itself. With the session auto it follows the most
-recently seen live session registered with the working directory (the one
-Claude Code's session-start hook registered), waiting for one to appear. --exit-on-message exits 0 after the first
+moves the read cursor itself. --exit-on-message exits 0 after the first
 new line; --urgency keeps only the listed urgencies. PR text in a line is
-quoted and escaped: one message is always exactly one line.`,
+quoted and escaped: one message is always exactly one line. With the
+session auto it follows the most recently seen live session registered
+with the working directory (the one Claude Code's session-start hook
+registered), waiting for one to appear.`,
 		Example: `  sentinel inbox s1
   sentinel inbox s1 --wait 20s --correlation 'sentinel:github:acme/widgets#7'
   sentinel inbox s1 --follow --urgency next-turn,steer,interrupt
-  sentinel inbox s1 --follow --exit-on-message --json`,
+  sentinel inbox s1 --follow --exit-on-message --json
+  sentinel inbox auto --follow`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.ClientOptions = newClientOptions(io, cmd)
