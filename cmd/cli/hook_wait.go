@@ -72,7 +72,7 @@ exits 1, never 2. See docs/harness.md.`,
 }
 
 // payloadSession reads a hook payload's session_id from stdin when stdin
-// is not a terminal; "" otherwise.
+// is not a terminal (within payloadWait); "" otherwise.
 func payloadSession(in io.Reader) string {
 	if in == nil {
 		return ""
@@ -82,12 +82,27 @@ func payloadSession(in io.Reader) string {
 			return ""
 		}
 	}
-	p, err := readPayload(in)
-	if err != nil {
-		return ""
+	got := make(chan string, 1)
+	go func() {
+		p, err := readPayload(in)
+		if err != nil {
+			got <- ""
+			return
+		}
+		got <- p.SessionID
+	}()
+	t := time.NewTimer(payloadWait)
+	defer t.Stop()
+	select {
+	case id := <-got:
+		return id
+	case <-t.C:
+		return "" // a stdin left open without a payload: use the other sources
 	}
-	return p.SessionID
 }
+
+// payloadWait bounds the read of a hook payload on stdin.
+const payloadWait = 2 * time.Second
 
 func hookWaitRun(ctx context.Context, o *HookWaitOptions) error {
 	if ctx == nil {
