@@ -32,6 +32,7 @@ fuzz: ## each fuzz target for 20 s
 	go test -run '^$$' -fuzz '^FuzzParseInbound$$' -fuzztime 20s ./providers/webhook/
 	go test -run '^$$' -fuzz '^FuzzParseInbound$$' -fuzztime 20s ./providers/agentpush/
 	go test -run '^$$' -fuzz '^FuzzRenderMessages$$' -fuzztime 20s ./cmd/cli/
+	go test -run '^$$' -fuzz '^FuzzMessageLine$$' -fuzztime 20s ./cmd/cli/
 
 # Images are FROM scratch over binaries built here: no registry is needed.
 IMAGE      ?= sentinel:dev

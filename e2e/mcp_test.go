@@ -28,7 +28,7 @@ const (
 
 var allTools = []string{
 	"inbox_read", "inbox_wait", "list_sentinel_adapters", "sentinel_explain", "sentinel_list", "sentinel_poll_now",
-	"sentinel_unwatch", "sentinel_watch", "session_follow", "session_follows", "session_unfollow",
+	"sentinel_unwatch", "sentinel_wait_for_event", "sentinel_watch", "session_follow", "session_follows", "session_unfollow",
 	"setup_sentinel_provider",
 }
 
@@ -209,10 +209,34 @@ func exerciseMCP(ctx context.Context, t *testing.T, n *surfaceNode, cs *sdk.Clie
 	require.False(t, isErr, out)
 	require.Len(t, out["messages"], 1)
 
-	out, isErr = call(ctx, t, cs, "inbox_wait", map[string]any{"timeoutMs": 50000})
+	out, isErr = call(ctx, t, cs, "inbox_wait", map[string]any{"timeoutMs": 3600001})
 	require.True(t, isErr)
 	require.Equal(t, "invalid_input", out["error"])
-	require.Equal(t, "inbox_wait: timeoutMs must be within 1000..49000 (got 50000)", out["message"])
+	require.Equal(t, "inbox_wait: timeoutMs must be within 1000..3600000 (got 3600001); one call waits at most 49000", out["message"])
+
+	// sentinel_wait_for_event: the unread event of this sentinel comes at
+	// once; after it, nothing within a second; the next event of the
+	// subject comes when it lands.
+	out, isErr = call(ctx, t, cs, "sentinel_wait_for_event", map[string]any{"sentinelId": id, "timeoutMs": 20000})
+	require.False(t, isErr, out)
+	require.Equal(t, false, out["timedOut"], out)
+	require.Equal(t, eventID, dig(out, "event", "id"))
+	require.Equal(t, id, dig(out, "message", "origin"))
+	require.Contains(t, out["trust"], "untrusted")
+	after := out["next"]
+	out, isErr = call(ctx, t, cs, "sentinel_wait_for_event", map[string]any{"sentinelId": id, "after": after, "timeoutMs": 1000})
+	require.False(t, isErr, out)
+	require.Equal(t, true, out["timedOut"], out)
+	require.Nil(t, out["nextWaitMs"])
+	second := n.emit(subject, "github.pull_request.synchronize")
+	_, isErr = call(ctx, t, cs, "sentinel_poll_now", map[string]any{"id": id})
+	require.False(t, isErr)
+	out, isErr = call(ctx, t, cs, "sentinel_wait_for_event", map[string]any{"subject": subject, "after": after, "timeoutMs": 120000})
+	require.False(t, isErr, out)
+	require.Equal(t, second, dig(out, "event", "id"), out)
+	out, isErr = call(ctx, t, cs, "sentinel_wait_for_event", map[string]any{"sentinelId": "sen_00000000000000000000000000"})
+	require.True(t, isErr)
+	require.Equal(t, "not_found", out["error"])
 
 	// Unknown ids are not_found, reported as tool errors.
 	out, isErr = call(ctx, t, cs, "sentinel_unwatch", map[string]any{"id": "sen_00000000000000000000000000"})
@@ -348,6 +372,7 @@ func assertToolSchemas(t *testing.T, tools []*sdk.Tool) {
 		"session_follows":         {true, false, true, false},
 		"inbox_read":              {false, false, false, false},
 		"inbox_wait":              {false, false, false, false},
+		"sentinel_wait_for_event": {true, false, false, false},
 	}
 	for name, hints := range want {
 		a := byName[name].Annotations

@@ -55,7 +55,9 @@ func newHookCmd(io IO) *cobra.Command {
 		Long: `Run from an agent harness's hooks with the hook's JSON payload on stdin
 (Claude Code: session_id, cwd, hook_event_name, transcript_path, message,
 prompt, reason, ...). Events: session-start, stop (turn-end), notification
-(awaiting-input), session-end, user-prompt-submit.
+(awaiting-input), session-end, user-prompt-submit. ` + "`sentinel hook wait`" + `
+blocks until new messages arrive (the rewake hook: exit 2, messages on
+stderr).
 
 session-start and user-prompt-submit print the messages waiting in the
 session's inbox (after its read cursor, which they advance) in the form the
@@ -91,6 +93,7 @@ stderr and exits 0. See docs/harness.md.`,
 			return hookRun(cmd.Context(), o)
 		},
 	}
+	cmd.AddCommand(newHookWaitCmd(io))
 	addClientFlags(cmd)
 	f := cmd.Flags()
 	f.String("format", "claude", "output form: claude (Claude Code hook JSON) or text")

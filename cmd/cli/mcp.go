@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/agentproto/sentinel"
 	"github.com/agentproto/sentinel/ingress/api"
 	"github.com/agentproto/sentinel/ingress/apiclient"
 	"github.com/agentproto/sentinel/ingress/mcp"
@@ -20,6 +21,8 @@ import (
 type MCPOptions struct {
 	ClientOptions
 	Session string
+	// Channel makes the server a Claude Code channel (mcp_channel.go).
+	Channel bool
 }
 
 // NewCmdMCP builds `sentinel mcp --session <id>`: a stdio MCP server
@@ -40,9 +43,22 @@ session_follow, and inbox of inbox_read / inbox_wait. With --session auto
 the calling session is looked up at every call: the most recently seen
 live session registered with this process's working directory (how an MCP
 client that spawns servers in the project folder, such as Claude Code,
-finds the session its hooks registered).`,
-		Example: `  {"command": "sentinel", "args": ["mcp", "--session", "s1"]}`,
-		Args:    cobra.NoArgs,
+finds the session its hooks registered).
+
+--channel makes the server a Claude Code channel: it declares the
+experimental capability claude/channel and, once the client is
+initialized, sends a notifications/claude/channel notification for each
+new message of the session's inbox (content: the message rendered and
+escaped as the hooks render it; meta: seq, message_id, urgency,
+correlation_id, sentinel_id, event_id, event_type, link). It keeps its
+own cursor in the node (per session and channel), advanced past each
+message once its notification was written, so a restarted Claude Code
+sees nothing twice and misses nothing; the hooks' read cursor is not
+moved (run them with --deliver=false to have the channel alone deliver).
+See docs/harness.md.`,
+		Example: `  {"command": "sentinel", "args": ["mcp", "--session", "s1"]}
+  {"command": "sentinel", "args": ["mcp", "--session", "auto", "--channel"]}`,
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			opts.ClientOptions = newClientOptions(io, cmd)
 			opts.Session = sessionDefault(opts.Session)
@@ -55,11 +71,35 @@ finds the session its hooks registered).`,
 			}
 			mopts := mcp.Options{}
 			caller := opts.Session
+			cwd, _ := os.Getwd()
 			if caller == SessionAuto {
 				caller = ""
-				cwd, _ := os.Getwd()
 				sessions := apiclient.Sessions{C: c}
 				mopts.Caller = func(ctx context.Context) string { return sessionForCwd(ctx, sessions, cwd) }
+			}
+			in, out := io.In, io.Out
+			if opts.Channel {
+				if opts.Session == "" {
+					return usageError("--channel needs the session whose inbox it delivers: --session <id> (or auto), or %s", EnvSession)
+				}
+				if opts.Session != SessionAuto && !sentinel.ValidSessionID(opts.Session) {
+					return usageError("session id %q is invalid", opts.Session)
+				}
+				mopts.Experimental = map[string]any{ChannelCapability: map[string]any{}}
+				mopts.Instructions = channelInstructions
+				lw := &lockedWriter{w: io.Out}
+				var initialized <-chan struct{}
+				in, initialized = watchInitialized(io.In)
+				out = lw
+				sessionOf := func(context.Context, *apiclient.Client) string { return opts.Session }
+				if opts.Session == SessionAuto {
+					sessionOf = func(ctx context.Context, c *apiclient.Client) string {
+						return sessionForCwd(ctx, apiclient.Sessions{C: c}, cwd)
+					}
+				}
+				chctx, stop := context.WithCancel(cmd.Context())
+				defer stop()
+				go runChannel(chctx, sessionOf, opts.APIClient, initialized, lw, io.ErrOut)
 			}
 			srv := mcp.NewServer(mcp.Services{
 				Sentinels: apiclient.Sentinels{C: c},
@@ -76,13 +116,14 @@ finds the session its hooks registered).`,
 			serve := func(ctx context.Context, in stdio.Reader, out stdio.Writer) error {
 				return mcp.ServeStdio(ctx, srv, caller, in, out)
 			}
-			if err := mcpevents.ServeStdio(cmd.Context(), fwd, serve, io.In, io.Out); err != nil {
+			if err := mcpevents.ServeStdio(cmd.Context(), fwd, serve, in, out); err != nil {
 				return &ExitError{Code: 1, Err: fmt.Errorf("mcp stdio: %w", err)}
 			}
 			return nil
 		},
 	}
 	cmd.Flags().StringVar(&opts.Session, "session", "", "calling session id (default $"+EnvSession+")")
+	cmd.Flags().BoolVar(&opts.Channel, "channel", false, "be a Claude Code channel: push each new inbox message of the session as a notifications/claude/channel")
 	cmd.Flags().String("url", "", urlFlagUsage)
 	return cmd
 }

@@ -58,6 +58,24 @@ type InboxQuery struct {
 	// Ack advances the read cursor past the returned page (only without a
 	// correlation filter, so no unmatched message is skipped).
 	Ack bool
+	// Cursor names another cursor of the session to read after and
+	// advance instead of its read cursor ("" the read cursor): a path that
+	// delivers on its own (the Claude Code channel's "channel") keeps its
+	// position without moving what the hooks inject. 1-32 of [a-z0-9_-].
+	Cursor string
+}
+
+// ValidCursorName reports whether name may name a session's cursor.
+func ValidCursorName(name string) bool {
+	if len(name) < 1 || len(name) > 32 {
+		return false
+	}
+	for _, r := range name {
+		if !(r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '_' || r == '-') {
+			return false
+		}
+	}
+	return true
 }
 
 // InboxPage is one read of an inbox.

@@ -116,6 +116,9 @@ func InboxPath(q api.InboxQuery, wait time.Duration) string {
 	if q.Ack {
 		v.Set("ack", "true")
 	}
+	if q.Cursor != "" {
+		v.Set("cursor", q.Cursor)
+	}
 	if wait > 0 {
 		v.Set("wait", strconv.FormatFloat(wait.Seconds(), 'f', -1, 64))
 	}

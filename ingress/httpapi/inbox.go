@@ -142,7 +142,7 @@ func (h inboxHandlers) read(w http.ResponseWriter, r *http.Request) {
 	WriteJSON(w, http.StatusOK, out)
 }
 
-// inboxQuery reads after, limit, correlationId and ack.
+// inboxQuery reads after, limit, correlationId, cursor and ack.
 func inboxQuery(r *http.Request, id string) (api.InboxQuery, error) {
 	v := r.URL.Query()
 	q := api.InboxQuery{SessionID: id, CorrelationID: v.Get("correlationId")}
@@ -159,6 +159,12 @@ func inboxQuery(r *http.Request, id string) (api.InboxQuery, error) {
 			return q, sentinel.Errorf(sentinel.CodeInvalidInput, "limit must be an integer within 1..500")
 		}
 		q.Limit = n
+	}
+	if s := v.Get("cursor"); s != "" {
+		if !api.ValidCursorName(s) {
+			return q, sentinel.Errorf(sentinel.CodeInvalidInput, "cursor must be 1-32 of [a-z0-9_-] (a cursor name)")
+		}
+		q.Cursor = s
 	}
 	if s := v.Get("ack"); s != "" {
 		b, err := strconv.ParseBool(s)

@@ -18,12 +18,31 @@ const (
 	ToolInboxWait = "inbox_wait"
 )
 
-// Inbox limits of the tools.
+// Inbox limits of the tools. One call waits at most api.MaxWait (49 s,
+// under the ~60 s tool-call timeouts of common clients); a longer
+// timeoutMs (up to MaxAskedWaitMs) is capped, and the answer's nextWaitMs
+// says how much of it is left for the next call.
 const (
 	DefaultWaitMs  = 25000
+	MaxAskedWaitMs = 3600000
 	MaxReadLimit   = 500
 	DefaultReadMax = 50
 )
+
+// waitFor checks a tool's timeoutMs (default DefaultWaitMs) and returns
+// this call's wait (capped at api.MaxWait) and what is left after it.
+func waitFor(tool string, timeoutMs *int) (wait, rest time.Duration, bad *mcp.CallToolResult) {
+	ms := DefaultWaitMs
+	if timeoutMs != nil {
+		ms = *timeoutMs
+	}
+	asked := time.Duration(ms) * time.Millisecond
+	if asked < api.MinWait || ms > MaxAskedWaitMs {
+		return 0, 0, invalid(tool, "timeoutMs must be within %d..%d (got %d); one call waits at most %d", api.MinWait.Milliseconds(), MaxAskedWaitMs, ms, api.MaxWait.Milliseconds())
+	}
+	wait = min(asked, api.MaxWait)
+	return wait, asked - wait, nil
+}
 
 // InboxReadArgs are the inbox_read arguments.
 type InboxReadArgs struct {
@@ -39,7 +58,7 @@ type InboxWaitArgs struct {
 	SessionID     string  `json:"sessionId,omitempty" jsonschema_description:"Inbox to wait on. Defaults to the calling session."`
 	After         *uint64 `json:"after,omitempty" jsonschema_description:"Wait for messages after this sequence (default: after the session's read cursor)."`
 	CorrelationID string  `json:"correlationId,omitempty" jsonschema_description:"Only messages of this thread (e.g. sentinel:github:owner/repo#12)."`
-	TimeoutMs     *int    `json:"timeoutMs,omitempty" jsonschema_description:"How long to wait, 1000 to 49000 ms (default 25000). Returns at once when a match is already there."`
+	TimeoutMs     *int    `json:"timeoutMs,omitempty" jsonschema_description:"How long to wait, 1000 to 3600000 ms (default 25000); one call waits at most 49000 and then answers timedOut with nextWaitMs, the rest to wait in the next call. Returns at once when a match is already there."`
 	Ack           *bool   `json:"ack,omitempty" jsonschema_description:"Advance the read cursor past the returned messages (default true; ignored with correlationId)."`
 }
 
@@ -72,17 +91,14 @@ func inboxTools(svc api.Inboxes, streams api.StreamSlots) []server.ServerTool {
 		},
 		{
 			Tool: mcp.NewTool(ToolInboxWait,
-				mcp.WithDescription("Wait until a matching message is in a session's inbox (at once when one is already there), up to timeoutMs. Filter by correlationId to wait on one sentinel's subject: sentinel:<subject>."),
+				mcp.WithDescription("Wait until a matching message is in a session's inbox (at once when one is already there), up to timeoutMs (one call waits at most 49 s; a timed-out answer's nextWaitMs is the rest to wait). Filter by correlationId to wait on one sentinel's subject: sentinel:<subject>."),
 				inputSchema[InboxWaitArgs](),
 				annotations("Wait on an inbox", false, false, false, false),
 			),
 			Handler: typed(ToolInboxWait, func(ctx context.Context, a InboxWaitArgs) *mcp.CallToolResult {
-				timeout := DefaultWaitMs
-				if a.TimeoutMs != nil {
-					timeout = *a.TimeoutMs
-				}
-				if d := time.Duration(timeout) * time.Millisecond; d < api.MinWait || d > api.MaxWait {
-					return invalid(ToolInboxWait, "timeoutMs must be within %d..%d (got %d)", api.MinWait.Milliseconds(), api.MaxWait.Milliseconds(), timeout)
+				wait, rest, bad := waitFor(ToolInboxWait, a.TimeoutMs)
+				if bad != nil {
+					return bad
 				}
 				ack := a.Ack == nil || *a.Ack
 				q, err := inboxQuery(ctx, a.SessionID, a.After, a.CorrelationID, ack)
@@ -96,11 +112,15 @@ func inboxTools(svc api.Inboxes, streams api.StreamSlots) []server.ServerTool {
 					}
 					defer release()
 				}
-				page, err := svc.Wait(ctx, q, time.Duration(timeout)*time.Millisecond)
+				page, err := svc.Wait(ctx, q, wait)
 				if err != nil {
 					return fail(ToolInboxWait, err, nil)
 				}
-				return ok(pageFields(page, true))
+				out := pageFields(page, true)
+				if out["timedOut"] == true && rest > 0 {
+					out["nextWaitMs"] = rest.Milliseconds()
+				}
+				return ok(out)
 			}),
 		},
 	}

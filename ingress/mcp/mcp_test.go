@@ -254,7 +254,9 @@ func TestToolErrors(t *testing.T) {
 		{"follow bad event", smcp.ToolFollow, map[string]any{"selector": map[string]any{"all": true}, "events": []any{"born"}}, nil, "invalid_input", `session_follow: events: "born" is not a follow event`},
 		{"follow bad batch", smcp.ToolFollow, map[string]any{"selector": map[string]any{"all": true}, "batchMs": 600001}, nil, "invalid_input", "session_follow: batchMs must be within 0..600000"},
 		{"unfollow unknown", smcp.ToolUnfollow, map[string]any{"id": "nope"}, nil, "not_found", "session_unfollow: follow not found"},
-		{"wait too short", smcp.ToolInboxWait, map[string]any{"timeoutMs": 999}, nil, "invalid_input", "inbox_wait: timeoutMs must be within 1000..49000 (got 999)"},
+		{"wait too short", smcp.ToolInboxWait, map[string]any{"timeoutMs": 999}, nil, "invalid_input", "inbox_wait: timeoutMs must be within 1000..3600000 (got 999)"},
+		{"wait too long", smcp.ToolInboxWait, map[string]any{"timeoutMs": 3600001}, nil, "invalid_input", "inbox_wait: timeoutMs must be within 1000..3600000 (got 3600001); one call waits at most 49000"},
+		{"wait for event without target", smcp.ToolWaitForEvent, map[string]any{}, nil, "invalid_input", "sentinel_wait_for_event: give sentinelId or subject"},
 		{"read bad limit", smcp.ToolInboxRead, map[string]any{"limit": 501}, nil, "invalid_input", "inbox_read: limit must be within 1..500"},
 	}
 	for _, tc := range cases {
@@ -329,6 +331,14 @@ func TestInboxTools(t *testing.T) {
 	require.Equal(t, true, out["timedOut"])
 	require.Equal(t, []any{}, out["messages"])
 	require.False(t, f.query.Ack)
+	require.Nil(t, out["nextWaitMs"], "a wait that ran its course leaves nothing to wait")
+
+	// A wait longer than a client's tool timeout is capped at 49 s; the
+	// rest comes back as nextWaitMs.
+	out, _, _ = callTool(t, cs, smcp.ToolInboxWait, map[string]any{"timeoutMs": 120000})
+	require.Equal(t, api.MaxWait, f.timeout)
+	require.Equal(t, true, out["timedOut"])
+	require.Equal(t, float64(71000), out["nextWaitMs"])
 
 	out, isErr, _ = callTool(t, cs, smcp.ToolInboxRead, map[string]any{"limit": 10})
 	require.False(t, isErr, out)

@@ -57,6 +57,11 @@ type Options struct {
 	// stopping) a long call such as inbox_wait returns at once with the
 	// error "unavailable" instead of holding the shutdown.
 	Life context.Context
+	// Experimental, when set, is announced as capabilities.experimental
+	// (the stdio bridge's Claude Code channel: {"claude/channel": {}}).
+	Experimental map[string]any
+	// Instructions, when set, is appended to the server's instructions.
+	Instructions string
 }
 
 // NewServer builds the MCP server with every tool whose service is set.
@@ -64,11 +69,18 @@ func NewServer(svc Services, opts Options) *server.MCPServer {
 	if opts.Version == "" {
 		opts.Version = "dev"
 	}
+	instructions := "Sentinel watches subjects (GitHub pull requests, repositories, ...) and delivers matching events " +
+		"into agent session inboxes. Use sentinel_watch to start a watch, inbox_wait to block on deliveries."
+	if opts.Instructions != "" {
+		instructions += " " + opts.Instructions
+	}
 	sopts := []server.ServerOption{
 		server.WithToolCapabilities(false),
 		server.WithRecovery(),
-		server.WithInstructions("Sentinel watches subjects (GitHub pull requests, repositories, ...) and delivers matching events " +
-			"into agent session inboxes. Use sentinel_watch to start a watch, inbox_wait to block on deliveries."),
+		server.WithInstructions(instructions),
+	}
+	if len(opts.Experimental) > 0 {
+		sopts = append(sopts, server.WithExperimental(opts.Experimental))
 	}
 	if opts.Log != nil {
 		sopts = append(sopts, server.WithLogger(opts.Log))
@@ -141,6 +153,9 @@ func Tools(svc Services) []server.ServerTool {
 	}
 	if svc.Inbox != nil {
 		out = append(out, inboxTools(svc.Inbox, svc.Streams)...)
+	}
+	if svc.Sentinels != nil && svc.Inbox != nil {
+		out = append(out, waitEventTools(svc.Sentinels, svc.Inbox, svc.Streams)...)
 	}
 	return out
 }

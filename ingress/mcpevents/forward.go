@@ -38,7 +38,11 @@ func (f *Forwarder) Dispatch(ctx context.Context, msg []byte, req *Request, emit
 		}
 		hr.Header.Set("Content-Type", "application/json")
 		hr.Header.Set("Accept", "application/json, text/event-stream")
-		hr.Header.Set("Mcp-Protocol-Version", req.Revision())
+		rev := req.Revision()
+		if rev == "" {
+			rev = LegacyRevision // a request of a client that initialized with it
+		}
+		hr.Header.Set("Mcp-Protocol-Version", rev)
 		hr.Header.Set("Mcp-Method", req.Method)
 		if f.Token != "" {
 			hr.Header.Set("Authorization", "Bearer "+f.Token)

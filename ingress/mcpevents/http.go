@@ -22,6 +22,7 @@ type HTTPOptions struct {
 // handler). It expects a POST body already read into memory within the
 // node's cap (ingress/mcp does that first).
 func Handler(next http.Handler, d Dispatcher, opts HTTPOptions) http.Handler {
+	legacy := &legacySessions{ids: map[string]struct{}{}}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != http.MethodPost || r.Body == nil {
 			next.ServeHTTP(w, r)
@@ -34,8 +35,27 @@ func Handler(next http.Handler, d Dispatcher, opts HTTPOptions) http.Handler {
 			return
 		}
 		req, ok := parse(body)
-		if !ok || !req.IsRequest() || !Modern(req.Revision()) || !(IsEvents(req.Method) || req.Method == methodDiscover) {
+		if !ok || !req.IsRequest() {
 			next.ServeHTTP(w, r)
+			return
+		}
+		if req.Method == methodInitialize {
+			initialize(next, w, r, initializeVersion(req.Params) == LegacyRevision, legacy)
+			return
+		}
+		old := IsEvents(req.Method) && req.Revision() == "" && legacy.has(r)
+		if !old && (!Modern(req.Revision()) || !(IsEvents(req.Method) || req.Method == methodDiscover)) {
+			next.ServeHTTP(w, r)
+			return
+		}
+		if old {
+			ctx := r.Context()
+			if opts.Principal != nil {
+				ctx = WithPrincipal(ctx, opts.Principal(r))
+			}
+			out := &httpEmitter{w: w}
+			d.Dispatch(ctx, body, req, out.emit)
+			out.finish()
 			return
 		}
 		if h := r.Header.Get("Mcp-Protocol-Version"); h != req.Revision() {
@@ -62,9 +82,77 @@ func Handler(next http.Handler, d Dispatcher, opts HTTPOptions) http.Handler {
 	})
 }
 
+// maxLegacySessions bounds the remembered LegacyRevision sessions (the
+// oldest half is forgotten past it; such a client sends
+// Mcp-Protocol-Version: 2025-03-26 or initializes again).
+const maxLegacySessions = 10000
+
+// legacySessions remembers the MCP sessions (Mcp-Session-Id) that
+// initialized with LegacyRevision.
+type legacySessions struct {
+	mu    sync.Mutex
+	ids   map[string]struct{}
+	order []string
+}
+
+func (l *legacySessions) add(id string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if _, ok := l.ids[id]; ok {
+		return
+	}
+	if len(l.order) >= maxLegacySessions {
+		for _, old := range l.order[:maxLegacySessions/2] {
+			delete(l.ids, old)
+		}
+		l.order = append([]string(nil), l.order[maxLegacySessions/2:]...)
+	}
+	l.ids[id] = struct{}{}
+	l.order = append(l.order, id)
+}
+
+// has reports whether r belongs to a LegacyRevision session: its
+// Mcp-Protocol-Version header names the revision, or (no header, as a
+// client of that revision sends none) its Mcp-Session-Id initialized
+// with it.
+func (l *legacySessions) has(r *http.Request) bool {
+	if v := r.Header.Get("Mcp-Protocol-Version"); v != "" {
+		return v == LegacyRevision
+	}
+	id := r.Header.Get("Mcp-Session-Id")
+	if id == "" {
+		return false
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	_, ok := l.ids[id]
+	return ok
+}
+
+// initialize runs an initialize through next, adds the extension to the
+// capabilities it answers, and remembers the session when it negotiated
+// LegacyRevision.
+func initialize(next http.Handler, w http.ResponseWriter, r *http.Request, asked bool, legacy *legacySessions) {
+	body, res := patched(next, w, r)
+	if asked && res.Header.Get("Mcp-Session-Id") != "" && bytes.Contains(body, []byte(`"protocolVersion":"`+LegacyRevision+`"`)) {
+		legacy.add(res.Header.Get("Mcp-Session-Id"))
+	}
+	w.WriteHeader(res.StatusCode)
+	_, _ = w.Write(body)
+}
+
 // discover runs server/discover through next and adds the extension to
 // the capabilities it answers (a JSON body or an SSE stream).
 func discover(next http.Handler, w http.ResponseWriter, r *http.Request) {
+	body, res := patched(next, w, r)
+	w.WriteHeader(res.StatusCode)
+	_, _ = w.Write(body)
+}
+
+// patched runs r through next and returns its answer with the extension
+// added to the capabilities (a JSON body or an SSE stream), the headers
+// copied to w.
+func patched(next http.Handler, w http.ResponseWriter, r *http.Request) ([]byte, *http.Response) {
 	rec := httptest.NewRecorder()
 	next.ServeHTTP(rec, r)
 	res := rec.Result()
@@ -89,8 +177,7 @@ func discover(next http.Handler, w http.ResponseWriter, r *http.Request) {
 	} else {
 		body = withExtension(bytes.TrimSpace(body))
 	}
-	w.WriteHeader(res.StatusCode)
-	_, _ = w.Write(body)
+	return body, res
 }
 
 // httpEmitter answers one JSON body when the first message is the

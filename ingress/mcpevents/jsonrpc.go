@@ -13,6 +13,26 @@ const ExtensionID = "io.modelcontextprotocol/events"
 // MinRevision is the first protocol revision the extension is defined for.
 const MinRevision = "2026-07-28"
 
+// LegacyRevision is the initialize-handshake revision ChatGPT, the only
+// shipping MCP Events client, speaks: its events/* requests carry no
+// revision in _meta. They are served on a connection (stdio) or session
+// (HTTP: Mcp-Session-Id, or an Mcp-Protocol-Version header naming it)
+// that initialized with it; events/* of any other earlier revision stay
+// Method not found, as the SEP says.
+const LegacyRevision = "2025-03-26"
+
+// methodInitialize is the handshake of the earlier revisions.
+const methodInitialize = "initialize"
+
+// initializeVersion returns the protocolVersion of initialize params.
+func initializeVersion(params json.RawMessage) string {
+	var p struct {
+		ProtocolVersion string `json:"protocolVersion"`
+	}
+	_ = json.Unmarshal(params, &p)
+	return p.ProtocolVersion
+}
+
 // MetaSubscriptionID is the _meta key routing push notifications.
 const MetaSubscriptionID = "io.modelcontextprotocol/subscriptionId"
 
@@ -156,7 +176,10 @@ func errorCode(msg []byte) int {
 }
 
 // withExtension adds the extension to the capabilities of a
-// server/discover response message (unchanged when it has none).
+// server/discover or initialize response message, in both spellings:
+// capabilities.extensions[ExtensionID] (the SEP's) and a top-level
+// capabilities.events (what ChatGPT reads); unchanged when it has no
+// result.
 func withExtension(msg []byte) []byte {
 	var m map[string]json.RawMessage
 	if json.Unmarshal(msg, &m) != nil || m["result"] == nil {
@@ -175,6 +198,7 @@ func withExtension(msg []byte) []byte {
 		exts = map[string]json.RawMessage{}
 	}
 	exts[ExtensionID] = json.RawMessage(`{}`)
+	caps["events"] = json.RawMessage(`{}`)
 	var err error
 	if caps["extensions"], err = json.Marshal(exts); err != nil {
 		return msg

@@ -61,11 +61,15 @@ func ServeStdio(ctx context.Context, d Dispatcher, serve func(ctx context.Contex
 }
 
 // stdioState tracks the events calls in flight (by id) and the ids of
-// modern server/discover requests whose answers gain the extension.
+// modern server/discover and initialize requests whose answers gain the
+// extension.
 type stdioState struct {
 	mu       sync.Mutex
 	calls    map[string]context.CancelFunc
 	discover map[string]bool
+	// legacy is set once the client initialized with LegacyRevision: its
+	// events/* requests (without a revision) are served.
+	legacy bool
 }
 
 // route handles a line that is this layer's and reports whether it did.
@@ -89,12 +93,15 @@ func (st *stdioState) route(ctx context.Context, d Dispatcher, line []byte, lw *
 			c()
 		}
 		return mine
-	case req.Method == methodDiscover && req.IsRequest() && Modern(req.Revision()):
+	case (req.Method == methodDiscover && Modern(req.Revision()) || req.Method == methodInitialize) && req.IsRequest():
 		st.mu.Lock()
 		st.discover[idKey(req.ID)] = true
+		if req.Method == methodInitialize {
+			st.legacy = initializeVersion(req.Params) == LegacyRevision
+		}
 		st.mu.Unlock()
 		return false
-	case IsEvents(req.Method) && req.IsRequest() && Modern(req.Revision()):
+	case IsEvents(req.Method) && req.IsRequest() && (Modern(req.Revision()) || req.Revision() == "" && st.isLegacy()):
 		cctx, cancel := context.WithCancel(ctx)
 		key := idKey(req.ID)
 		st.mu.Lock()
@@ -119,6 +126,12 @@ func (st *stdioState) route(ctx context.Context, d Dispatcher, line []byte, lw *
 		return true
 	}
 	return false
+}
+
+func (st *stdioState) isLegacy() bool {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	return st.legacy
 }
 
 func (st *stdioState) cancelAll() {

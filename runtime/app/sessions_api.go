@@ -111,7 +111,7 @@ func (s inboxesAPI) Send(ctx context.Context, to string, req api.SendMessage, ca
 }
 
 func (s inboxesAPI) query(q api.InboxQuery) sessions.Query {
-	return sessions.Query{SessionID: q.SessionID, After: q.After, Limit: q.Limit, CorrelationID: q.CorrelationID, Ack: q.Ack}
+	return sessions.Query{SessionID: q.SessionID, After: q.After, Limit: q.Limit, CorrelationID: q.CorrelationID, Ack: q.Ack, Cursor: q.Cursor}
 }
 
 func (s inboxesAPI) page(msgs []inbox.Message, next uint64) (api.InboxPage, error) {

@@ -198,6 +198,8 @@ type Query struct {
 	Limit         int
 	CorrelationID string
 	Ack           bool
+	// Cursor names another cursor of the session ("" the read cursor).
+	Cursor string
 }
 
 // Read returns a page of messages without waiting.
@@ -239,7 +241,7 @@ func (s *Inboxes) query(ctx context.Context, q Query) (inbox.Query, error) {
 		iq.After = *q.After
 		return iq, nil
 	}
-	c, err := s.Cursor(ctx, q.SessionID)
+	c, err := s.NamedCursor(ctx, q.SessionID, q.Cursor)
 	if err != nil {
 		return inbox.Query{}, err
 	}
@@ -253,12 +255,21 @@ func (s *Inboxes) ack(ctx context.Context, q Query, msgs []inbox.Message, next u
 	if !q.Ack || q.CorrelationID != "" || len(msgs) == 0 {
 		return nil
 	}
-	return s.Advance(ctx, q.SessionID, msgs[len(msgs)-1].Seq)
+	return s.AdvanceNamed(ctx, q.SessionID, q.Cursor, msgs[len(msgs)-1].Seq)
 }
 
 // Cursor returns the session's read cursor (0 when never set).
 func (s *Inboxes) Cursor(ctx context.Context, id string) (uint64, error) {
-	e, err := s.cursors.Get(ctx, cursorKey(id))
+	return s.NamedCursor(ctx, id, "")
+}
+
+// NamedCursor returns the session's cursor of that name ("" the read
+// cursor; 0 when never set).
+func (s *Inboxes) NamedCursor(ctx context.Context, id, name string) (uint64, error) {
+	if name != "" && !validCursorName(name) {
+		return 0, sentinel.Errorf(sentinel.CodeInvalidInput, "cursor must be 1-32 of [a-z0-9_-] (a cursor name)")
+	}
+	e, err := s.cursors.Get(ctx, namedCursorKey(id, name))
 	if errors.Is(err, jetstream.ErrKeyNotFound) || errors.Is(err, jetstream.ErrKeyDeleted) {
 		return 0, nil
 	}
@@ -274,7 +285,16 @@ func (s *Inboxes) Cursor(ctx context.Context, id string) (uint64, error) {
 
 // Advance moves the read cursor forward to seq; it never moves back.
 func (s *Inboxes) Advance(ctx context.Context, id string, seq uint64) error {
-	key := cursorKey(id)
+	return s.AdvanceNamed(ctx, id, "", seq)
+}
+
+// AdvanceNamed moves the session's cursor of that name ("" the read
+// cursor) forward to seq; it never moves back.
+func (s *Inboxes) AdvanceNamed(ctx context.Context, id, name string, seq uint64) error {
+	if name != "" && !validCursorName(name) {
+		return sentinel.Errorf(sentinel.CodeInvalidInput, "cursor must be 1-32 of [a-z0-9_-] (a cursor name)")
+	}
+	key := namedCursorKey(id, name)
 	for attempt := 0; attempt < 32; attempt++ {
 		e, err := s.cursors.Get(ctx, key)
 		switch {
@@ -300,3 +320,26 @@ func (s *Inboxes) Advance(ctx context.Context, id string, seq uint64) error {
 }
 
 func cursorKey(id string) string { return "inbox." + id }
+
+// namedCursorKey is the key of a session's named cursor:
+// inbox.<session>.<name> (under inbox.>, so retention prunes it with the
+// read cursors), the read cursor's for "".
+func namedCursorKey(id, name string) string {
+	if name == "" {
+		return cursorKey(id)
+	}
+	return cursorKey(id) + "." + name
+}
+
+// validCursorName: 1-32 of [a-z0-9_-] (ingress/api.ValidCursorName).
+func validCursorName(name string) bool {
+	if len(name) < 1 || len(name) > 32 {
+		return false
+	}
+	for _, r := range name {
+		if !(r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '_' || r == '-') {
+			return false
+		}
+	}
+	return true
+}

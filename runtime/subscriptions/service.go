@@ -167,8 +167,16 @@ func (s *Service) Poll(ctx context.Context, principal string, raw json.RawMessag
 		return nil, err
 	}
 	pos := max64(start, last)
-	for _, e := range evs {
-		res.Events = append(res.Events, occurrence(r.Name, e))
+	size := 0
+	for i, e := range evs {
+		occ := occurrence(r.Name, e)
+		// One answer stays under MaxPayloadBytes: the rest is the next
+		// poll's (hasMore).
+		if size += len(occ.Data) + 512; i > 0 && size > MaxPayloadBytes {
+			evs, more = evs[:i], true
+			break
+		}
+		res.Events = append(res.Events, occ)
 		pos = max64(pos, e.Seq)
 	}
 	if more {
@@ -226,15 +234,57 @@ func (s *Service) nextPollMs() int64 {
 }
 
 func occurrence(name string, e stored) Occurrence {
-	raw, err := json.Marshal(e.Ev)
-	if err != nil {
-		raw = json.RawMessage(`{}`)
-	}
 	ts := e.Ev.Time
 	if ts == "" {
 		ts = sentinel.FormatTime(e.Time)
 	}
-	return Occurrence{EventID: e.Ev.ID, Name: name, Timestamp: ts, Data: raw}
+	return Occurrence{EventID: e.Ev.ID, Name: name, Timestamp: ts, Data: clipEvent(&e.Ev)}
+}
+
+// MaxPayloadBytes bounds every delivered payload: a webhook POST body,
+// a stream notification, one poll answer (ChatGPT, the shipping MCP
+// Events client, refuses more than 256 KiB). MaxEventBytes is what one
+// event's data may take of it, leaving room for the envelope (event id,
+// name, timestamp, signed cursor, JSON-RPC framing).
+const (
+	MaxPayloadBytes = 256 << 10
+	MaxEventBytes   = MaxPayloadBytes - 8<<10
+)
+
+// clipEvent encodes the event to fit MaxEventBytes: the whole event when
+// it fits; else the event with its data replaced by a note saying it was
+// clipped (truncated, the reason, the size it had); else an identity stub
+// (id, type, subject, a clipped summary, truncated). A client that needs
+// what was clipped fetches it with the tools.
+func clipEvent(ev *sentinel.Event) json.RawMessage {
+	raw, err := json.Marshal(ev)
+	if err != nil {
+		return json.RawMessage(`{}`)
+	}
+	if len(raw) <= MaxEventBytes {
+		return raw
+	}
+	cp := *ev
+	note, _ := json.Marshal(map[string]any{"truncated": true, "originalBytes": len(raw),
+		"reason": fmt.Sprintf("the event was %d bytes, over the %d-byte payload cap: its data was left out; read the subject with the tools for the rest", len(raw), MaxPayloadBytes)})
+	cp.Data = note
+	if out, err := json.Marshal(&cp); err == nil && len(out) <= MaxEventBytes {
+		return out
+	}
+	summary := ev.Summary
+	if len(summary) > 4096 {
+		summary = strings.ToValidUTF8(summary[:4096], "")
+	}
+	stub, _ := json.Marshal(map[string]any{"id": clipString(ev.ID, 256), "type": clipString(ev.Type, 256), "subject": clipString(ev.Subject, 1024),
+		"summary": summary, "truncated": true, "originalBytes": len(raw)})
+	return stub
+}
+
+func clipString(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return strings.ToValidUTF8(s[:n], "")
 }
 
 // ensure returns the subscription of base.ID, creating it (and the
