@@ -82,6 +82,20 @@ func (u Urgency) Valid() bool {
 	return false
 }
 
+// Urgencies lists the four urgencies from the least to the most urgent.
+var Urgencies = []Urgency{UrgencyFYI, UrgencyNextTurn, UrgencySteer, UrgencyInterrupt}
+
+// Rank orders urgencies: fyi 0, next-turn 1, steer 2, interrupt 3 (-1 for
+// anything else).
+func (u Urgency) Rank() int {
+	for i, v := range Urgencies {
+		if v == u {
+			return i
+		}
+	}
+	return -1
+}
+
 // Target is where events are delivered, a tagged union on Kind. Only
 // session targets deliver; routine and webhook are frozen shapes that are
 // rejected with not_implemented.

@@ -22,6 +22,14 @@ type WatchRequest struct {
 	// MuteSelf sets the loop shield (Spec.MuteSelf); unset is false (the
 	// sessions' PR auto-link sets it true).
 	MuteSelf *bool `json:"muteSelf,omitempty"`
+	// AllowDuplicate creates a new sentinel even when an active one of the
+	// same session already has this target, clauses, until and urgency
+	// (by default that one is returned, marked existing).
+	AllowDuplicate bool `json:"allowDuplicate,omitempty"`
+	// Key names the watch within its session: a watch with the key of an
+	// active sentinel of the session updates that sentinel in place (its
+	// clauses, until, urgency, group, label) instead of creating one.
+	Key string `json:"key,omitempty"`
 }
 
 // UntilArg accepts either a kind string ("subject_terminal", "never", or
