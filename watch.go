@@ -116,6 +116,12 @@ func (r *WatchRequest) Expand(callerSession string) (Spec, error) {
 	if r.MuteSelf != nil {
 		spec.MuteSelf = *r.MuteSelf
 	}
+	if r.Key != "" {
+		if !ValidWatchKey(r.Key) {
+			return Spec{}, Errorf(CodeInvalidInput, "key %q must be 1 to %d characters of letters, digits and . _ : / # -", r.Key, MaxKeyLen)
+		}
+		spec.Key = r.Key
+	}
 	if err := spec.Validate(); err != nil {
 		return Spec{}, err
 	}
