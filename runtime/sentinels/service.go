@@ -526,6 +526,7 @@ func (s *Service) Remove(ctx context.Context, id string) error {
 	if err := s.Store.Delete(ctx, id); err != nil {
 		return err
 	}
+	s.unindex(ctx, rec)
 	if err := s.Seen.Forget(ctx, id); err != nil {
 		s.Log.Warn("dropping the seen window failed", "sentinel", id, "err", err)
 	}

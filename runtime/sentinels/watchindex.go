@@ -199,3 +199,26 @@ func pauseFor(ctx context.Context, d time.Duration) error {
 		return context.Cause(ctx)
 	}
 }
+
+// unindex drops the index entries that name a removed sentinel (its
+// spec's and its key's), each only while it still names it, so the next
+// equal watch creates at once instead of waiting out claimWait.
+func (s *Service) unindex(ctx context.Context, rec *sentinel.Sentinel) {
+	if s.Index == nil || rec.Spec.Target.Kind != sentinel.TargetSession {
+		return
+	}
+	keys := []string{dupIndexKey(rec.Spec)}
+	if rec.Spec.Key != "" {
+		keys = append(keys, keyIndexKey(rec.Spec))
+	}
+	for _, key := range keys {
+		e, err := s.Index.kv.Get(ctx, key)
+		if err != nil {
+			continue
+		}
+		var ent indexEntry
+		if json.Unmarshal(e.Value(), &ent) == nil && ent.ID == rec.ID {
+			s.release(ctx, key, e.Revision())
+		}
+	}
+}
