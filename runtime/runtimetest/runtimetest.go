@@ -223,9 +223,12 @@ func (e *Env) StartWorkers() {
 	e.T.Cleanup(e.Workers.Stop)
 }
 
-// Watch creates a sentinel through the service.
+// Watch creates a sentinel through the service: always a new one (the
+// request's AllowDuplicate is set, so tests that watch one subject twice
+// get two sentinels; Service.Watch is the idempotent call).
 func (e *Env) Watch(req sentinel.WatchRequest) *sentinel.Sentinel {
 	e.T.Helper()
+	req.AllowDuplicate = true
 	rec, err := e.Service.Create(context.Background(), req, "")
 	if err != nil {
 		e.T.Fatalf("watch: %v", err)
