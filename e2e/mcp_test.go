@@ -337,7 +337,7 @@ func assertToolSchemas(t *testing.T, tools []*sdk.Tool) {
 	// Annotations are set on purpose (mcp-go defaults to destructive and
 	// open-world): readOnly, destructive, idempotent, openWorld.
 	want := map[string][4]bool{
-		"sentinel_watch":          {false, false, false, true},
+		"sentinel_watch":          {false, false, true, true},
 		"sentinel_list":           {true, false, true, false},
 		"sentinel_unwatch":        {false, true, true, true},
 		"sentinel_poll_now":       {false, false, true, true},

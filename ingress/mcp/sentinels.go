@@ -69,7 +69,7 @@ func sentinelTools(svc api.Sentinels) []server.ServerTool {
 			Tool: mcp.NewTool(ToolWatch,
 				mcp.WithDescription("Create a sentinel: a persistent watch over a subject (or a pull request URL) that delivers matching events into a session's inbox. Give exactly one of subject or prUrl."),
 				inputSchema[WatchArgs](),
-				annotations("Watch a subject", false, false, false, true),
+				annotations("Watch a subject", false, false, true, true),
 			),
 			Handler: watchHandler(svc),
 		},
