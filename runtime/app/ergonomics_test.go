@@ -4,11 +4,14 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"net/http/httptest"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/agentproto/sentinel/runtime/app"
 )
 
 // Issue 29 through the HTTP API and MCP: one message per session and
@@ -162,4 +165,30 @@ func TestProviderNotReadyWarnsOverHTTPAndMCP(t *testing.T) {
 	res := toolResult(t, c, "sentinel_watch", map[string]any{"prUrl": "https://github.com/acme/widgets/pull/8", "sessionId": "me"})
 	require.Len(t, res["warnings"], 1, "%v", res)
 	require.Equal(t, "provider_not_ready", res["warnings"].([]any)[0].(map[string]any)["code"])
+}
+
+// A repository the credentials do not reach is named at once: the watch is
+// made, with repo_unreachable and its fix.
+func TestRepoUnreachableWarns(t *testing.T) {
+	gh := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusNotFound)
+		_, _ = w.Write([]byte(`{"message":"Not Found"}`))
+	}))
+	t.Cleanup(gh.Close)
+	t.Setenv("PATH", t.TempDir())
+	t.Setenv("GH_TOKEN", "ghp_unreachable0123456789abcdefXYZ")
+	t.Setenv("GITHUB_TOKEN", "")
+	t.Setenv("GH_HOST", "")
+	n := startNodeWith(t, func(c *app.Config) { c.GitHub.APIURL = gh.URL })
+	out := n.expect(http.StatusCreated, "POST", "/sentinels", map[string]any{"prUrl": "https://github.com/acme/private/pull/3", "sessionId": "me", "provider": "local-gh"})
+	ws, ok := out["warnings"].([]any)
+	require.True(t, ok, "%v", out)
+	require.Len(t, ws, 1)
+	w := ws[0].(map[string]any)
+	require.Equal(t, "repo_unreachable", w["code"])
+	require.Contains(t, w["message"], "github:acme/private is not reachable")
+	require.Contains(t, w["message"], "HTTP 404")
+	require.Contains(t, w["fix"], "GH_TOKEN")
+	require.NotContains(t, fmt.Sprint(out), "ghp_unreachable", "the token never shows")
 }
