@@ -70,6 +70,30 @@ type Sentinel struct {
 	// (idempotently) instead of trusting the seen mark. The next handled
 	// event's write clears it.
 	Unconfirmed string `json:"unconfirmed,omitempty"`
+	// Warnings say why the sentinel may never deliver (its provider was
+	// not ready when it was created, a webhook hook could not be made, the
+	// repository was not reachable): shown in its view and the dashboard.
+	Warnings []Warning `json:"warnings,omitempty"`
+}
+
+// Warning codes.
+const (
+	// WarnProviderNotReady: the auto-selected provider is not ready (for
+	// local-gh: gh is not signed in); nothing comes until it is.
+	WarnProviderNotReady = "provider_not_ready"
+	// WarnHookNotCreated: the provider could not create its webhook hook.
+	WarnHookNotCreated = "hook_not_created"
+	// WarnRepoUnreachable: the repository is not reachable with the
+	// provider's credentials.
+	WarnRepoUnreachable = "repo_unreachable"
+)
+
+// Warning is one reason a sentinel may deliver nothing, with what fixes it.
+type Warning struct {
+	Code     string `json:"code"`
+	Provider string `json:"provider,omitempty"`
+	Message  string `json:"message"`
+	Fix      string `json:"fix,omitempty"`
 }
 
 // View is the public projection of a sentinel: what sentinel_list, the HTTP
@@ -89,6 +113,14 @@ type View struct {
 	LastEventTs int64    `json:"lastEventTs,omitempty"`
 	LastError   string   `json:"lastError,omitempty"`
 	MuteSelf    bool     `json:"muteSelf"`
+	Key         string   `json:"key,omitempty"`
+	// Warnings: why the sentinel may deliver nothing (Sentinel.Warnings).
+	Warnings []Warning `json:"warnings,omitempty"`
+	// Existing and Updated are set on a watch's answer only: an equal
+	// active sentinel (or the one with the watch's key and the same spec)
+	// was returned instead of a new one; the key's sentinel was updated.
+	Existing bool `json:"existing,omitempty"`
+	Updated  bool `json:"updated,omitempty"`
 }
 
 // View projects the record.
@@ -114,6 +146,8 @@ func (s *Sentinel) View() View {
 		LastEventTs: s.LastEventTs,
 		LastError:   s.LastError,
 		MuteSelf:    s.Spec.MuteSelf,
+		Key:         s.Spec.Key,
+		Warnings:    s.Warnings,
 	}
 }
 

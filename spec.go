@@ -17,6 +17,26 @@ type Spec struct {
 	// identity caused (Event.SelfCaused) is journaled as "self" instead of
 	// delivered; terminal events are never muted.
 	MuteSelf bool `json:"muteSelf,omitempty"`
+	// Key names the watch within its session (WatchRequest.Key): a later
+	// watch with the same key updates this sentinel instead of adding one.
+	Key string `json:"key,omitempty"`
+}
+
+// MaxKeyLen caps a watch key.
+const MaxKeyLen = 128
+
+// ValidWatchKey reports whether k is a usable watch key: 1 to MaxKeyLen
+// characters of letters, digits and . _ : / # -.
+func ValidWatchKey(k string) bool {
+	if k == "" || len(k) > MaxKeyLen {
+		return false
+	}
+	for _, r := range k {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("._:/#-", r)) {
+			return false
+		}
+	}
+	return true
 }
 
 // Clause is one match clause: a subject (exact, or a prefix when it ends in
@@ -80,6 +100,20 @@ func (u Urgency) Valid() bool {
 		return true
 	}
 	return false
+}
+
+// Urgencies lists the four urgencies from the least to the most urgent.
+var Urgencies = []Urgency{UrgencyFYI, UrgencyNextTurn, UrgencySteer, UrgencyInterrupt}
+
+// Rank orders urgencies: fyi 0, next-turn 1, steer 2, interrupt 3 (-1 for
+// anything else).
+func (u Urgency) Rank() int {
+	for i, v := range Urgencies {
+		if v == u {
+			return i
+		}
+	}
+	return -1
 }
 
 // Target is where events are delivered, a tagged union on Kind. Only

@@ -22,6 +22,14 @@ type WatchRequest struct {
 	// MuteSelf sets the loop shield (Spec.MuteSelf); unset is false (the
 	// sessions' PR auto-link sets it true).
 	MuteSelf *bool `json:"muteSelf,omitempty"`
+	// AllowDuplicate creates a new sentinel even when an active one of the
+	// same session already has this target, clauses, until and urgency
+	// (by default that one is returned, marked existing).
+	AllowDuplicate bool `json:"allowDuplicate,omitempty"`
+	// Key names the watch within its session: a watch with the key of an
+	// active sentinel of the session updates that sentinel in place (its
+	// clauses, until, urgency, group, label) instead of creating one.
+	Key string `json:"key,omitempty"`
 }
 
 // UntilArg accepts either a kind string ("subject_terminal", "never", or
@@ -107,6 +115,12 @@ func (r *WatchRequest) Expand(callerSession string) (Spec, error) {
 	spec.Label = r.Label
 	if r.MuteSelf != nil {
 		spec.MuteSelf = *r.MuteSelf
+	}
+	if r.Key != "" {
+		if !ValidWatchKey(r.Key) {
+			return Spec{}, Errorf(CodeInvalidInput, "key %q must be 1 to %d characters of letters, digits and . _ : / # -", r.Key, MaxKeyLen)
+		}
+		spec.Key = r.Key
 	}
 	if err := spec.Validate(); err != nil {
 		return Spec{}, err

@@ -321,7 +321,7 @@ func assertToolSchemas(t *testing.T, tools []*sdk.Tool) {
 	}
 
 	w := schema("sentinel_watch")
-	require.Equal(t, []string{"dryRun", "group", "label", "muteSelf", "prUrl", "provider", "sessionId", "subject", "types", "until", "urgency"}, props(w))
+	require.Equal(t, []string{"allowDuplicate", "dryRun", "group", "key", "label", "muteSelf", "prUrl", "provider", "sessionId", "subject", "types", "until", "urgency"}, props(w))
 	require.Nil(t, w["required"], "sentinel_watch takes subject or prUrl: nothing is required by the schema")
 	require.Equal(t, "array", dig(w, "properties", "types", "type"))
 	require.Equal(t, "string", dig(w, "properties", "types", "items", "type"))
@@ -361,7 +361,7 @@ func assertToolSchemas(t *testing.T, tools []*sdk.Tool) {
 	// Annotations are set on purpose (mcp-go defaults to destructive and
 	// open-world): readOnly, destructive, idempotent, openWorld.
 	want := map[string][4]bool{
-		"sentinel_watch":          {false, false, false, true},
+		"sentinel_watch":          {false, false, true, true},
 		"sentinel_list":           {true, false, true, false},
 		"sentinel_unwatch":        {false, true, true, true},
 		"sentinel_poll_now":       {false, false, true, true},

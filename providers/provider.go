@@ -34,6 +34,9 @@ type Info struct {
 type Readiness struct {
 	Ready  bool   `json:"ready"`
 	Reason string `json:"reason,omitempty"`
+	// Fix, when set, says what makes the provider ready (a command to
+	// run, a setting to give).
+	Fix string `json:"fix,omitempty"`
 	// CredentialSource names where the provider's credential comes from
 	// (GitHub providers: gh, GH_TOKEN or GITHUB_TOKEN); never the
 	// credential itself.
@@ -166,6 +169,15 @@ type InboundParser interface {
 // can operate right now. Readiness must not panic; it should be cheap.
 type ReadinessChecker interface {
 	Readiness(ctx context.Context) Readiness
+}
+
+// ReachChecker is implemented by providers that can tell, at create,
+// whether a spec's repository is reachable with their credentials. It
+// returns "" when it is (or cannot tell), else what is wrong and its fix;
+// the sentinel is created either way and carries a repo_unreachable
+// warning.
+type ReachChecker interface {
+	Reachable(ctx context.Context, spec sentinel.Spec) (problem, fix string)
 }
 
 // SetupFielder is implemented by providers that take setup fields.

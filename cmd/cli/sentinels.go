@@ -39,6 +39,9 @@ type WatchOptions struct {
 	Label    string
 	DryRun   bool
 	MuteSelf *bool
+	// Key and AllowDuplicate: WatchRequest.Key and .AllowDuplicate.
+	Key            string
+	AllowDuplicate bool
 }
 
 // NewCmdWatch builds `sentinel watch pr <url>` / `sentinel watch <subject>`.
@@ -56,7 +59,13 @@ func NewCmdWatch(io IO, runF func(*WatchOptions) error) *cobra.Command {
       watches a subject (<scheme>:<path>; a trailing * is a prefix match),
       until never by default.
 
-The events land in the inbox of --session (default $AGENTPROTO_SESSION).`,
+The events land in the inbox of --session (default $AGENTPROTO_SESSION).
+Watching again what an active sentinel of the session already watches
+(same clauses, until and urgency) prints "Already watching ... as sen_..."
+and creates nothing, unless --allow-duplicate; --key names the watch, so
+a later watch with the same key updates it in place. Warnings (a provider
+that is not ready, a hook that could not be made) are printed on stderr;
+the watch is made and the exit code is 0.`,
 		Example: `  sentinel watch pr https://github.com/acme/widgets/pull/7 --session s1
   sentinel watch 'github:acme/widgets*' --session s1 --urgency fyi --json`,
 		Args: func(cmd *cobra.Command, args []string) error {
@@ -97,6 +106,8 @@ The events land in the inbox of --session (default $AGENTPROTO_SESSION).`,
 	f.StringVar(&opts.Group, "group", "", "descriptive group")
 	f.StringVar(&opts.Label, "label", "", "descriptive label")
 	f.Bool("mute-self", false, "loop shield: do not wake the session for events the provider's own GitHub identity caused (terminal events always deliver)")
+	f.StringVar(&opts.Key, "key", "", "name this watch within the session: watching again with the same key returns or updates that sentinel")
+	f.BoolVar(&opts.AllowDuplicate, "allow-duplicate", false, "create another sentinel even when an equal active one exists (by default that one is returned)")
 	f.BoolVar(&opts.DryRun, "dry-run", false, "create nothing: count the journaled events this watch would have matched, with examples")
 	addClientFlags(cmd)
 	return cmd
@@ -112,6 +123,9 @@ func watchRun(cmd *cobra.Command, opts *WatchOptions) error {
 		Group:     opts.Group,
 		Label:     opts.Label,
 		MuteSelf:  opts.MuteSelf,
+		Key:       opts.Key,
+		// --allow-duplicate: another sentinel even when an equal one exists.
+		AllowDuplicate: opts.AllowDuplicate,
 	}
 	if opts.Urgency != "" {
 		u := sentinel.Urgency(opts.Urgency)
@@ -130,16 +144,47 @@ func watchRun(cmd *cobra.Command, opts *WatchOptions) error {
 	if opts.DryRun {
 		return watchDryRun(cmd, opts, req) // dryrun.go
 	}
-	var out struct {
-		Sentinel sentinel.View `json:"sentinel"`
-	}
-	if printed, err := opts.call(cmd.Context(), "POST", "/sentinels", req, &out, sentinelHints); err != nil || printed {
+	raw, err := opts.fetch(cmd.Context(), "POST", "/sentinels", req, sentinelHints)
+	if err != nil {
 		return err
 	}
+	var out struct {
+		Sentinel sentinel.View      `json:"sentinel"`
+		Existing bool               `json:"existing"`
+		Updated  bool               `json:"updated"`
+		Warnings []sentinel.Warning `json:"warnings"`
+	}
+	if err := decodeAnswer(raw, &out); err != nil {
+		return err
+	}
+	// Warnings go to stderr in either mode: the watch was made (exit 0),
+	// but nothing may come until they are fixed.
+	printWarnings(opts.IO, out.Warnings)
+	if opts.JSON {
+		opts.printRaw(raw)
+		return nil
+	}
 	v := out.Sentinel
-	fmt.Fprintf(opts.IO.Out, "Watching %s as %s\n", subjects(v.Match), v.ID)
+	switch {
+	case out.Existing:
+		fmt.Fprintf(opts.IO.Out, "Already watching %s as %s\n", subjects(v.Match), v.ID)
+	case out.Updated:
+		fmt.Fprintf(opts.IO.Out, "Updated the watch %s: watching %s as %s\n", v.Key, subjects(v.Match), v.ID)
+	default:
+		fmt.Fprintf(opts.IO.Out, "Watching %s as %s\n", subjects(v.Match), v.ID)
+	}
 	printView(&opts.ClientOptions, v)
 	return nil
+}
+
+// printWarnings prints a watch's warnings on stderr, one with its fix.
+func printWarnings(io IO, ws []sentinel.Warning) {
+	for _, w := range ws {
+		fmt.Fprintf(io.ErrOut, "warning: %s: %s\n", w.Code, w.Message)
+		if w.Fix != "" {
+			fmt.Fprintf(io.ErrOut, "  fix: %s\n", w.Fix)
+		}
+	}
 }
 
 // printView prints one sentinel as aligned key/value lines.
@@ -158,6 +203,7 @@ func printView(o *ClientOptions, v sentinel.View) {
 		"target", targetText(v.Target),
 		"group", v.Group,
 		"label", v.Label,
+		"key", v.Key,
 		"created", msTime(v.CreatedTs),
 		"events", strconv.Itoa(v.EventCount),
 		"last event", msTime(v.LastEventTs),

@@ -49,7 +49,7 @@ func (h sentinelHandlers) create(w http.ResponseWriter, r *http.Request) {
 		WriteError(w, err)
 		return
 	}
-	WriteJSON(w, http.StatusCreated, map[string]any{"ok": true, "sentinel": v})
+	WriteJSON(w, watchStatus(v), WatchBody(v))
 }
 
 // list answers GET /sentinels: every sentinel without paging parameters
@@ -164,4 +164,26 @@ func (h sentinelHandlers) parked(w http.ResponseWriter, r *http.Request) {
 		ps = []api.Parked{}
 	}
 	WriteJSON(w, http.StatusOK, map[string]any{"ok": true, "parked": ps})
+}
+
+// watchStatus is a watch's HTTP status: 201 for a new sentinel, 200 for
+// the one that was already there or the key's, updated.
+func watchStatus(v sentinel.View) int {
+	if v.Existing || v.Updated {
+		return http.StatusOK
+	}
+	return http.StatusCreated
+}
+
+// WatchBody is a watch's answer: the sentinel, existing and updated when
+// they hold, and the warnings that say why nothing may come (issue 29).
+func WatchBody(v sentinel.View) map[string]any {
+	out := map[string]any{"ok": true, "sentinel": v, "existing": v.Existing}
+	if v.Updated {
+		out["updated"] = true
+	}
+	if len(v.Warnings) > 0 {
+		out["warnings"] = v.Warnings
+	}
+	return out
 }

@@ -34,7 +34,10 @@ type WatchArgs struct {
 	Group     string   `json:"group,omitempty" jsonschema_description:"Descriptive group."`
 	Label     string   `json:"label,omitempty" jsonschema_description:"Descriptive label."`
 	MuteSelf  *bool    `json:"muteSelf,omitempty" jsonschema_description:"Loop shield: do not wake the session for events the provider's own GitHub identity caused (its own pushes, comments, reviews); they are journaled as self. Terminal events (merge, close) always deliver. Default false (true for PR auto-links)."`
-	DryRun    bool     `json:"dryRun,omitempty" jsonschema_description:"Validate fully, resolve the provider and count the journaled events (of the last journal.max_age) this watch would have matched, with examples; nothing is created."`
+	Key       string   `json:"key,omitempty" jsonschema_description:"Optional name of this watch within the session: watching again with the same key returns or updates that sentinel (upsert) instead of adding one."`
+	// AllowDuplicate asks for a new sentinel even when an equal one exists.
+	AllowDuplicate bool `json:"allowDuplicate,omitempty" jsonschema_description:"Create another sentinel even when an active one of the session already watches the same clauses, until and urgency (by default that one is returned with existing: true)."`
+	DryRun         bool `json:"dryRun,omitempty" jsonschema_description:"Validate fully, resolve the provider and count the journaled events (of the last journal.max_age) this watch would have matched, with examples; nothing is created."`
 }
 
 // IDArgs carry one sentinel id.
@@ -66,7 +69,7 @@ func sentinelTools(svc api.Sentinels) []server.ServerTool {
 			Tool: mcp.NewTool(ToolWatch,
 				mcp.WithDescription("Create a sentinel: a persistent watch over a subject (or a pull request URL) that delivers matching events into a session's inbox. Give exactly one of subject or prUrl."),
 				inputSchema[WatchArgs](),
-				annotations("Watch a subject", false, false, false, true),
+				annotations("Watch a subject", false, false, true, true),
 			),
 			Handler: watchHandler(svc),
 		},
@@ -147,7 +150,14 @@ func watchHandler(svc api.Sentinels) server.ToolHandlerFunc {
 		if err != nil {
 			return fail(ToolWatch, err, nil)
 		}
-		return ok(map[string]any{"sentinel": v})
+		out := map[string]any{"sentinel": v, "existing": v.Existing}
+		if v.Updated {
+			out["updated"] = true
+		}
+		if len(v.Warnings) > 0 {
+			out["warnings"] = v.Warnings
+		}
+		return ok(out)
 	})
 }
 
@@ -164,6 +174,9 @@ func (a WatchArgs) request() (sentinel.WatchRequest, error) {
 		Group:     a.Group,
 		Label:     a.Label,
 		MuteSelf:  a.MuteSelf,
+		Key:       strings.TrimSpace(a.Key),
+		// AllowDuplicate: another sentinel even when an equal one exists.
+		AllowDuplicate: a.AllowDuplicate,
 	}
 	if a.Urgency != "" {
 		u := sentinel.Urgency(a.Urgency)

@@ -97,6 +97,9 @@ func health(v sentinel.View) string {
 	switch {
 	case v.LastError != "":
 		return "error"
+	case len(v.Warnings) > 0 && v.Status.Pollable():
+		// Why nothing may come: a provider not ready, no hook (issue 29).
+		return "warning"
 	case v.Status == sentinel.StatusActive:
 		return "ok"
 	}

@@ -176,3 +176,24 @@ func TestUIStreamEndsAtSignOut(t *testing.T) {
 	require.NoError(t, s.sc.Err())
 	require.True(t, expired, "the stream said the session ended")
 }
+
+// A sentinel whose provider was not ready when it was made is marked, in
+// the list and on its page, with the reason and the fix (issue 29).
+func TestUIMarksASentinelWithWarnings(t *testing.T) {
+	d := newDash(t, false)
+	v := view("sen_warned", "w")
+	v.Warnings = []sentinel.Warning{{Code: sentinel.WarnProviderNotReady, Provider: "local-gh",
+		Message: "local-gh is not ready: gh is not authenticated " + hostile, Fix: "run gh auth login"}}
+	d.sens.add(v)
+	d.sens.add(view("sen_fine", "f"))
+	c := d.client()
+	d.signIn(c)
+	list := d.do(c, http.MethodGet, "/ui/sentinels", "", nil).body
+	require.Contains(t, list, `data-warning="provider_not_ready"`)
+	require.Contains(t, list, `h-warning`)
+	require.NotContains(t, list, "<script>alert(1)")
+	page := d.do(c, http.MethodGet, "/ui/sentinels/sen_warned", "", nil).body
+	require.Contains(t, page, `data-warning="provider_not_ready"`)
+	require.Contains(t, page, "run gh auth login")
+	require.NotContains(t, d.do(c, http.MethodGet, "/ui/sentinels/sen_fine", "", nil).body, "data-warning")
+}

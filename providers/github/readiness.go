@@ -18,10 +18,10 @@ const ReadinessTimeout = 10 * time.Second
 // ("install the GitHub CLI (gh)", "run gh auth login").
 func Readiness(ctx context.Context, r *Runner, host string) providers.Readiness {
 	if r == nil {
-		return providers.Readiness{Reason: "no gh runner configured: " + InstallHint}
+		return providers.Readiness{Reason: "no gh runner configured: " + InstallHint, Fix: InstallHint}
 	}
 	if _, err := r.LookPath(); err != nil {
-		return providers.Readiness{Reason: err.Error()}
+		return providers.Readiness{Reason: err.Error(), Fix: InstallHint}
 	}
 	if host == "" {
 		host = r.Host()
@@ -31,9 +31,9 @@ func Readiness(ctx context.Context, r *Runner, host string) providers.Readiness 
 	if _, err := ReadToken(ctx, r, host); err != nil {
 		var pe *providers.Error
 		if errors.As(err, &pe) && pe.Reason == providers.ReasonSetup {
-			return providers.Readiness{Reason: pe.Error()}
+			return providers.Readiness{Reason: pe.Error(), Fix: LoginHint + " (or set GH_TOKEN)"}
 		}
-		return providers.Readiness{Reason: "gh is not authenticated to " + host + ": " + LoginHint}
+		return providers.Readiness{Reason: "gh is not authenticated to " + host + ": " + LoginHint, Fix: LoginHint + " --hostname " + host + " (or set GH_TOKEN)"}
 	}
 	return providers.Readiness{Ready: true}
 }

@@ -19,11 +19,13 @@ type sentinelAPI struct {
 }
 
 func (a sentinelAPI) Watch(ctx context.Context, req sentinel.WatchRequest, caller string) (sentinel.View, error) {
-	rec, err := a.svc.Create(ctx, req, caller)
+	w, err := a.svc.Watch(ctx, req, caller)
 	if err != nil {
 		return sentinel.View{}, err
 	}
-	return rec.View(), nil
+	v := w.Sentinel.View()
+	v.Existing, v.Updated = w.Existing, w.Updated
+	return v, nil
 }
 
 func (a sentinelAPI) List(ctx context.Context) ([]sentinel.View, error) {

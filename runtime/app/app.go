@@ -236,8 +236,12 @@ func (a *App) wire(ctx context.Context) error {
 		poller = clusterPoller{a}
 		a.Loop.Owner = a.Cluster
 	}
+	index, err := sentinels.OpenWatchIndex(ctx, b)
+	if err != nil {
+		return err
+	}
 	a.Sentinels = &sentinels.Service{
-		Store: store, Seen: seen, Registry: a.Registry, Expirer: expirer,
+		Store: store, Seen: seen, Registry: a.Registry, Expirer: expirer, Index: index,
 		Creds: sentinels.NewCredStore(b.Creds), Ledger: sentinels.NewLedger(b.Setup),
 		PublicURL: a.publicURL, SelectionOrder: a.Cfg.SelectionOrder,
 		Poller: poller, Publisher: publisher, Log: log.With("component", "sentinels"), Now: now,

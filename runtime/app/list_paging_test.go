@@ -22,7 +22,7 @@ func TestListSentinelsPagesAndFilters(t *testing.T) {
 		if i%3 == 0 {
 			session = "s2"
 		}
-		out := n.expect(201, "POST", "/sentinels", map[string]any{"subject": "github:o/r#" + string(rune('1'+i%9)), "sessionId": session, "provider": "fake"})
+		out := n.expect(201, "POST", "/sentinels", map[string]any{"subject": "github:o/r#" + string(rune('1'+i%9)), "sessionId": session, "provider": "fake", "allowDuplicate": true})
 		ids = append(ids, out["sentinel"].(map[string]any)["id"].(string))
 	}
 

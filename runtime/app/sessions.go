@@ -78,7 +78,7 @@ func (a *App) wireSessions() subsystem {
 	}
 	autolink := &sessions.AutoLink{Sentinels: a.Sentinels, Enabled: a.autoWatchPRs, Log: log.With("component", "autolink")}
 	reg.SetPRHook(autolink.PROpened)
-	router := &sessions.Router{Resolver: resolver, Append: inboxes.Append, Park: a.Park, Log: log, Now: now,
+	router := &sessions.Router{Resolver: resolver, Append: inboxes.Append, Inbox: a.Inbox, Park: a.Park, Log: log, Now: now,
 		Merged: func(ctx context.Context, sessionID, prURL string) {
 			if err := reg.RecordPR(ctx, sessionID, prURL, sessions.PRMerged, ""); err != nil {
 				log.Warn("recording a merged PR failed", "session", sessionID, "pr", prURL, "err", err)

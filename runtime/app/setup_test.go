@@ -47,7 +47,7 @@ func TestSetupNeverSendsAKeyToANewBaseURL(t *testing.T) {
 	watch := func() {
 		t.Helper()
 		n.expect(http.StatusCreated, "POST", "/sentinels", map[string]any{"subject": "jira:PROJ-1", "types": []string{"*"},
-			"sessionId": "s1", "provider": "agentpush"})
+			"sessionId": "s1", "provider": "agentpush", "allowDuplicate": true})
 	}
 
 	out := setup(http.StatusOK, map[string]string{"apiKey": keyA, "baseUrl": a.URL})

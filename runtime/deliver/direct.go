@@ -140,6 +140,10 @@ func (p *Pipeline) confirm(ctx context.Context, pl Planner, rec *sentinel.Sentin
 		p.Metrics.IncVec(func(m *metrics.Metrics) prometheusCounterVec { return m.Parked }, "dead_target")
 		return ResultParked, nil
 	}
+	if out.Merged {
+		p.noteOutcome(rec, ev, out)
+		return ResultMerged, nil
+	}
 	if out.Duplicate {
 		p.Metrics.Inc(func(m *metrics.Metrics) prometheusCounter { return m.SeenDuplicates })
 		p.note(rec.ID, rec, ev, journal.Duplicate, "already handled (in the seen window, and its message is at the target)", nil)
@@ -164,11 +168,11 @@ func (d DirectRouter) Prepare(rec *sentinel.Sentinel, ev *sentinel.Event) (Send,
 		return nil, err
 	}
 	return func(ctx context.Context) (Outcome, error) {
-		stored, dup, err := d.Inbox.Append(ctx, msg)
+		ea, err := d.Inbox.AppendEvent(ctx, d.Inbox.Append, msg, ev.ID)
 		if err != nil {
 			return Outcome{}, err
 		}
-		return Outcome{Duplicate: dup, Message: &stored}, nil
+		return EventOutcome(ea), nil
 	}, nil
 }
 

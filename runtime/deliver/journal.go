@@ -59,6 +59,10 @@ func (p *Pipeline) noteOutcome(rec *sentinel.Sentinel, ev *sentinel.Event, out O
 		p.note(rec.ID, rec, ev, journal.DeadTarget, "parked: "+out.Reason, nil)
 	case out.Duplicate:
 		p.note(rec.ID, rec, ev, journal.Duplicate, "the inbox already held this message", where)
+	case out.Merged:
+		p.note(rec.ID, rec, ev, journal.Merged, fmt.Sprintf("another sentinel of session %s already showed this event (message %s) at the same or a higher urgency: merged, not shown again", target, out.MergedInto), where)
+	case out.Escalated:
+		p.note(rec.ID, rec, ev, journal.Delivered, fmt.Sprintf("another sentinel already showed this event (message %s) at a lower urgency: shown again at %s", out.MergedInto, rec.Spec.Target.Urgency), where)
 	case out.Message != nil && out.RetargetTo == "" && out.Message.To != target:
 		p.note(rec.ID, rec, ev, journal.DeadTarget, fmt.Sprintf("target session %s is closed: forwarded to its parent %s", target, out.Message.To), where)
 	case out.RetargetTo != "":

@@ -60,7 +60,7 @@ func TestJournalRecordsEachPipelineBranch(t *testing.T) {
 	require.Equal(t, "github.check_suite.completed on "+pr, d.Summary)
 	require.Equal(t, "fake", d.Provider)
 	require.Equal(t, "s1", d.Session)
-	require.Equal(t, inbox.DeterministicID("sentinel", rec.ID, "evt_ok"), d.MessageID)
+	require.Equal(t, inbox.EventMessageID(rec.Spec.Target.SessionID, "evt_ok", ""), d.MessageID)
 	require.NotEmpty(t, d.Ts)
 	require.NotEmpty(t, d.Time)
 	require.Equal(t, "test", d.Node)

@@ -29,6 +29,9 @@ const (
 	ResultExpired   Result = "expired"
 	// ResultMuted: the loop shield (muteSelf) kept a self-caused event.
 	ResultMuted Result = "muted"
+	// ResultMerged: another sentinel of the same session had already shown
+	// the event (one message per session and event); counted, not shown.
+	ResultMerged Result = "merged"
 )
 
 // Pipeline is the per-event pipeline shared by polled and pushed events.

@@ -78,6 +78,8 @@ func replayedOf(rec *sentinel.Sentinel, out Outcome) Replayed {
 		r.Decision, r.Reason = journal.DeadTarget, "parked again: "+out.Reason
 	case out.Duplicate:
 		r.Decision, r.Reason = journal.Duplicate, "already delivered (the inbox holds this message)"
+	case out.Merged:
+		r.Decision, r.Reason = journal.Merged, "another sentinel of the session already showed this event (message "+out.MergedInto+")"
 	case out.Message != nil && out.RetargetTo == "" && out.Message.To != rec.Spec.Target.SessionID:
 		r.Decision, r.Reason = journal.DeadTarget, "forwarded to the parent session "+out.Message.To
 	default:

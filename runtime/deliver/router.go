@@ -22,6 +22,21 @@ type Outcome struct {
 	RetargetTo string
 	// Message is the stored inbox message, when one was stored.
 	Message *inbox.Message
+	// Merged: another sentinel of the target session had already shown
+	// this event (one message per session and event, inbox.AppendEvent):
+	// nothing new was stored; the sentinel still counts the event.
+	// MergedInto names that message.
+	Merged     bool
+	MergedInto string
+	// Escalated: another sentinel had shown the event at a lower urgency,
+	// and a second message at this sentinel's urgency woke the session.
+	Escalated bool
+}
+
+// EventOutcome is the Outcome of an inbox.AppendEvent.
+func EventOutcome(ea inbox.EventAppend) Outcome {
+	stored := ea.Stored
+	return Outcome{Duplicate: ea.Duplicate, Merged: ea.Merged, Escalated: ea.Escalated, MergedInto: ea.MergedInto, Message: &stored}
 }
 
 // Router delivers one matched event of a sentinel to its target. The

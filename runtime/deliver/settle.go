@@ -119,6 +119,8 @@ func (p *Pipeline) finish(ctx context.Context, rec *sentinel.Sentinel, ev *senti
 	case out.Duplicate:
 		p.Metrics.Inc(func(m *metrics.Metrics) prometheusCounter { return m.InboxDuplicates })
 		return ResultDuplicate
+	case out.Merged:
+		return ResultMerged
 	}
 	p.Metrics.Inc(func(m *metrics.Metrics) prometheusCounter { return m.Delivered })
 	return ResultDelivered

@@ -27,7 +27,7 @@ func New(b *bus.Bus) *Inbox { return &Inbox{b: b} }
 
 // Append stores msg in its recipient's inbox. The message id makes it
 // idempotent forever: a second Append of the same id returns the stored
-// sequence and dup = true.
+// message (as it was first written, its Origin included) and dup = true.
 func (i *Inbox) Append(ctx context.Context, msg Message) (Message, bool, error) {
 	if err := msg.Validate(); err != nil {
 		return Message{}, false, err
@@ -43,6 +43,8 @@ func (i *Inbox) Append(ctx context.Context, msg Message) (Message, bool, error) 
 	}
 	if !dup {
 		i.Metrics.Inc(func(m *metrics.Metrics) prometheus.Counter { return m.InboxMessages })
+	} else if first, ok, lerr := i.Lookup(ctx, msg.To, msg.ID); lerr == nil && ok {
+		return first, true, nil
 	}
 	msg.Seq = seq
 	return msg, dup, nil

@@ -114,7 +114,7 @@ func TestSentinelMessageTrimsToTheCap(t *testing.T) {
 	require.Equal(t, "[github] PR acme/widgets#7 merged", m.Text)
 	require.Equal(t, "sentinel:github:acme/widgets#7", m.CorrelationID)
 	require.Equal(t, sentinel.UrgencySteer, m.Urgency)
-	require.Equal(t, inbox.DeterministicID("sentinel", "sen_1", "evt_1"), m.ID)
+	require.Equal(t, inbox.EventMessageID("s1", "evt_1", ""), m.ID)
 	var back sentinel.Event
 	require.NoError(t, json.Unmarshal(m.Data, &back))
 	require.Equal(t, small.ID, back.ID)

@@ -115,14 +115,16 @@ func DeterministicID(parts ...string) string {
 // correlationId sentinel:<event subject>, text "[<scheme>] <summary>", and
 // data = the event trimmed to the 16 KiB cap (the full event; else the
 // event with data {truncated:true}; else an identity stub). The id is
-// derived from (sentinel id, event id).
+// derived from (recipient session, event id), not from the sentinel: two
+// sentinels of one session that match one event map to one message
+// (EventMessageID, AppendEvent); Origin names the sentinel that wrote it.
 func SentinelMessage(sentinelID, provider, to string, urgency sentinel.Urgency, ev *sentinel.Event, ts string) Message {
 	scheme := ev.Scheme()
 	if scheme == "" {
 		scheme = provider
 	}
 	return Message{
-		ID:            DeterministicID("sentinel", sentinelID, ev.ID),
+		ID:            EventMessageID(to, ev.ID, ""),
 		Ts:            ts,
 		To:            to,
 		From:          From{Relation: RelationSystem},

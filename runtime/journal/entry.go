@@ -16,6 +16,10 @@ const (
 	// Duplicate: already handled (the seen window, another node, or the
 	// inbox already held the message).
 	Duplicate = "duplicate"
+	// Merged: another sentinel of the same session had already shown the
+	// event (MessageID): one message per session and event; the sentinel
+	// counted it.
+	Merged = "merged"
 	// PostMortem: a non-terminal event on a closed subject, parked.
 	PostMortem = "post-mortem"
 	// DeadTarget: the target session is dead; the event was parked or

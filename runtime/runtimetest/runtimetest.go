@@ -196,8 +196,12 @@ func wire(t testing.TB, be *bustest.Env, o Options, clock *Clock, node string, l
 	e.Publisher = &poll.Publisher{Bus: b}
 	cfg := poll.DefaultConfig()
 	e.Loop = &poll.Loop{Cfg: cfg, Store: e.Store, Registry: reg, Publisher: e.Publisher, Park: e.Park, Expirer: e.Expirer, Log: log, Now: clock.Now, Pause: e.Pause}
+	index, err := sentinels.OpenWatchIndex(context.Background(), b)
+	if err != nil {
+		t.Fatal(err)
+	}
 	e.Service = &sentinels.Service{
-		Store: e.Store, Seen: e.Seen, Registry: reg, Expirer: e.Expirer,
+		Store: e.Store, Seen: e.Seen, Registry: reg, Expirer: e.Expirer, Index: index,
 		Creds: sentinels.NewCredStore(b.Creds), Ledger: sentinels.NewLedger(b.Setup),
 		Poller: e.Loop, Publisher: e.Publisher, Log: log, Now: clock.Now,
 	}
@@ -219,9 +223,12 @@ func (e *Env) StartWorkers() {
 	e.T.Cleanup(e.Workers.Stop)
 }
 
-// Watch creates a sentinel through the service.
+// Watch creates a sentinel through the service: always a new one (the
+// request's AllowDuplicate is set, so tests that watch one subject twice
+// get two sentinels; Service.Watch is the idempotent call).
 func (e *Env) Watch(req sentinel.WatchRequest) *sentinel.Sentinel {
 	e.T.Helper()
+	req.AllowDuplicate = true
 	rec, err := e.Service.Create(context.Background(), req, "")
 	if err != nil {
 		e.T.Fatalf("watch: %v", err)

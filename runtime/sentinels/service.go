@@ -58,6 +58,9 @@ type Service struct {
 	// ProviderTimeout bounds provider create/attach/status calls (default
 	// 30s).
 	ProviderTimeout time.Duration
+	// Index is the watch index (watchindex.go): with it watches are
+	// idempotent and keyed; nil creates a sentinel for every watch.
+	Index *WatchIndex
 
 	// misses keeps unknown hook keys cheap (hookmiss.go).
 	misses hookMisses
@@ -78,48 +81,182 @@ func (s *Service) providerCtx(ctx context.Context) (context.Context, context.Can
 	return context.WithTimeout(ctx, d)
 }
 
+// Watched is what a watch did: the sentinel, and whether it was already
+// there (Existing: an equal active sentinel of the session, or the key's
+// with the same spec) or the key's sentinel was updated (Updated).
+type Watched struct {
+	Sentinel *sentinel.Sentinel
+	Existing bool
+	Updated  bool
+}
+
 // Create validates the request, resolves the provider (explicit, never
 // second-guessed; or auto-selected), mints the id, calls the provider's
-// create and stores the record. Errors carry the spec's codes.
+// create and stores the record. Errors carry the spec's codes. It is
+// Watch without its flags.
 func (s *Service) Create(ctx context.Context, req sentinel.WatchRequest, caller string) (*sentinel.Sentinel, error) {
+	w, err := s.Watch(ctx, req, caller)
+	return w.Sentinel, err
+}
+
+// Watch is Create made idempotent (issue 29, part 2): a watch whose
+// clauses, until and urgency equal an active sentinel's of the same
+// session returns that sentinel (Existing) unless req.AllowDuplicate; a
+// watch with a Key returns the key's sentinel when the spec is the same,
+// updates it when it is not (in place when it watches the same subjects
+// through the same provider; else a new sentinel takes the key and the old
+// one is removed), and creates it when the key is new. Both go through the
+// watch index (watchindex.go): a compare-and-set claim, so nodes racing on
+// one watch create one sentinel. Without an index every watch creates.
+func (s *Service) Watch(ctx context.Context, req sentinel.WatchRequest, caller string) (Watched, error) {
 	spec, err := req.Expand(caller)
 	if err != nil {
-		return nil, err
+		return Watched{}, err
 	}
 	if s.Sessions != nil {
 		if err := s.Sessions.CheckTarget(ctx, spec.Target.SessionID); err != nil {
-			return nil, err
+			return Watched{}, err
 		}
 	}
-	return s.CreateSpec(ctx, spec)
+	switch {
+	case s.Index == nil || (req.AllowDuplicate && spec.Key == ""):
+		rec, err := s.createSpec(ctx, spec, "")
+		return Watched{Sentinel: rec}, err
+	case spec.Key != "":
+		return s.watchKey(ctx, spec)
+	}
+	key := dupIndexKey(spec)
+	c, err := s.resolve(ctx, key, func(r *sentinel.Sentinel) bool { return r.Spec.Key == "" && sameWatch(r, spec) })
+	if err != nil {
+		return Watched{}, err
+	}
+	if c.live != nil {
+		return Watched{Sentinel: c.live, Existing: true}, nil
+	}
+	rec, err := s.createSpec(ctx, spec, c.id)
+	if err != nil {
+		s.release(ctx, key, c.rev)
+		return Watched{}, err
+	}
+	return Watched{Sentinel: rec}, nil
+}
+
+// watchKey upserts the sentinel of spec's key.
+func (s *Service) watchKey(ctx context.Context, spec sentinel.Spec) (Watched, error) {
+	key := keyIndexKey(spec)
+	c, err := s.resolve(ctx, key, func(r *sentinel.Sentinel) bool { return r.Spec.Key == spec.Key })
+	if err != nil {
+		return Watched{}, err
+	}
+	if c.live == nil {
+		rec, err := s.createSpec(ctx, spec, c.id)
+		if err != nil {
+			s.release(ctx, key, c.rev)
+			return Watched{}, err
+		}
+		return Watched{Sentinel: rec}, nil
+	}
+	old := c.live
+	if sameWatch(old, spec) && old.Spec.Group == spec.Group && old.Spec.Label == spec.Label && old.Spec.MuteSelf == spec.MuteSelf &&
+		(spec.Provider == "" || spec.Provider == old.Provider) {
+		return Watched{Sentinel: old, Existing: true}, nil
+	}
+	if (spec.Provider == "" || spec.Provider == old.Provider) && sameSubjects(old.Spec, spec) {
+		updated, err := s.Store.Update(ctx, old.ID, func(r *sentinel.Sentinel) error {
+			r.Spec.Match, r.Spec.Until, r.Spec.Target.Urgency = spec.Match, spec.Until, spec.Target.Urgency
+			r.Spec.Group, r.Spec.Label, r.Spec.MuteSelf = spec.Group, spec.Label, spec.MuteSelf
+			return nil
+		})
+		if err != nil {
+			return Watched{}, err
+		}
+		s.Log.Info("sentinel updated by its watch key", "sentinel", old.ID, "session", spec.Target.SessionID)
+		return Watched{Sentinel: updated, Updated: true}, nil
+	}
+	// Other subjects or another provider: a new sentinel takes the key.
+	e, err := s.Index.kv.Get(ctx, key)
+	if err != nil {
+		return Watched{}, fmt.Errorf("watch index: %w", bus.Retryable(err))
+	}
+	id := sentinel.NewSentinelID()
+	rev, err := s.point(ctx, key, id, e.Revision())
+	if err != nil {
+		return Watched{}, err
+	}
+	rec, err := s.createSpec(ctx, spec, id)
+	if err != nil {
+		// The old sentinel still watches: give the key back to it.
+		if _, perr := s.point(ctx, key, old.ID, rev); perr != nil {
+			s.release(ctx, key, rev)
+		}
+		return Watched{}, err
+	}
+	if err := s.Remove(ctx, old.ID); err != nil && !errors.Is(err, ErrNotFound) {
+		s.Log.Warn("removing the sentinel a watch key replaced failed", "sentinel", old.ID, "err", err)
+	}
+	s.Log.Info("sentinel replaced by its watch key", "sentinel", id, "replaced", old.ID)
+	return Watched{Sentinel: rec, Updated: true}, nil
+}
+
+// sameSubjects reports whether two specs watch the same subjects, in order.
+func sameSubjects(a, b sentinel.Spec) bool {
+	if len(a.Match) != len(b.Match) {
+		return false
+	}
+	for i := range a.Match {
+		if a.Match[i].Subject != b.Match[i].Subject {
+			return false
+		}
+	}
+	return true
 }
 
 // CreateSpec creates a sentinel from a spec the caller built and validated
 // (an MCP Events subscription's): provider resolution, the provider's
 // create and the record, as Create does after expanding its request.
 func (s *Service) CreateSpec(ctx context.Context, spec sentinel.Spec) (*sentinel.Sentinel, error) {
+	return s.createSpec(ctx, spec, "")
+}
+
+// createSpec is CreateSpec with the id the watch index claimed ("" mints
+// one). An auto-selected provider that is not ready is used as before and
+// named in the record's warnings (issue 29, part 3); one whose create
+// fails because its hook could not be made falls back to the last
+// provider of the order that needs no hook, with a warning.
+func (s *Service) createSpec(ctx context.Context, spec sentinel.Spec, id string) (*sentinel.Sentinel, error) {
 	if err := spec.Validate(); err != nil {
 		return nil, err
 	}
-	prov, err := s.resolveProvider(ctx, &spec)
+	prov, ready, err := s.resolveProviderReady(ctx, &spec)
+	if err != nil {
+		return nil, err
+	}
+	var warnings []sentinel.Warning
+	if !ready.Ready {
+		warnings = append(warnings, notReadyWarning(prov.Info().Slug, ready))
+	}
+	if id == "" {
+		id = sentinel.NewSentinelID()
+	}
+	h, err := s.providerCreate(ctx, prov, id, spec)
+	if err != nil && spec.Provider == "" && prov.Capabilities().NeedsPublicURL {
+		if fb := s.fallback(ctx, spec); fb != nil && fb.Info().Slug != prov.Info().Slug {
+			warnings = append(warnings, sentinel.Warning{Code: sentinel.WarnHookNotCreated, Provider: prov.Info().Slug,
+				Message: err.Error() + "; watching through " + fb.Info().Slug + " (polling) instead",
+				Fix:     "check the webhook provider's credentials (admin:repo_hook on the repository) and public URL, then watch again with provider " + prov.Info().Slug})
+			prov = fb
+			if r := readiness(ctx, fb); !r.Ready {
+				warnings = append(warnings, notReadyWarning(fb.Info().Slug, r))
+			}
+			h, err = s.providerCreate(ctx, prov, id, spec)
+		}
+	}
 	if err != nil {
 		return nil, err
 	}
 	slug := prov.Info().Slug
-	id := sentinel.NewSentinelID()
-	pctx, cancel := s.providerCtx(ctx)
-	defer cancel()
-	delivery := providers.PreferredDelivery(pctx, prov, s.activeMs(), s.publicURL().URL)
-	h, err := prov.Create(pctx, providers.CreateRequest{SentinelID: id, Spec: spec, Delivery: delivery})
-	if err != nil {
-		msg := err.Error()
-		if !strings.HasPrefix(msg, slug) {
-			msg = slug + ": " + msg
-		}
-		return nil, sentinel.Wrap(sentinel.CodeProviderCreateFail, err, msg)
-	}
-	if h.Provider == "" {
-		h.Provider = slug
+	if w, ok := s.reachWarning(ctx, prov, spec); ok {
+		warnings = append(warnings, w)
 	}
 	rec := &sentinel.Sentinel{
 		ID:             id,
@@ -129,6 +266,7 @@ func (s *Service) CreateSpec(ctx context.Context, spec sentinel.Spec) (*sentinel
 		Status:         sentinel.StatusActive,
 		CreatedTs:      s.Now().UnixMilli(),
 		ClosedSubjects: []string{},
+		Warnings:       warnings,
 	}
 	if err := s.Store.Create(ctx, rec); err != nil {
 		cctx, ccancel := context.WithTimeout(context.WithoutCancel(ctx), 15*time.Second)
@@ -138,8 +276,74 @@ func (s *Service) CreateSpec(ctx context.Context, spec sentinel.Spec) (*sentinel
 		}
 		return nil, sentinel.Wrap(sentinel.CodeCreateFailed, err, "storing the sentinel failed: "+err.Error())
 	}
-	s.Log.Info("sentinel created", "sentinel", id, "provider", slug, "session", spec.Target.SessionID)
+	s.Log.Info("sentinel created", "sentinel", id, "provider", slug, "session", spec.Target.SessionID, "warnings", len(warnings))
 	return rec, nil
+}
+
+// providerCreate calls the provider's create for id, bounded.
+func (s *Service) providerCreate(ctx context.Context, prov providers.Provider, id string, spec sentinel.Spec) (sentinel.Handle, error) {
+	slug := prov.Info().Slug
+	pctx, cancel := s.providerCtx(ctx)
+	defer cancel()
+	delivery := providers.PreferredDelivery(pctx, prov, s.activeMs(), s.publicURL().URL)
+	h, err := prov.Create(pctx, providers.CreateRequest{SentinelID: id, Spec: spec, Delivery: delivery})
+	if err != nil {
+		msg := err.Error()
+		if !strings.HasPrefix(msg, slug) {
+			msg = slug + ": " + msg
+		}
+		return sentinel.Handle{}, sentinel.Wrap(sentinel.CodeProviderCreateFail, err, msg)
+	}
+	if h.Provider == "" {
+		h.Provider = slug
+	}
+	return h, nil
+}
+
+// notReadyWarning is the provider_not_ready warning of a provider.
+func notReadyWarning(slug string, r providers.Readiness) sentinel.Warning {
+	fix := r.Fix
+	if fix == "" {
+		fix = "run `sentinel setup " + slug + "` (see `sentinel status`)"
+	}
+	reason := r.Reason
+	if reason == "" {
+		reason = slug + " is not ready"
+	}
+	return sentinel.Warning{Code: sentinel.WarnProviderNotReady, Provider: slug,
+		Message: slug + " is not ready, so nothing will be delivered until it is: " + reason, Fix: fix}
+}
+
+// reachWarning asks a provider that can tell whether the watched
+// repository is reachable with its credentials (providers.ReachChecker).
+func (s *Service) reachWarning(ctx context.Context, prov providers.Provider, spec sentinel.Spec) (sentinel.Warning, bool) {
+	rc, ok := prov.(providers.ReachChecker)
+	if !ok {
+		return sentinel.Warning{}, false
+	}
+	cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	msg, fix := rc.Reachable(cctx, spec)
+	if msg == "" {
+		return sentinel.Warning{}, false
+	}
+	return sentinel.Warning{Code: sentinel.WarnRepoUnreachable, Provider: prov.Info().Slug, Message: msg, Fix: fix}, true
+}
+
+// fallback is the provider auto-selection settles on when none is ready:
+// the last of the order that supports the scheme and needs no public URL.
+func (s *Service) fallback(ctx context.Context, spec sentinel.Spec) providers.Provider {
+	scheme := sentinel.SchemeOf(spec.Match[0].Subject)
+	order := s.SelectionOrder
+	if len(order) == 0 {
+		order = DefaultSelectionOrder
+	}
+	for i := len(order) - 1; i >= 0; i-- {
+		if p, ok := s.Registry.Get(order[i]); ok && supportsScheme(p, scheme) && !p.Capabilities().NeedsPublicURL && !s.endpointUnconfirmed(ctx, order[i]) {
+			return p
+		}
+	}
+	return nil
 }
 
 func (s *Service) activeMs() int {
@@ -153,17 +357,25 @@ func (s *Service) activeMs() int {
 // is not registered; its own setup error when it is not ready) or the
 // auto-selected one.
 func (s *Service) resolveProvider(ctx context.Context, spec *sentinel.Spec) (providers.Provider, error) {
+	p, _, err := s.resolveProviderReady(ctx, spec)
+	return p, err
+}
+
+// resolveProviderReady is resolveProvider with the chosen provider's
+// readiness (an auto-selected one may not be ready).
+func (s *Service) resolveProviderReady(ctx context.Context, spec *sentinel.Spec) (providers.Provider, providers.Readiness, error) {
 	if spec.Provider != "" {
 		p, ok := s.Registry.Get(spec.Provider)
 		if !ok {
-			return nil, sentinel.Errorf(sentinel.CodeUnknownProvider, "unknown provider %q (known: %v)", spec.Provider, s.Registry.Slugs())
+			return nil, providers.Readiness{}, sentinel.Errorf(sentinel.CodeUnknownProvider, "unknown provider %q (known: %v)", spec.Provider, s.Registry.Slugs())
 		}
-		if r := readiness(ctx, p); !r.Ready {
-			return nil, sentinel.Errorf(sentinel.CodeProviderCreateFail, "%s is not ready: %s", spec.Provider, r.Reason)
+		r := readiness(ctx, p)
+		if !r.Ready {
+			return nil, r, sentinel.Errorf(sentinel.CodeProviderCreateFail, "%s is not ready: %s", spec.Provider, r.Reason)
 		}
-		return p, nil
+		return p, r, nil
 	}
-	return s.Select(ctx, spec)
+	return s.selectReady(ctx, spec)
 }
 
 // Select picks a provider for a spec without an explicit one: the first
@@ -176,6 +388,22 @@ func (s *Service) resolveProvider(ctx context.Context, spec *sentinel.Spec) (pro
 // so the subjects of a watch never go by themselves to a URL that was
 // just set.
 func (s *Service) Select(ctx context.Context, spec *sentinel.Spec) (providers.Provider, error) {
+	p, _, err := s.selectReady(ctx, spec)
+	return p, err
+}
+
+// selectReady is Select with the chosen provider's readiness.
+func (s *Service) selectReady(ctx context.Context, spec *sentinel.Spec) (providers.Provider, providers.Readiness, error) {
+	probed := map[string]providers.Readiness{}
+	ready := func(p providers.Provider) providers.Readiness {
+		slug := p.Info().Slug
+		if r, ok := probed[slug]; ok {
+			return r
+		}
+		r := readiness(ctx, p)
+		probed[slug] = r
+		return r
+	}
 	scheme := sentinel.SchemeOf(spec.Match[0].Subject)
 	order := s.SelectionOrder
 	if len(order) == 0 {
@@ -190,21 +418,21 @@ func (s *Service) Select(ctx context.Context, spec *sentinel.Spec) (providers.Pr
 		if p.Capabilities().NeedsPublicURL && (pub.URL == "" || !pub.Stable) {
 			continue
 		}
-		if readiness(ctx, p).Ready {
-			return p, nil
+		if r := ready(p); r.Ready {
+			return p, r, nil
 		}
 	}
 	for i := len(order) - 1; i >= 0; i-- {
 		if p, ok := s.Registry.Get(order[i]); ok && supportsScheme(p, scheme) && !p.Capabilities().NeedsPublicURL && !s.endpointUnconfirmed(ctx, order[i]) {
-			return p, nil
+			return p, ready(p), nil
 		}
 	}
 	for _, p := range s.Registry.All() {
 		if supportsScheme(p, scheme) && !s.endpointUnconfirmed(ctx, p.Info().Slug) {
-			return p, nil
+			return p, ready(p), nil
 		}
 	}
-	return nil, sentinel.Errorf(sentinel.CodeUnknownProvider, "no provider supports %q subjects", scheme)
+	return nil, providers.Readiness{}, sentinel.Errorf(sentinel.CodeUnknownProvider, "no provider supports %q subjects", scheme)
 }
 
 // unconfirmedReason says why a provider is not auto-selected.
@@ -298,6 +526,7 @@ func (s *Service) Remove(ctx context.Context, id string) error {
 	if err := s.Store.Delete(ctx, id); err != nil {
 		return err
 	}
+	s.unindex(ctx, rec)
 	if err := s.Seen.Forget(ctx, id); err != nil {
 		s.Log.Warn("dropping the seen window failed", "sentinel", id, "err", err)
 	}

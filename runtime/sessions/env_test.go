@@ -90,7 +90,7 @@ func wireEnv(t *testing.T, rt *runtimetest.Env, p *proxyRouter) *env {
 		}
 		return e.Inboxes.Append(ctx, m)
 	}
-	e.Router = &sessions.Router{Resolver: e.Resolver, Append: appendFn, Park: rt.Park, Log: log, Now: rt.Clock.Now,
+	e.Router = &sessions.Router{Resolver: e.Resolver, Append: appendFn, Inbox: rt.Inbox, Park: rt.Park, Log: log, Now: rt.Clock.Now,
 		Merged: func(ctx context.Context, id, url string) {
 			_ = e.Reg.RecordPR(ctx, id, url, sessions.PRMerged, "")
 		}}

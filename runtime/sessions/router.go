@@ -26,9 +26,12 @@ type AppendFunc func(ctx context.Context, msg inbox.Message) (inbox.Message, boo
 type Router struct {
 	Resolver *Resolver
 	Append   AppendFunc
-	Park     *park.Journal
-	Log      *slog.Logger
-	Now      func() time.Time
+	// Inbox, when set, reads what is already stored so one event shows
+	// once per session (inbox.AppendEvent); nil appends as is.
+	Inbox *inbox.Inbox
+	Park  *park.Journal
+	Log   *slog.Logger
+	Now   func() time.Time
 	// Merged is called after an auto-linked sentinel delivered a merged
 	// pull_request.closed event (the follow event pr-merged).
 	Merged func(ctx context.Context, sessionID, prURL string)
@@ -47,25 +50,23 @@ func (r *Router) Route(ctx context.Context, rec *sentinel.Sentinel, ev *sentinel
 		return r.park(ctx, rec, ev, res.Reason)
 	case Forward:
 		fwd := msg
-		fwd.ID = inbox.DeterministicID("sentinel-forward", rec.ID, ev.ID)
+		fwd.ID = inbox.DeterministicID("sentinel-forward", t.SessionID, res.To, ev.ID)
 		fwd.To = res.To
 		fwd.Urgency = sentinel.UrgencyFYI
 		fwd.Text = "[for closed session " + t.SessionID + "] " + msg.Text
-		stored, dup, err := r.Append(ctx, fwd)
-		if err != nil {
-			return deliver.Outcome{}, err
-		}
-		return deliver.Outcome{Duplicate: dup, Message: &stored}, nil
+		return r.appendEvent(ctx, fwd, ev.ID)
 	}
-	msg.To = res.To
-	stored, dup, err := r.Append(ctx, msg)
+	if res.To != msg.To {
+		msg.To = res.To
+		msg.ID = inbox.EventMessageID(res.To, ev.ID, "")
+	}
+	out, err := r.appendEvent(ctx, msg, ev.ID)
 	if isNotAlive(err) {
 		return r.park(ctx, rec, ev, fmt.Sprintf("session %s reported alive but rejected the delivery: %v", res.To, err))
 	}
 	if err != nil {
 		return deliver.Outcome{}, err
 	}
-	out := deliver.Outcome{Duplicate: dup, Message: &stored}
 	if res.To != t.SessionID {
 		out.RetargetTo = res.To
 	}
@@ -99,7 +100,7 @@ func (r *Router) Prepare(rec *sentinel.Sentinel, ev *sentinel.Event) (deliver.Se
 		return nil, err
 	}
 	return func(ctx context.Context) (deliver.Outcome, error) {
-		stored, dup, err := r.Append(ctx, msg)
+		out, err := r.appendEvent(ctx, msg, ev.ID)
 		if isNotAlive(err) {
 			return r.parkID(ctx, id, ev, fmt.Sprintf("session %s reported alive but rejected the delivery: %v", t.SessionID, err))
 		}
@@ -107,8 +108,27 @@ func (r *Router) Prepare(rec *sentinel.Sentinel, ev *sentinel.Event) (deliver.Se
 			return deliver.Outcome{}, err
 		}
 		r.mergedHook(ctx, label, group, ev, t.SessionID)
-		return deliver.Outcome{Duplicate: dup, Message: &stored}, nil
+		return out, nil
 	}, nil
+}
+
+// appendEvent stores one sentinel's message for event eventID, at most
+// once per (session, event) when the router reads the inbox
+// (inbox.AppendEvent: a second sentinel of the session merges into the
+// first's message, or escalates it).
+func (r *Router) appendEvent(ctx context.Context, msg inbox.Message, eventID string) (deliver.Outcome, error) {
+	if r.Inbox == nil {
+		stored, dup, err := r.Append(ctx, msg)
+		if err != nil {
+			return deliver.Outcome{}, err
+		}
+		return deliver.Outcome{Duplicate: dup, Message: &stored}, nil
+	}
+	ea, err := r.Inbox.AppendEvent(ctx, inbox.AppendFunc(r.Append), msg, eventID)
+	if err != nil {
+		return deliver.Outcome{}, err
+	}
+	return deliver.EventOutcome(ea), nil
 }
 
 func (r *Router) park(ctx context.Context, rec *sentinel.Sentinel, ev *sentinel.Event, reason string) (deliver.Outcome, error) {
