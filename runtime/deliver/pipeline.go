@@ -51,6 +51,26 @@ type Pipeline struct {
 	// Pause holds the pipeline's and the workers' named pause points
 	// (points.go; tests, nil in production).
 	Pause *pause.Points
+	// RecordReadTimeout bounds Handle's read of the record through the
+	// records bucket's leader (0: DefaultRecordReadTimeout).
+	RecordReadTimeout time.Duration
+}
+
+// DefaultRecordReadTimeout is the default of Pipeline.RecordReadTimeout.
+// The read is a request to the records bucket's leader: while that leader
+// is dead and its successor not yet elected, the live servers answer
+// nothing (and send no "no responders"), so only a deadline ends it. Bound
+// by the handler's whole timeout instead (30 s), a worker kept its
+// delivery in progress (its pings go on) and its partition stalled for
+// that long (chaos seed 196: delivery resumed 36.7 s after a kill). A
+// read that times out fails the run, which is retried after its backoff.
+const DefaultRecordReadTimeout = 5 * time.Second
+
+func (p *Pipeline) recordReadTimeout() time.Duration {
+	if p.RecordReadTimeout > 0 {
+		return p.RecordReadTimeout
+	}
+	return DefaultRecordReadTimeout
 }
 
 // Handle runs the pipeline for one event of one sentinel. A nil error
@@ -60,7 +80,9 @@ type Pipeline struct {
 func (p *Pipeline) Handle(ctx context.Context, sentinelID string, ev *sentinel.Event) (Result, error) {
 	start := time.Now()
 	defer p.Metrics.StepSince(metrics.StepPipeline, start)
-	rec, rev, err := p.Store.Fresh(ctx, sentinelID)
+	rctx, cancel := context.WithTimeout(ctx, p.recordReadTimeout())
+	rec, rev, err := p.Store.Fresh(rctx, sentinelID)
+	cancel()
 	p.Metrics.StepSince(metrics.StepRecordRead, start)
 	if errors.Is(err, sentinels.ErrNotFound) {
 		p.note(sentinelID, nil, ev, journal.Stopped, "the sentinel no longer exists", nil)

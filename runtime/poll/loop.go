@@ -78,6 +78,9 @@ type Loop struct {
 	// Pause holds the loop's named pause points (tests; nil in
 	// production): PointPolled.
 	Pause *pause.Points
+	// FenceTimeout bounds the fence's read of the cursor through the
+	// records bucket's leader (0: DefaultFenceTimeout).
+	FenceTimeout time.Duration
 
 	tick sync.Mutex
 	kick chan struct{}
@@ -355,7 +358,15 @@ func (l *Loop) stale(ctx context.Context, rec *sentinel.Sentinel) string {
 	if own.Writable() != nil || !own.OwnsPoll(pollKey(rec)) {
 		return "this node's poll lease lapsed during the poll"
 	}
-	cur, _, err := l.Store.Fresh(ctx, rec.ID)
+	// Bounded: the read is a request to the bucket's leader, which no one
+	// answers while that leader is dead and its successor not yet elected
+	// (the other servers still hold the API's subscription, so there is no
+	// "no responders" either). Under the tick's unbounded context it would
+	// wait for ever, holding the tick: the node would keep its poll lease
+	// (the membership goroutine renews it) and never poll again.
+	fctx, cancel := context.WithTimeout(ctx, l.fenceTimeout())
+	defer cancel()
+	cur, _, err := l.Store.Fresh(fctx, rec.ID)
 	if err != nil {
 		return "reading the cursor back failed: " + err.Error()
 	}
@@ -363,6 +374,18 @@ func (l *Loop) stale(ctx context.Context, rec *sentinel.Sentinel) string {
 		return "the cursor moved on elsewhere during the poll"
 	}
 	return ""
+}
+
+// DefaultFenceTimeout is the default of Loop.FenceTimeout: a leader read
+// answers in milliseconds, and a raft election takes 4-9 s; a fence that
+// times out drops the poll's result (the next tick polls again).
+const DefaultFenceTimeout = 5 * time.Second
+
+func (l *Loop) fenceTimeout() time.Duration {
+	if l.FenceTimeout > 0 {
+		return l.FenceTimeout
+	}
+	return DefaultFenceTimeout
 }
 
 // pollKey is the ownership key of a sentinel: its first clause's
