@@ -10,10 +10,10 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/agentproto/sentinel/ingress/api"
-	"github.com/agentproto/sentinel/runtime/bench"
+	"github.com/agentproto/sentinel/tools/bench"
 )
 
-// newBenchCmd builds `sentinel bench`: a thin front of runtime/bench.
+// newBenchCmd builds `sentinel bench`: a thin front of tools/bench.
 func newBenchCmd(io IO) *cobra.Command {
 	d := bench.DefaultOptions()
 	cmd := &cobra.Command{

@@ -16,7 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentproto/sentinel/e2e/e2etest"
-	"github.com/agentproto/sentinel/runtime/chaos"
+	"github.com/agentproto/sentinel/tools/chaos"
 )
 
 var binary string

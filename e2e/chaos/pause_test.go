@@ -8,7 +8,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/agentproto/sentinel/runtime/chaos"
+	"github.com/agentproto/sentinel/tools/chaos"
 )
 
 // Issue 21: a bounded randomized run of `sentinel chaos` with pause faults

@@ -12,7 +12,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/agentproto/sentinel/runtime/chaos"
+	"github.com/agentproto/sentinel/tools/chaos"
 )
 
 // chaosSeed over chaosDuration draws a kill, a pause longer than

@@ -13,7 +13,7 @@ import (
 
 	"github.com/agentproto/sentinel"
 	"github.com/agentproto/sentinel/runtime/app"
-	"github.com/agentproto/sentinel/runtime/bench"
+	"github.com/agentproto/sentinel/tools/bench"
 )
 
 // watched is one sentinel of the workload.
