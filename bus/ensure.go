@@ -2,6 +2,7 @@ package bus
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/nats-io/nats.go/jetstream"
@@ -20,4 +21,50 @@ func (b *Bus) EnsureKeyValue(ctx context.Context, cfg jetstream.KeyValueConfig) 
 		return nil, fmt.Errorf("bus: provision bucket %s: %w", cfg.Bucket, err)
 	}
 	return kv, nil
+}
+
+// StreamSpec is how its owning package wants a stream provisioned: the
+// config, and optionally how to tell an existing stream is as wanted
+// (Same; sameStream when nil) and when an existing stream must be deleted
+// and created anew because a setting cannot change in place (Recreate).
+type StreamSpec struct {
+	Config   jetstream.StreamConfig
+	Same     func(have, want jetstream.StreamConfig) bool
+	Recreate func(have jetstream.StreamConfig) bool
+}
+
+// EnsureStream provisions a stream whose config its owning package
+// declares (rule 10: features own their streams; bus only provisions):
+// created, or updated where it differs, idempotently, through the bounded
+// retried attempts of every provisioning. The bus's replica count applies
+// unless the config sets one.
+func (b *Bus) EnsureStream(ctx context.Context, spec StreamSpec) (jetstream.Stream, error) {
+	want := spec.Config
+	if want.Replicas == 0 {
+		want.Replicas = b.Cfg.Replicas
+	}
+	same := spec.Same
+	if same == nil {
+		same = sameStream
+	}
+	s, err := provisionAsset(ctx, func(ctx context.Context) (jetstream.Stream, assetState, error) {
+		s, err := b.JS.Stream(ctx, want.Name)
+		if err != nil {
+			return nil, assetMissing, err
+		}
+		return s, stateOf(same(s.CachedInfo().Config, want), s.CachedInfo().Cluster), nil
+	}, func(ctx context.Context) (jetstream.Stream, error) {
+		if spec.Recreate != nil {
+			if s, err := b.JS.Stream(ctx, want.Name); err == nil && spec.Recreate(s.CachedInfo().Config) {
+				if err := b.JS.DeleteStream(ctx, want.Name); err != nil && !errors.Is(err, jetstream.ErrStreamNotFound) {
+					return nil, err
+				}
+			}
+		}
+		return b.JS.CreateOrUpdateStream(ctx, want)
+	})
+	if err != nil {
+		return nil, fmt.Errorf("bus: provision stream %s: %w", want.Name, err)
+	}
+	return s, nil
 }
