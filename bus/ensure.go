@@ -68,3 +68,24 @@ func (b *Bus) EnsureStream(ctx context.Context, spec StreamSpec) (jetstream.Stre
 	}
 	return s, nil
 }
+
+// PublishOnce stores data under subj, a subject that names one message,
+// with Nats-Msg-Id = msgID and an expected last subject sequence of 0, so
+// a second copy is refused forever, not only inside the duplicates
+// window. It returns the stream sequence of the stored message (the
+// existing one, read from s, for a duplicate; 0 when that read fails) and
+// whether it was a duplicate. The error is the publish's, unwrapped.
+func (b *Bus) PublishOnce(ctx context.Context, s jetstream.Stream, subj, msgID string, data []byte) (seq uint64, dup bool, err error) {
+	ack, err := b.JS.Publish(ctx, subj, data, jetstream.WithMsgID(msgID), jetstream.WithExpectLastSequencePerSubject(0))
+	if err == nil {
+		return ack.Sequence, ack.Duplicate, nil
+	}
+	var apiErr *jetstream.APIError
+	if errors.As(err, &apiErr) && (apiErr.ErrorCode == jetstream.JSErrCodeStreamWrongLastSequence || apiErr.ErrorCode == jetstream.JSErrCodeStreamWrongLastSequenceConstant) {
+		if last, gerr := s.GetLastMsgForSubject(ctx, subj); gerr == nil {
+			return last.Sequence, true, nil
+		}
+		return 0, true, nil
+	}
+	return 0, false, err
+}
