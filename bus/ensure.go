@@ -89,3 +89,25 @@ func (b *Bus) PublishOnce(ctx context.Context, s jetstream.Stream, subj, msgID s
 	}
 	return 0, false, err
 }
+
+// EnsureConsumer provisions a durable consumer of stream whose config its
+// owning package declares, idempotently (writing only what differs).
+func (b *Bus) EnsureConsumer(ctx context.Context, stream string, want jetstream.ConsumerConfig) (jetstream.Consumer, error) {
+	c, err := ensureConsumer(ctx, b.JS, stream, want)
+	if err != nil {
+		return nil, fmt.Errorf("bus: provision consumer %s: %w", want.Durable, err)
+	}
+	return c, nil
+}
+
+// PublishDedup publishes data on subj with Nats-Msg-Id = msgID and waits
+// for the PubAck, once (no retry); dup reports that the stream dropped it
+// as a duplicate within its duplicates window. The error is the
+// publish's, unwrapped.
+func (b *Bus) PublishDedup(ctx context.Context, subj, msgID string, data []byte) (seq uint64, dup bool, err error) {
+	ack, err := b.JS.Publish(ctx, subj, data, jetstream.WithMsgID(msgID))
+	if err != nil {
+		return 0, false, err
+	}
+	return ack.Sequence, ack.Duplicate, nil
+}

@@ -33,6 +33,7 @@ import (
 	"github.com/agentproto/sentinel/runtime/poll"
 	"github.com/agentproto/sentinel/runtime/principals"
 	"github.com/agentproto/sentinel/runtime/sentinels"
+	"github.com/agentproto/sentinel/runtime/sessions"
 	"github.com/agentproto/sentinel/runtime/storage"
 	"github.com/agentproto/sentinel/runtime/subscriptions"
 )
@@ -163,7 +164,8 @@ func (a *App) open(ctx context.Context) error {
 	// Nodes that may have peers agree on the shared settings (bus/settings.go).
 	bcfg.Shared = cfg.Cluster.Clustered() || cfg.NATS.External()
 	var err error
-	if a.Bus, err = bus.Open(pctx, a.nc, bcfg); err != nil {
+	// The streams features own, provisioned with the bus's own at once.
+	if a.Bus, err = bus.Open(pctx, a.nc, bcfg, sessions.HookJobsStream()); err != nil {
 		return err
 	}
 	a.Metrics = metrics.New()
