@@ -137,9 +137,6 @@ func Open(ctx context.Context, nc *nats.Conn, cfg Config, streams ...StreamSpec)
 	if err := g.Wait(); err != nil {
 		return nil, err
 	}
-	if err := b.migrateLegacyEvents(ctx); err != nil {
-		return nil, err
-	}
 	return b, nil
 }
 

@@ -10,8 +10,7 @@ import (
 // Stream names.
 const (
 	// StreamEvents keeps the events with limits retention, trimmed below
-	// what every partition acknowledged (events.go); it replaced the
-	// work-queue stream LegacyStreamEvents, whose events Open moves into it.
+	// what every partition acknowledged (events.go).
 	StreamEvents    = "SENTINEL_EVENTS_V2"
 	StreamInbox     = "SENTINEL_INBOX"
 	StreamParked    = "SENTINEL_PARKED"
