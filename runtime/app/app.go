@@ -252,7 +252,9 @@ func (a *App) wire(ctx context.Context) error {
 		return err
 	}
 	a.streams = httpapi.NewStreamLimiter(a.Cfg.MaxStreams, a.Cfg.MaxStreamsPerSession)
-	a.subsystems = []subsystem{a.wireSessions(), a.wireMCP(), a.wireEvents()}
+	// Sessions first: the MCP surface takes their services as they are.
+	sess := a.wireSessions()
+	a.subsystems = []subsystem{sess, a.wireMCP(sess.sessions), a.wireEvents()}
 	var router deliver.Router = deliver.DirectRouter{Inbox: a.Inbox, Now: func() string { return sentinel.FormatTime(now()) }}
 	routes := ingress.Routes{
 		Public: []ingress.Mounter{},
