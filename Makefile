@@ -7,9 +7,10 @@ help: ## list the targets
 build: ## build ./sentinel
 	go build -o sentinel ./cmd/sentinel
 
-test: ## the test suite, as CI runs it (the root module, then the GitLab adapter's own module; CI: -json through .ci/testlog.go)
+test: ## the test suite, as CI runs it (the root module, then the GitLab adapter's and e2e/ui's own modules; CI: -json through .ci/testlog.go)
 	go test -race -count=1 -timeout 30m ./...
 	cd adapters/gitlab && go test -race -count=1 ./...
+	cd e2e/ui && go test -race -count=1 ./...
 
 lint: ## gofmt, go vet, staticcheck
 	@test -z "$$(gofmt -l .)" || (gofmt -l . && exit 1)
@@ -17,6 +18,7 @@ lint: ## gofmt, go vet, staticcheck
 	go vet .ci/testlog.go
 	go run honnef.co/go/tools/cmd/staticcheck@v0.8.2 -checks 'all,-ST1000,-ST1003,-ST1016,-ST1020,-ST1021,-ST1022' ./...
 	cd adapters/gitlab && go vet ./... && go run honnef.co/go/tools/cmd/staticcheck@v0.8.2 -checks 'all,-ST1000,-ST1003,-ST1016,-ST1020,-ST1021,-ST1022' ./...
+	cd e2e/ui && go vet ./... && go run honnef.co/go/tools/cmd/staticcheck@v0.8.2 -checks 'all,-ST1000,-ST1003,-ST1016,-ST1020,-ST1021,-ST1022' ./...
 	go run honnef.co/go/tools/cmd/staticcheck@v0.8.2 -checks 'all,-ST1000,-ST1003,-ST1016,-ST1020,-ST1021,-ST1022' .ci/testlog.go
 
 fmt: ## gofmt the tree

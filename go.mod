@@ -3,7 +3,6 @@ module github.com/agentproto/sentinel
 go 1.26.8
 
 require (
-	github.com/chromedp/chromedp v0.23.0
 	github.com/creachadair/jrpc2 v1.3.6
 	github.com/go-chi/chi/v5 v5.5.0
 	github.com/mark3labs/mcp-go v1.2.1
@@ -26,10 +25,8 @@ require (
 	github.com/antithesishq/antithesis-sdk-go v0.9.0-default-no-op // indirect
 	github.com/beorn7/perks v1.0.1 // indirect
 	github.com/cespare/xxhash/v2 v2.3.0 // indirect
-	github.com/chromedp/cdproto v0.159.0 // indirect
 	github.com/creachadair/mds v0.31.0 // indirect
 	github.com/fsnotify/fsnotify v1.9.0 // indirect
-	github.com/go-json-experiment/json v0.0.0-20260213210345-44df1a37e875 // indirect
 	github.com/go-viper/mapstructure/v2 v2.4.0 // indirect
 	github.com/google/go-tpm v0.9.8 // indirect
 	github.com/google/jsonschema-go v0.4.3 // indirect

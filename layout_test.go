@@ -112,8 +112,11 @@ func TestImportRules(t *testing.T) {
 			if me == "runtime/pause" && internal {
 				fail("runtime/pause (named pause points) is a leaf: the stdlib only")
 			}
-			if me == "runtime/chaos" && dep != "" && dep != "runtime/bench" && dep != "runtime/app" {
-				fail("runtime/chaos imports only runtime/bench (the local cluster), runtime/app (the fake push signature) and the domain")
+			if under(dep, "tools") && !under(me, "tools") && !under(me, "cmd/cli") && !under(me, "e2e") {
+				fail("tools/** (bench, chaos) are not the node: only cmd/cli (their verbs) and e2e import them")
+			}
+			if me == "tools/chaos" && dep != "" && dep != "tools/bench" {
+				fail("tools/chaos imports only tools/bench (the local cluster, the fake push signature) and the domain")
 			}
 			if me == "runtime/journal" && !under(dep, "bus") && dep != "" {
 				fail("runtime/journal imports bus and the domain only (docs/layout.md)")

@@ -42,9 +42,11 @@ type Bus struct {
 }
 
 // Open provisions every stream, bucket and consumer idempotently
-// (create-or-update with explicit configs) and returns the bus. It fails
-// fast when provisioning fails.
-func Open(ctx context.Context, nc *nats.Conn, cfg Config) (*Bus, error) {
+// (create-or-update with explicit configs) and returns the bus. streams
+// are the streams features own (their packages declare the configs; the
+// composition root lists them), provisioned at once with the bus's own.
+// It fails fast when provisioning fails.
+func Open(ctx context.Context, nc *nats.Conn, cfg Config, streams ...StreamSpec) (*Bus, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
@@ -75,16 +77,19 @@ func Open(ctx context.Context, nc *nats.Conn, cfg Config) (*Bus, error) {
 	// one after another they made a cluster's first boot the sum of ~40 of
 	// them (docs/cluster.md, "Start-up").
 	g, gctx := errgroup.WithContext(ctx)
-	streams := map[string]*jetstream.Stream{StreamEvents: &b.Events, StreamInbox: &b.Inbox, StreamParked: &b.Parked, StreamLifecycle: &b.Lifecycle}
+	own := map[string]*jetstream.Stream{StreamEvents: &b.Events, StreamInbox: &b.Inbox, StreamParked: &b.Parked, StreamLifecycle: &b.Lifecycle}
 	for _, sc := range b.streamConfigs() {
 		g.Go(func() error {
 			s, err := ensureStream(gctx, js, sc)
 			if err != nil {
 				return fmt.Errorf("bus: provision stream %s: %w", sc.Name, err)
 			}
-			*streams[sc.Name] = s
+			*own[sc.Name] = s
 			return nil
 		})
+	}
+	for _, spec := range streams {
+		g.Go(func() error { _, err := b.EnsureStream(gctx, spec); return err })
 	}
 	buckets := []struct {
 		cfg jetstream.KeyValueConfig
@@ -114,7 +119,6 @@ func Open(ctx context.Context, nc *nats.Conn, cfg Config) (*Bus, error) {
 			return nil
 		})
 	}
-	g.Go(func() error { return openHookJobs(gctx, js, cfg) })
 	if err := g.Wait(); err != nil {
 		return nil, err
 	}
@@ -131,9 +135,6 @@ func Open(ctx context.Context, nc *nats.Conn, cfg Config) (*Bus, error) {
 		})
 	}
 	if err := g.Wait(); err != nil {
-		return nil, err
-	}
-	if err := b.migrateLegacyEvents(ctx); err != nil {
 		return nil, err
 	}
 	return b, nil

@@ -2,9 +2,7 @@ package bus
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"strings"
 	"sync"
 
 	"github.com/nats-io/nats.go/jetstream"
@@ -20,78 +18,8 @@ import (
 // last trim, and nothing undelivered ever ages out.
 //
 // JetStream refuses to change a stream's retention, so the limits stream
-// has a new name and subjects; Open moves what the old work-queue stream
-// (LegacyStreamEvents) still holds into it, then deletes the old stream
-// (migrateLegacyEvents). Every node of a cluster must run this version
-// before any of them serves again: stop all, upgrade, start.
-
-// LegacyStreamEvents is the work-queue events stream of earlier versions.
-const LegacyStreamEvents = "SENTINEL_EVENTS"
-
-// migrateLegacyEvents copies the events the legacy stream still holds
-// (undelivered, or delivered and not yet acknowledged) into their
-// partitions of the events stream in stream order, each with its own
-// Nats-Msg-Id, then deletes the legacy stream. It is idempotent and safe
-// to interrupt: a copy repeated within the duplicates window is dropped
-// by the message id, and one repeated later reaches a sentinel whose seen
-// window holds it. Nodes migrating at once keep each sentinel's order
-// (every copier copies in order and waits for each PubAck, so the first
-// copy of each event is stored in order); the legacy stream is deleted
-// only after a complete copy.
-func (b *Bus) migrateLegacyEvents(ctx context.Context) error {
-	old, err := b.JS.Stream(ctx, LegacyStreamEvents)
-	if errors.Is(err, jetstream.ErrStreamNotFound) {
-		return nil
-	}
-	if err != nil {
-		return fmt.Errorf("bus: legacy events stream: %w", err)
-	}
-	if old.CachedInfo().Config.Retention != jetstream.WorkQueuePolicy {
-		return fmt.Errorf("bus: stream %s exists without work-queue retention: it is not this project's legacy events stream; remove it", LegacyStreamEvents)
-	}
-	if err := b.copyLegacyEvents(ctx, old); err != nil {
-		if errors.Is(err, jetstream.ErrStreamNotFound) {
-			return nil // another node copied everything and deleted it
-		}
-		return fmt.Errorf("bus: move events from %s: %w", LegacyStreamEvents, err)
-	}
-	if err := b.JS.DeleteStream(ctx, LegacyStreamEvents); err != nil && !errors.Is(err, jetstream.ErrStreamNotFound) {
-		return fmt.Errorf("bus: delete %s after moving its events: %w", LegacyStreamEvents, err)
-	}
-	return nil
-}
-
-// copyLegacyEvents reads the legacy stream message by message (a work
-// queue allows no consumer beside its partition consumers), each the first
-// stored at or after the sequence past the previous one.
-func (b *Bus) copyLegacyEvents(ctx context.Context, old jetstream.Stream) error {
-	info, err := old.Info(ctx)
-	if err != nil {
-		return err
-	}
-	for seq := info.State.FirstSeq; info.State.Msgs > 0 && seq <= info.State.LastSeq; {
-		msg, err := old.GetMsg(ctx, seq, jetstream.WithGetMsgSubject(legacyEventsAll))
-		if errors.Is(err, jetstream.ErrMsgNotFound) {
-			return nil
-		}
-		if err != nil {
-			return err
-		}
-		sid := msg.Subject[strings.LastIndexByte(msg.Subject, '.')+1:]
-		id := msg.Header.Get(jetstream.MsgIDHeader)
-		if id == "" {
-			return fmt.Errorf("event %d on %s has no message id", msg.Sequence, msg.Subject)
-		}
-		if _, err := b.publishRetrying(ctx, EventSubject(Partition(sid, b.Cfg.Partitions), sid), msg.Data, id); err != nil {
-			return err
-		}
-		seq = msg.Sequence + 1
-	}
-	return nil
-}
-
-// legacyEventsAll matches every event of the legacy stream.
-const legacyEventsAll = "sentinel.events.*.*"
+// has a name and subjects of its own (StreamEvents). Its work-queue
+// predecessor was never released, so no migration from it is kept.
 
 // TrimEvents purges, partition by partition, the events that partition's
 // consumer has itself acknowledged: the events of the partition's subjects

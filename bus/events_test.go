@@ -13,31 +13,6 @@ import (
 	"github.com/agentproto/sentinel/bus/bustest"
 )
 
-// legacyLayout creates the work-queue events stream and partition
-// consumers of earlier versions, as a store written by them holds it.
-func legacyLayout(t *testing.T, env *bustest.Env) jetstream.Stream {
-	t.Helper()
-	ctx := context.Background()
-	old, err := env.Bus.JS.CreateStream(ctx, jetstream.StreamConfig{
-		Name: bus.LegacyStreamEvents, Subjects: []string{"sentinel.events.*.*"}, Storage: jetstream.FileStorage,
-		Retention: jetstream.WorkQueuePolicy, Duplicates: 2 * time.Minute, MaxConsumers: -1,
-	})
-	require.NoError(t, err)
-	for p := 0; p < env.Bus.Cfg.Partitions; p++ {
-		_, err := old.CreateOrUpdateConsumer(ctx, jetstream.ConsumerConfig{Durable: bus.ConsumerName(p),
-			FilterSubject: fmt.Sprintf("sentinel.events.%d.*", p), AckPolicy: jetstream.AckExplicitPolicy, MaxAckPending: 1, MaxDeliver: -1})
-		require.NoError(t, err)
-	}
-	return old
-}
-
-func publishLegacy(t *testing.T, env *bustest.Env, sid, eid string) {
-	t.Helper()
-	subj := fmt.Sprintf("sentinel.events.%d.%s", bus.Partition(sid, env.Bus.Cfg.Partitions), sid)
-	_, err := env.Bus.JS.Publish(context.Background(), subj, []byte(`{"id":"`+eid+`"}`), jetstream.WithMsgID(bus.EventMsgID(sid, eid)))
-	require.NoError(t, err)
-}
-
 // stored lists the events stream's messages per sentinel, in order, by
 // message id.
 func stored(t *testing.T, env *bustest.Env) map[string][]string {
@@ -67,63 +42,6 @@ func ids(sid string, eids ...string) []string {
 		out[i] = bus.EventMsgID(sid, e)
 	}
 	return out
-}
-
-// A store of the work-queue layout opens on the limits layout: every event
-// the old stream held (undelivered, or delivered and not acknowledged)
-// moves into its partition in order, once, acknowledged ones stay gone,
-// and the old stream is deleted. Opening again changes nothing.
-func TestOpenMovesTheLegacyWorkQueueEvents(t *testing.T) {
-	env := bustest.Start(t)
-	ctx := context.Background()
-	old := legacyLayout(t, env)
-	for i := 1; i <= 5; i++ {
-		publishLegacy(t, env, "sen_A", fmt.Sprintf("evt_a%d", i))
-		publishLegacy(t, env, "sen_B", fmt.Sprintf("evt_b%d", i))
-	}
-	// sen_A: evt_a1 acknowledged (gone from the work queue), evt_a2 in flight.
-	c, err := old.Consumer(ctx, bus.ConsumerName(bus.Partition("sen_A", env.Bus.Cfg.Partitions)))
-	require.NoError(t, err)
-	m, err := c.Next(jetstream.FetchMaxWait(5 * time.Second))
-	require.NoError(t, err)
-	require.NoError(t, m.DoubleAck(ctx))
-	_, err = c.Next(jetstream.FetchMaxWait(5 * time.Second))
-	require.NoError(t, err)
-
-	b, err := bus.Open(ctx, env.Bus.NC, env.Bus.Cfg)
-	require.NoError(t, err)
-	_, err = env.Bus.JS.Stream(ctx, bus.LegacyStreamEvents)
-	require.ErrorIs(t, err, jetstream.ErrStreamNotFound, "the legacy stream is gone")
-	want := map[string][]string{
-		"sen_A": ids("sen_A", "evt_a2", "evt_a3", "evt_a4", "evt_a5"),
-		"sen_B": ids("sen_B", "evt_b1", "evt_b2", "evt_b3", "evt_b4", "evt_b5"),
-	}
-	require.Equal(t, want, stored(t, env))
-
-	_, err = bus.Open(ctx, env.Bus.NC, env.Bus.Cfg)
-	require.NoError(t, err)
-	require.Equal(t, want, stored(t, env), "opening again moves nothing twice")
-	dup, err := b.PublishEvent(ctx, "sen_A", "evt_a3", []byte(`{}`))
-	require.NoError(t, err)
-	require.True(t, dup, "a moved event keeps its message id")
-}
-
-// A move interrupted midway (some events already copied, the legacy stream
-// still there) completes on the next open with every event once, in order.
-func TestInterruptedMoveCompletesWithoutDuplicates(t *testing.T) {
-	env := bustest.Start(t)
-	ctx := context.Background()
-	legacyLayout(t, env)
-	for i := 1; i <= 6; i++ {
-		publishLegacy(t, env, "sen_A", fmt.Sprintf("evt_%d", i))
-	}
-	for i := 1; i <= 3; i++ { // what the interrupted copy stored
-		_, err := env.Bus.PublishEvent(ctx, "sen_A", fmt.Sprintf("evt_%d", i), []byte(`{}`))
-		require.NoError(t, err)
-	}
-	_, err := bus.Open(ctx, env.Bus.NC, env.Bus.Cfg)
-	require.NoError(t, err)
-	require.Equal(t, map[string][]string{"sen_A": ids("sen_A", "evt_1", "evt_2", "evt_3", "evt_4", "evt_5", "evt_6")}, stored(t, env))
 }
 
 // TrimEvents purges, in each partition, only what that partition's

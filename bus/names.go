@@ -10,13 +10,11 @@ import (
 // Stream names.
 const (
 	// StreamEvents keeps the events with limits retention, trimmed below
-	// what every partition acknowledged (events.go); it replaced the
-	// work-queue stream LegacyStreamEvents, whose events Open moves into it.
+	// what every partition acknowledged (events.go).
 	StreamEvents    = "SENTINEL_EVENTS_V2"
 	StreamInbox     = "SENTINEL_INBOX"
 	StreamParked    = "SENTINEL_PARKED"
 	StreamLifecycle = "SENTINEL_LIFECYCLE"
-	StreamHookJobs  = "SENTINEL_HOOKS"
 )
 
 // KV bucket names.
@@ -45,8 +43,6 @@ const (
 	inboxPrefix     = "sentinel.inbox."
 	parkedPrefix    = "sentinel.parked."
 	lifecyclePrefix = "sentinel.lifecycle."
-	hookJobsPrefix  = "sentinel.hooks."
-	resumePrefix    = "sentinel.control.resume."
 )
 
 // Partition returns the event partition of a sentinel id (FNV-1a mod n).
@@ -96,23 +92,3 @@ func LifecycleSubject(sessionID string) string { return lifecyclePrefix + sessio
 
 // LifecycleAll matches every lifecycle event.
 const LifecycleAll = lifecyclePrefix + "*"
-
-// HookJobSubject is the subject of the hook jobs a node runs: the command
-// hooks of the sessions that live on it, handed over by other nodes.
-func HookJobSubject(node string) string { return hookJobsPrefix + node }
-
-// HookJobsAll matches every node's hook jobs.
-const HookJobsAll = hookJobsPrefix + "*"
-
-// HookConsumerName is the durable consumer of one node's hook jobs.
-func HookConsumerName(node string) string { return "hooks-" + node }
-
-// HookJobMsgID is the Nats-Msg-Id of a hook job: its kind, the node it is
-// for and the key of what triggered it (an inbox message id), so a job
-// enqueued twice within the stream's duplicates window is stored once.
-func HookJobMsgID(kind, node, key string) string { return kind + ":" + node + ":" + key }
-
-// ResumeSubject is the request subject on which a node runs the resume
-// hooks of the sessions that live on it (core NATS request/reply, not a
-// stream: the caller needs the answer).
-func ResumeSubject(node string) string { return resumePrefix + node }

@@ -10,10 +10,10 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/agentproto/sentinel/ingress/api"
-	"github.com/agentproto/sentinel/runtime/bench"
+	"github.com/agentproto/sentinel/tools/bench"
 )
 
-// newBenchCmd builds `sentinel bench`: a thin front of runtime/bench.
+// newBenchCmd builds `sentinel bench`: a thin front of tools/bench.
 func newBenchCmd(io IO) *cobra.Command {
 	d := bench.DefaultOptions()
 	cmd := &cobra.Command{
@@ -132,7 +132,7 @@ a failed phase, 2 on bad flags.`,
 	f.Int("create-concurrency", d.CreateConcurrency, "concurrent POST /sentinels clients in the scale phase")
 	f.Int("list-requests", d.ListRequests, "timed GET /sentinels requests in the scale phase")
 	f.Int("ticks", d.Ticks, "timed quiet poll ticks in the scale phase")
-	f.Bool("go-bench", d.GoBench, "run the local-gh quiet-poll Go benchmark (needs the source tree, go and gh)")
+	f.Bool("go-bench", d.GoBench, "run the local-gh quiet-poll Go benchmark (a binary built with -tags gobench only; needs the source tree, go and gh)")
 	f.String("go-benchtime", d.GoBenchTime, "-benchtime of the Go benchmark")
 	f.Bool("in-process", false, "run the scale node in this process instead of a child process (RSS then includes the harness)")
 	f.StringSlice("skip", nil, "phases to skip: push, poll, scale")

@@ -14,10 +14,10 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/agentproto/sentinel/ingress/api"
-	"github.com/agentproto/sentinel/runtime/chaos"
+	"github.com/agentproto/sentinel/tools/chaos"
 )
 
-// newChaosCmd builds `sentinel chaos`: a thin front of runtime/chaos.
+// newChaosCmd builds `sentinel chaos`: a thin front of tools/chaos.
 func newChaosCmd(io IO) *cobra.Command {
 	d := chaos.DefaultOptions()
 	cmd := &cobra.Command{

@@ -12,11 +12,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentproto/sentinel/e2e/e2etest"
-	"github.com/agentproto/sentinel/runtime/chaos"
+	"github.com/agentproto/sentinel/tools/chaos"
 )
 
 var binary string
@@ -64,39 +63,39 @@ func TestChaosSeededLocalRun(t *testing.T) {
 
 	var rep chaos.Report
 	require.NoError(t, json.Unmarshal([]byte(stdout), &rep), stdout)
-	assert.Equal(t, uint64(196), rep.Seed)
-	assert.Equal(t, "local", rep.Target)
-	assert.Len(t, rep.Nodes, 3)
+	require.Equal(t, uint64(196), rep.Seed)
+	require.Equal(t, "local", rep.Target)
+	require.Len(t, rep.Nodes, 3)
 
 	// The schedule it ran is the one --plan printed for the seed.
 	var b bytes.Buffer
 	require.NoError(t, chaos.WriteSchedule(&b, rep.Seed, rep.Schedule, nil))
-	assert.Equal(t, plan, b.String())
+	require.Equal(t, plan, b.String())
 	kinds := map[chaos.Kind]bool{}
 	require.Len(t, rep.Faults, len(rep.Schedule), "every planned fault was injected")
 	for i, f := range rep.Faults {
-		assert.Empty(t, f.Error, "fault %d", i)
-		assert.Equal(t, rep.Schedule[i].Kind, f.Fault.Kind)
-		assert.Equal(t, rep.Schedule[i].Node, f.Fault.Node)
+		require.Empty(t, f.Error, "fault %d", i)
+		require.Equal(t, rep.Schedule[i].Kind, f.Fault.Kind)
+		require.Equal(t, rep.Schedule[i].Node, f.Fault.Node)
 		kinds[f.Fault.Kind] = true
 	}
-	assert.Equal(t, map[chaos.Kind]bool{chaos.Kill: true, chaos.Pause: true, chaos.Restart: true}, kinds)
+	require.Equal(t, map[chaos.Kind]bool{chaos.Kill: true, chaos.Pause: true, chaos.Restart: true}, kinds)
 
 	v := rep.Verdict
-	assert.True(t, v.Valid, "findings: %+v", v.Findings)
-	assert.Zero(t, v.Counts.Lost)
-	assert.Zero(t, v.Counts.Duplicated)
-	assert.Zero(t, v.Counts.Unexpected)
-	assert.Zero(t, v.Counts.Reordered)
-	assert.Equal(t, v.Counts.Sent, v.Counts.OK+v.Counts.IndeterminatePresent+v.Counts.IndeterminateAbsent+v.Counts.RefusedAbsent)
+	require.True(t, v.Valid, "findings: %+v", v.Findings)
+	require.Zero(t, v.Counts.Lost)
+	require.Zero(t, v.Counts.Duplicated)
+	require.Zero(t, v.Counts.Unexpected)
+	require.Zero(t, v.Counts.Reordered)
+	require.Equal(t, v.Counts.Sent, v.Counts.OK+v.Counts.IndeterminatePresent+v.Counts.IndeterminateAbsent+v.Counts.RefusedAbsent)
 	paths := map[string]chaos.PathCount{}
 	for _, p := range rep.Paths {
 		paths[p.Path] = p
 	}
-	assert.Positive(t, paths["push"].Accepted, "pushes were accepted")
-	assert.Positive(t, paths["poll"].Accepted, "feed events were written")
-	assert.Equal(t, rep.PushSentinels, 6)
-	assert.Equal(t, rep.PollSentinels, 3)
+	require.Positive(t, paths["push"].Accepted, "pushes were accepted")
+	require.Positive(t, paths["poll"].Accepted, "feed events were written")
+	require.Equal(t, rep.PushSentinels, 6)
+	require.Equal(t, rep.PollSentinels, 3)
 }
 
 func TestChaosBadFlagsExitTwo(t *testing.T) {
@@ -108,6 +107,6 @@ func TestChaosBadFlagsExitTwo(t *testing.T) {
 		_, stderr, err := run(t, 30*time.Second, args...)
 		var ee *exec.ExitError
 		require.ErrorAs(t, err, &ee, "%v", args)
-		assert.Equal(t, 2, ee.ExitCode(), "%v: %s", args, stderr)
+		require.Equal(t, 2, ee.ExitCode(), "%v: %s", args, stderr)
 	}
 }

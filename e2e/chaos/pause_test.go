@@ -5,10 +5,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/agentproto/sentinel/runtime/chaos"
+	"github.com/agentproto/sentinel/tools/chaos"
 )
 
 // Issue 21: a bounded randomized run of `sentinel chaos` with pause faults
@@ -29,16 +28,16 @@ func TestChaosPausesOnThreeLocalNodes(t *testing.T) {
 			require.NoError(t, json.Unmarshal([]byte(stdout), &rep), stdout)
 			require.Len(t, rep.Faults, 2, "two pauses drawn")
 			for i, f := range rep.Faults {
-				assert.Equal(t, chaos.Pause, f.Fault.Kind, "fault %d", i)
-				assert.Empty(t, f.Error, "fault %d", i)
+				require.Equal(t, chaos.Pause, f.Fault.Kind, "fault %d", i)
+				require.Empty(t, f.Error, "fault %d", i)
 			}
 			v := rep.Verdict
-			assert.True(t, v.Valid, "findings: %+v", v.Findings)
-			assert.Zero(t, v.Counts.Lost)
-			assert.Zero(t, v.Counts.Duplicated)
-			assert.Zero(t, v.Counts.Unexpected)
-			assert.Zero(t, v.Counts.Reordered)
-			assert.Positive(t, v.Counts.OK)
+			require.True(t, v.Valid, "findings: %+v", v.Findings)
+			require.Zero(t, v.Counts.Lost)
+			require.Zero(t, v.Counts.Duplicated)
+			require.Zero(t, v.Counts.Unexpected)
+			require.Zero(t, v.Counts.Reordered)
+			require.Positive(t, v.Counts.OK)
 		})
 	}
 }

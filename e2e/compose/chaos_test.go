@@ -9,10 +9,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/agentproto/sentinel/runtime/chaos"
+	"github.com/agentproto/sentinel/tools/chaos"
 )
 
 // chaosSeed over chaosDuration draws a kill, a pause longer than
@@ -52,23 +51,23 @@ func TestComposeChaos(t *testing.T) {
 
 	var rep chaos.Report
 	require.NoError(t, json.Unmarshal([]byte(stdout.String()), &rep), stdout.String())
-	assert.Equal(t, "compose "+p.name, rep.Target)
+	require.Equal(t, "compose "+p.name, rep.Target)
 	require.Len(t, rep.Faults, len(rep.Schedule), "every planned fault was injected")
 	kinds := map[chaos.Kind]bool{}
 	for i, f := range rep.Faults {
-		assert.Empty(t, f.Error, "fault %d", i)
+		require.Empty(t, f.Error, "fault %d", i)
 		kinds[f.Fault.Kind] = true
 		if f.Fault.Kind == chaos.Partition {
-			assert.Positive(t, f.CutNoticedMs, "the cut-off node's own probe (docker exec ... /sentinel health) said so")
+			require.Positive(t, f.CutNoticedMs, "the cut-off node's own probe (docker exec ... /sentinel health) said so")
 		}
 		t.Logf("fault %s of %s: writes back %.0f ms, delivers %.0f ms, healthy %.0f ms after the heal",
 			f.Fault.Kind, f.NodeName, f.WritesMs, f.DeliveryMs, f.HealthyMs)
 	}
-	assert.True(t, kinds[chaos.Partition], "the schedule of seed %s holds a partition", chaosSeed)
+	require.True(t, kinds[chaos.Partition], "the schedule of seed %s holds a partition", chaosSeed)
 	v := rep.Verdict
 	t.Logf("verdict: %+v", v.Counts)
-	assert.True(t, v.Valid, "findings: %+v", v.Findings)
-	assert.Positive(t, v.Counts.OK)
+	require.True(t, v.Valid, "findings: %+v", v.Findings)
+	require.Positive(t, v.Counts.OK)
 }
 
 // cleanEnv is this process's environment without AGENTPROTO_* or

@@ -31,7 +31,7 @@ func (p *Provider) Info() providers.Info {
 	}
 }
 
-// Capabilities implements providers.Provider (REFERENCE-NOTES 1.8).
+// Capabilities implements providers.Provider (AIP-60 provider capabilities).
 func (p *Provider) Capabilities() providers.Capabilities {
 	return providers.Capabilities{
 		Subjects:         []string{"*"},

@@ -115,7 +115,7 @@ func NormalizeWebhook(event, deliveryID string, body []byte, source string, now 
 }
 
 // NormalizeWebhookWith turns one GitHub webhook delivery into
-// SentinelEvents (REFERENCE-NOTES 3.5, and the events docs/api.md lists):
+// SentinelEvents (the events docs/api.md lists, "GitHub event types"):
 // event is the X-GitHub-Event header, deliveryID the X-GitHub-Delivery
 // header (required and validated), body the raw JSON payload.
 //

@@ -58,7 +58,7 @@ func (p *Provider) Info() providers.Info {
 	}
 }
 
-// Capabilities returns the declared capabilities (REFERENCE-NOTES 1.8).
+// Capabilities returns the declared capabilities (AIP-60 provider capabilities).
 func (p *Provider) Capabilities() providers.Capabilities {
 	return providers.Capabilities{
 		Subjects:         []string{"github"},

@@ -33,6 +33,7 @@ import (
 	"github.com/agentproto/sentinel/runtime/poll"
 	"github.com/agentproto/sentinel/runtime/principals"
 	"github.com/agentproto/sentinel/runtime/sentinels"
+	"github.com/agentproto/sentinel/runtime/sessions"
 	"github.com/agentproto/sentinel/runtime/storage"
 	"github.com/agentproto/sentinel/runtime/subscriptions"
 )
@@ -163,7 +164,8 @@ func (a *App) open(ctx context.Context) error {
 	// Nodes that may have peers agree on the shared settings (bus/settings.go).
 	bcfg.Shared = cfg.Cluster.Clustered() || cfg.NATS.External()
 	var err error
-	if a.Bus, err = bus.Open(pctx, a.nc, bcfg); err != nil {
+	// The streams features own, provisioned with the bus's own at once.
+	if a.Bus, err = bus.Open(pctx, a.nc, bcfg, sessions.HookJobsStream()); err != nil {
 		return err
 	}
 	a.Metrics = metrics.New()
@@ -254,7 +256,9 @@ func (a *App) wire(ctx context.Context) error {
 		return err
 	}
 	a.streams = httpapi.NewStreamLimiter(a.Cfg.MaxStreams, a.Cfg.MaxStreamsPerSession)
-	a.subsystems = []subsystem{a.wireSessions(), a.wireMCP(), a.wireEvents()}
+	// Sessions first: the MCP surface takes their services as they are.
+	sess := a.wireSessions()
+	a.subsystems = []subsystem{sess, a.wireMCP(sess.sessions), a.wireEvents()}
 	var router deliver.Router = deliver.DirectRouter{Inbox: a.Inbox, Now: func() string { return sentinel.FormatTime(now()) }}
 	routes := ingress.Routes{
 		Public: []ingress.Mounter{},

@@ -11,7 +11,11 @@ import (
 	"github.com/agentproto/sentinel/bus/embedded"
 	"github.com/agentproto/sentinel/ingress/api"
 	"github.com/agentproto/sentinel/runtime/cluster"
+	"github.com/agentproto/sentinel/runtime/journal"
 	"github.com/agentproto/sentinel/runtime/principals"
+	"github.com/agentproto/sentinel/runtime/sentinels"
+	"github.com/agentproto/sentinel/runtime/sessions"
+	"github.com/agentproto/sentinel/runtime/subscriptions"
 )
 
 // This file gathers the operator's view of the cluster (GET /cluster):
@@ -29,10 +33,10 @@ const viewTimeout = 8 * time.Second
 // view against what the store holds).
 var (
 	viewStreams = []string{bus.StreamEvents, bus.StreamInbox, bus.StreamParked, bus.StreamLifecycle,
-		bus.StreamHookJobs, bus.StreamJournal, bus.StreamMCPEvents}
+		sessions.StreamHookJobs, journal.StreamName, subscriptions.FeedStream}
 	viewBuckets = []string{bus.BucketSentinels, bus.BucketSeen, bus.BucketHooks, bus.BucketCreds, bus.BucketSetup,
 		bus.BucketSessions, bus.BucketFollows, bus.BucketLocks, bus.BucketCursors, bus.BucketTombstone, bus.BucketNodes, bus.BucketLeases,
-		bus.BucketMCPEvents, principals.Bucket}
+		subscriptions.Bucket, principals.Bucket, sentinels.WatchIndexBucket}
 )
 
 // deliveryNote says how delivery spreads over the nodes.

@@ -22,7 +22,7 @@ const EventsPrincipal = sentinel.OperatorID
 // behind events/* (runtime/subscriptions). Every node serves it: the
 // subscriptions, the feeds and the cursor key are in JetStream.
 func (a *App) openEvents(ctx context.Context) error {
-	m, err := a.Bus.OpenMCPEvents(ctx, a.Cfg.MCPEvents.Retention)
+	m, err := subscriptions.OpenAssets(ctx, a.Bus, a.Cfg.MCPEvents.Retention)
 	if err != nil {
 		return err
 	}

@@ -19,6 +19,7 @@ import (
 	"github.com/agentproto/sentinel/bus"
 	"github.com/agentproto/sentinel/bus/bustest"
 	"github.com/agentproto/sentinel/runtime/app"
+	"github.com/agentproto/sentinel/runtime/sessions"
 )
 
 // markerHook writes a hook script that appends the name of the node that
@@ -43,11 +44,11 @@ func pendingHookJobs(t *testing.T, a *app.App, node string) uint64 {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	s, err := a.Bus.JS.Stream(ctx, bus.StreamHookJobs)
+	s, err := a.Bus.JS.Stream(ctx, sessions.StreamHookJobs)
 	require.NoError(t, err)
-	info, err := s.Info(ctx, jetstream.WithSubjectFilter(bus.HookJobSubject(node)))
+	info, err := s.Info(ctx, jetstream.WithSubjectFilter(sessions.HookJobSubject(node)))
 	require.NoError(t, err)
-	return info.State.Subjects[bus.HookJobSubject(node)]
+	return info.State.Subjects[sessions.HookJobSubject(node)]
 }
 
 // publishEvent stores a fake event for a sentinel straight into its

@@ -20,10 +20,10 @@ const MCPPath = "/mcp"
 // end as soon as the start context ends (the signal context of `sentinel
 // serve`), before the HTTP server drains, or at the latest when the
 // subsystem stops.
-func (a *App) wireMCP() subsystem {
+func (a *App) wireMCP(w *sessionWiring) subsystem {
 	life, cancel := context.WithCancel(context.Background())
 	log := a.Log.With("component", "mcp")
-	srv := mcp.NewServer(a.mcpServices(), mcp.Options{Life: life, Debug: a.Log.With("component", "mcp")})
+	srv := mcp.NewServer(a.mcpServices(w), mcp.Options{Life: life, Debug: a.Log.With("component", "mcp")})
 	h := mcp.HTTPHandler(srv, log, a.Cfg.MaxBodyBytes, a.eventsWrap(life))
 	return subsystem{
 		Raw: []ingress.Mounter{func(r chi.Router) {
@@ -38,8 +38,8 @@ func (a *App) wireMCP() subsystem {
 
 // mcpServices are the in-process services behind the MCP tools: the
 // same adapters the REST routes call.
-func (a *App) mcpServices() mcp.Services {
-	_, inboxes, follows := a.sessionServices()
+func (a *App) mcpServices(w *sessionWiring) mcp.Services {
+	_, inboxes, follows := sessionServices(w)
 	return mcp.Services{
 		Sentinels: a.sentinelsAPI(),
 		Follows:   follows,

@@ -190,10 +190,8 @@ func (w *sessionWiring) stop() {
 }
 
 // sessionServices returns the in-process session, inbox and follow
-// services (for the MCP surface), as the request's principal may use them
-// (scope.go). They resolve the wiring at call time, so
-// they may be taken before wire() finishes.
-func (a *App) sessionServices() (api.Sessions, api.Inboxes, api.Follows) {
-	l := lazySessions{a: a}
-	return scopedSessions{lazySessionsAPI{l}}, scopedInboxes{lazyInboxesAPI{l}}, scopedFollows{lazyFollowsAPI{l}}
+// services of a wiring (for the MCP surface), as the request's principal
+// may use them (scope.go).
+func sessionServices(w *sessionWiring) (api.Sessions, api.Inboxes, api.Follows) {
+	return scopedSessions{sessionsAPI{reg: w.registry}}, scopedInboxes{inboxesAPI{svc: w.inboxes}}, scopedFollows{followsAPI{engine: w.engine}}
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"testing"
 
-	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentproto/sentinel"
@@ -89,7 +88,7 @@ func staleFilteredClose(t *testing.T, nodes func(t *testing.T) (a, b *runtimetes
 
 	res, err := wait()
 	require.NoError(t, err)
-	assert.Equal(t, deliver.ResultDuplicate, res, "B handled E1 meanwhile")
+	require.Equal(t, deliver.ResultDuplicate, res, "B handled E1 meanwhile")
 	require.False(t, b.Fresh(rec.ID).IsClosed(pr), "A's stale close must not land on the reopened subject")
 
 	handleOn(t, b, rec.ID, e3, deliver.ResultDelivered)
@@ -117,7 +116,7 @@ func TestStaleMutedHandlerDoesNotReopenAClosedSubject(t *testing.T) {
 
 	res, err := wait()
 	require.NoError(t, err)
-	assert.Equal(t, deliver.ResultDuplicate, res)
+	require.Equal(t, deliver.ResultDuplicate, res)
 	require.True(t, b.Fresh(rec.ID).IsClosed(pr), "A's stale reopen must not land on the closed subject")
 	handleOn(t, b, rec.ID, e4, deliver.ResultParked)
 	require.Len(t, b.WaitInbox("s1", 2), 2, "E1 and E3 only")
@@ -142,7 +141,7 @@ func TestStalePostMortemHandlerChangesNothing(t *testing.T) {
 
 	res, err := wait()
 	require.NoError(t, err)
-	assert.Equal(t, deliver.ResultDuplicate, res)
+	require.Equal(t, deliver.ResultDuplicate, res)
 	after := b.Fresh(rec.ID)
 	require.False(t, after.IsClosed(pr))
 	require.Equal(t, before.EventCount, after.EventCount)
@@ -165,7 +164,7 @@ func TestStaleDuplicateHandlerWritesNothing(t *testing.T) {
 	before := b.Fresh(rec.ID)
 	res, err := wait()
 	require.NoError(t, err)
-	assert.Equal(t, deliver.ResultDuplicate, res)
+	require.Equal(t, deliver.ResultDuplicate, res)
 	require.Equal(t, before, b.Fresh(rec.ID))
 	require.Len(t, b.WaitInbox("s1", 2), 2)
 }

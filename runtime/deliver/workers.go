@@ -92,10 +92,6 @@ func (w *Workers) Start(ctx context.Context) error {
 		w.wg.Add(1)
 		go w.loop(fetchCtx, workCtx, p, cons)
 	}
-	if w.Pipeline.Seen != nil {
-		w.wg.Add(1)
-		go w.sweepSeen(fetchCtx)
-	}
 	w.acked.Store(1) // trim once after a start: the last run may have acked since its last trim
 	w.wg.Add(1)
 	go w.trimLoop(fetchCtx)
@@ -135,25 +131,6 @@ func (w *Workers) trimLoop(ctx context.Context) {
 			w.acked.Add(n)
 			w.Log.Warn("trimming acknowledged events failed; retrying", "err", err)
 		}
-	}
-}
-
-// sweepTimeout bounds the one-off sweep of the seen window's legacy keys.
-const sweepTimeout = 10 * time.Minute
-
-// sweepSeen gives the seen window's keys written before it had per-key
-// TTLs a TTL, once per store, off the delivery path; Stop interrupts it
-// (the next start runs it again).
-func (w *Workers) sweepSeen(ctx context.Context) {
-	defer w.wg.Done()
-	ctx, cancel := context.WithTimeout(ctx, sweepTimeout)
-	defer cancel()
-	res, err := w.Pipeline.Seen.SweepLegacy(ctx)
-	switch {
-	case err != nil:
-		w.Log.Warn("seen window sweep failed; it runs again at the next start", "err", err)
-	case !res.Skipped:
-		w.Log.Info("seen window swept of keys without a TTL", "dropped", res.Dropped, "rewritten", res.Rewritten)
 	}
 }
 

@@ -1,4 +1,5 @@
-// Package follow implements session follows (spec/session-follows.txt):
+// Package follow implements session follows (the AIP-60 guide
+// "Wake a session when other sessions finish, wait, crash, or open a PR"):
 // follow records in KV (fol_ ids, upsert by key), selectors evaluated at
 // event time, per-follower batching with collapse, the digest text, and
 // delivery of one system/notice/next-turn digest to the follower (resumed

@@ -10,7 +10,8 @@ import (
 type Lookup func(id string) *sessions.Session
 
 // Wants reports the kind a follow receives an event as, or false when the
-// follow does not want it (REFERENCE-NOTES 5.4): a turn-end that left the
+// follow does not want it (the session follows guide: matching a follow
+// against an event): a turn-end that left the
 // session awaiting input reads as awaiting-input when subscribed; an empty
 // turn is dropped under skipEmptyTurns unless it is awaiting input.
 func Wants(f *Follow, ev *sessions.LifecycleEvent) (string, bool) {
@@ -30,7 +31,8 @@ func Wants(f *Follow, ev *sessions.LifecycleEvent) (string, bool) {
 }
 
 // Covers reports whether the follow's selector covers the event's session,
-// read at event time (REFERENCE-NOTES 5.4, steps in order).
+// read at event time (the session follows guide: matching a follow against
+// an event, steps in order).
 func Covers(f *Follow, ev *sessions.LifecycleEvent, lookup Lookup) bool {
 	id := ev.SessionID
 	if id == f.Follower {

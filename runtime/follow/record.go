@@ -7,7 +7,7 @@ import (
 	"github.com/agentproto/sentinel/runtime/sessions"
 )
 
-// Defaults and limits of a follow (REFERENCE-NOTES 5.1).
+// Defaults and limits of a follow (the session follows guide's follow record).
 const (
 	DefaultBatchMs = 15000
 	MaxBatchMs     = 600000

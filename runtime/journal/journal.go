@@ -30,7 +30,7 @@ const DefaultDryRunScan = 20_000
 
 // DefaultConfig returns the defaults.
 func DefaultConfig() Config {
-	return Config{MaxAge: bus.DefaultJournalMaxAge, QueueSize: DefaultQueueSize, DryRunScan: DefaultDryRunScan}
+	return Config{MaxAge: DefaultMaxAge, QueueSize: DefaultQueueSize, DryRunScan: DefaultDryRunScan}
 }
 
 // DefaultMaxBytes is the journal's size bound when journal.max_bytes is 0:
@@ -39,9 +39,9 @@ func DefaultConfig() Config {
 // limit is unknown (external mode: 0).
 func DefaultMaxBytes(storeLimit int64) int64 {
 	if storeLimit <= 0 {
-		return bus.DefaultJournalMaxBytes
+		return DefaultMaxBytesCap
 	}
-	return max(min(storeLimit/10, bus.DefaultJournalMaxBytes), 1<<20)
+	return max(min(storeLimit/10, DefaultMaxBytesCap), 1<<20)
 }
 
 // Validate checks the config.
@@ -75,9 +75,9 @@ type Journal struct {
 // reader. Stop the writer (Journal.Stop) after the delivery workers.
 func Open(ctx context.Context, b *bus.Bus, cfg Config, wcfg WriterConfig) (*Journal, error) {
 	if cfg.MaxAge <= 0 {
-		cfg.MaxAge = bus.DefaultJournalMaxAge
+		cfg.MaxAge = DefaultMaxAge
 	}
-	s, err := b.OpenJournal(ctx, cfg.MaxAge, cfg.MaxBytes)
+	s, err := OpenStream(ctx, b, cfg.MaxAge, cfg.MaxBytes)
 	if err != nil {
 		return nil, err
 	}

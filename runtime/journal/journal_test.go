@@ -12,7 +12,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentproto/sentinel"
-	"github.com/agentproto/sentinel/bus"
 	"github.com/agentproto/sentinel/bus/bustest"
 	"github.com/agentproto/sentinel/runtime/journal"
 )
@@ -42,7 +41,7 @@ func entry(sentinelID, eventID, decision string) journal.Entry {
 func TestWriterNeverBlocksAndCountsWhatItDrops(t *testing.T) {
 	env := bustest.Start(t)
 	ctx := context.Background()
-	s, err := env.Bus.OpenJournal(ctx, time.Hour, 0)
+	s, err := journal.OpenStream(ctx, env.Bus, time.Hour, 0)
 	require.NoError(t, err)
 	d := &drops{n: map[string]int{}}
 	w, err := journal.NewWriter(env.Bus.NC, journal.WriterConfig{QueueSize: 2, Node: "n1", OnDrop: d.add})
@@ -126,16 +125,16 @@ func TestReaderPagesAndStories(t *testing.T) {
 func TestJournalStreamIsAsyncPersistedAlone(t *testing.T) {
 	env := bustest.Start(t, bustest.WithSyncAlways(true))
 	ctx := context.Background()
-	s, err := env.Bus.OpenJournal(ctx, 2*time.Hour, 0)
+	s, err := journal.OpenStream(ctx, env.Bus, 2*time.Hour, 0)
 	require.NoError(t, err)
 	info, err := s.Info(ctx)
 	require.NoError(t, err)
 	require.Equal(t, 2*time.Hour, info.Config.MaxAge)
 	require.Equal(t, jetstream.AsyncPersistMode, info.Config.PersistMode)
 	// Provisioning again changes nothing; a new max age is applied.
-	_, err = env.Bus.OpenJournal(ctx, 2*time.Hour, 0)
+	_, err = journal.OpenStream(ctx, env.Bus, 2*time.Hour, 0)
 	require.NoError(t, err)
-	s, err = env.Bus.OpenJournal(ctx, time.Hour, 0)
+	s, err = journal.OpenStream(ctx, env.Bus, time.Hour, 0)
 	require.NoError(t, err)
 	require.Equal(t, time.Hour, s.CachedInfo().Config.MaxAge)
 }
@@ -197,11 +196,11 @@ func TestTheJournalIsBoundedInBytes(t *testing.T) {
 	env := bustest.Start(t)
 	ctx := context.Background()
 	const limit = 1 << 20
-	s, err := env.Bus.OpenJournal(ctx, time.Hour, limit)
+	s, err := journal.OpenStream(ctx, env.Bus, time.Hour, limit)
 	require.NoError(t, err)
 	pad := strings.Repeat("x", 4096)
 	for i := range 600 { // about 2.4 MiB
-		_, err := env.Bus.JS.Publish(ctx, bus.JournalSubject("sen_a", fmt.Sprintf("evt_%d", i)), []byte(pad))
+		_, err := env.Bus.JS.Publish(ctx, journal.Subject("sen_a", fmt.Sprintf("evt_%d", i)), []byte(pad))
 		require.NoError(t, err)
 	}
 	info, err := s.Info(ctx)
@@ -215,8 +214,8 @@ func TestTheJournalIsBoundedInBytes(t *testing.T) {
 // The default size bound is a tenth of JetStream's storage limit (which
 // reserves a stream's MaxBytes against it), within 1 MiB .. 256 MiB.
 func TestTheJournalsDefaultSizeFollowsTheStorageLimit(t *testing.T) {
-	require.Equal(t, bus.DefaultJournalMaxBytes, journal.DefaultMaxBytes(0), "unknown limit")
+	require.Equal(t, journal.DefaultMaxBytesCap, journal.DefaultMaxBytes(0), "unknown limit")
 	require.Equal(t, int64(10<<20), journal.DefaultMaxBytes(100<<20))
 	require.Equal(t, int64(1<<20), journal.DefaultMaxBytes(4<<20))
-	require.Equal(t, bus.DefaultJournalMaxBytes, journal.DefaultMaxBytes(100<<30))
+	require.Equal(t, journal.DefaultMaxBytesCap, journal.DefaultMaxBytes(100<<30))
 }

@@ -9,8 +9,6 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
-
-	"github.com/agentproto/sentinel/bus"
 )
 
 // Reader reads the journal back. Reads stream with a short-lived ordered
@@ -50,7 +48,7 @@ func (r *Reader) Sentinel(ctx context.Context, sentinelID string, limit int, aft
 	if !oneToken(sentinelID) {
 		return out, nil // no sentinel id holds a dot, a wildcard or a space
 	}
-	filter := bus.JournalSentinelFilter(sentinelID)
+	filter := SentinelFilter(sentinelID)
 	err := r.scanFrom(ctx, filter, after+1, func(e Entry) bool {
 		out.Decisions = append(out.Decisions, e)
 		if after > 0 {
@@ -79,7 +77,7 @@ func oneToken(s string) bool {
 // it, oldest first.
 func (r *Reader) Event(ctx context.Context, eventID string) ([]Entry, error) {
 	out := []Entry{}
-	err := r.scanFrom(ctx, bus.JournalEventFilter(eventID), 1, func(e Entry) bool {
+	err := r.scanFrom(ctx, EventFilter(eventID), 1, func(e Entry) bool {
 		if e.EventID == eventID {
 			out = append(out, e)
 		}
@@ -93,7 +91,7 @@ func (r *Reader) Event(ctx context.Context, eventID string) ([]Entry, error) {
 // (zero when none).
 func (r *Reader) Since(ctx context.Context, since time.Time, fn func(Entry) bool) (time.Time, error) {
 	var first time.Time
-	cfg := jetstream.OrderedConsumerConfig{FilterSubjects: []string{bus.JournalAll},
+	cfg := jetstream.OrderedConsumerConfig{FilterSubjects: []string{AllSubjects},
 		DeliverPolicy: jetstream.DeliverByStartTimePolicy, OptStartTime: &since}
 	err := r.scan(ctx, cfg, func(e Entry, stored time.Time) bool {
 		if first.IsZero() {
@@ -122,7 +120,7 @@ func (r *Reader) Recent(ctx context.Context, since time.Time, limit int, fn func
 	if limit > 0 && st.LastSeq >= uint64(limit) && st.LastSeq-uint64(limit)+1 > start {
 		start = st.LastSeq - uint64(limit) + 1
 	}
-	cfg := jetstream.OrderedConsumerConfig{FilterSubjects: []string{bus.JournalAll},
+	cfg := jetstream.OrderedConsumerConfig{FilterSubjects: []string{AllSubjects},
 		DeliverPolicy: jetstream.DeliverByStartSequencePolicy, OptStartSeq: start}
 	err = r.scan(ctx, cfg, func(e Entry, stored time.Time) bool {
 		if stored.Before(since) {

@@ -11,8 +11,6 @@ import (
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
-
-	"github.com/agentproto/sentinel/bus"
 )
 
 // Drop reasons, the label values of sentinel_journal_dropped_total.
@@ -178,7 +176,7 @@ func (w *Writer) publish(e Entry) {
 		w.drop(DropPublish)
 		return
 	}
-	subj := bus.JournalSubject(e.SentinelID, e.EventID)
+	subj := Subject(e.SentinelID, e.EventID)
 	for {
 		_, err := w.js.PublishAsync(subj, raw, jetstream.WithStallWait(stallRetry))
 		if err == nil {

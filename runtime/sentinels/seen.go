@@ -20,8 +20,6 @@ const (
 	SeenMinAge = 72 * time.Hour
 	// markerTTL bounds how long a purge marker of the bucket lives.
 	markerTTL = time.Minute
-	// sweptKey marks the bucket as swept of keys written without a TTL.
-	sweptKey = "_meta.ttl-swept"
 )
 
 // Seen is the long part of the persisted per-sentinel dedup window: the
@@ -90,71 +88,6 @@ func (s *Seen) keep(ctx context.Context, key string, at time.Time, ttl time.Dura
 		return fmt.Errorf("seen keep: %w", err)
 	}
 	return nil
-}
-
-// SweepResult counts what SweepLegacy did.
-type SweepResult struct {
-	// Dropped: legacy keys older than SeenMinAge, purged.
-	Dropped int
-	// Rewritten: younger legacy keys, written again with the TTL left.
-	Rewritten int
-	// Skipped: the bucket was already swept.
-	Skipped bool
-}
-
-// SweepLegacy is a one-off pass over keys written before the bucket had
-// per-key TTLs (they would stay forever): keys older than SeenMinAge are
-// purged, younger ones are written again with the TTL they have left. A
-// marker key records the sweep, so later calls return at once; an
-// interrupted sweep runs again (every step is idempotent). Run it off the
-// delivery path, under a deadline.
-func (s *Seen) SweepLegacy(ctx context.Context) (SweepResult, error) {
-	var res SweepResult
-	if _, err := s.kv.Get(ctx, sweptKey); err == nil {
-		res.Skipped = true
-		return res, nil
-	} else if !errors.Is(err, jetstream.ErrKeyNotFound) && !errors.Is(err, jetstream.ErrKeyDeleted) {
-		return res, fmt.Errorf("seen sweep: %w", err)
-	}
-	// Collect the keys first: the rewrites below append to the bucket, and
-	// a lister still reading would see them again.
-	var keys []string
-	lister, err := s.kv.ListKeys(ctx)
-	if err != nil {
-		return res, fmt.Errorf("seen sweep list: %w", err)
-	}
-	for k := range lister.Keys() {
-		if k != sweptKey {
-			keys = append(keys, k)
-		}
-	}
-	now := s.now()
-	for _, k := range keys {
-		if err := ctx.Err(); err != nil {
-			return res, fmt.Errorf("seen sweep: %w", context.Cause(ctx))
-		}
-		e, err := s.kv.Get(ctx, k)
-		if err != nil || len(e.Value()) != 8 {
-			continue
-		}
-		at := time.UnixMilli(int64(binary.BigEndian.Uint64(e.Value())))
-		left := s.ttl - now.Sub(at)
-		if err := s.kv.Purge(ctx, k, jetstream.PurgeTTL(markerTTL)); err != nil {
-			return res, fmt.Errorf("seen sweep purge: %w", err)
-		}
-		if left < time.Second {
-			res.Dropped++
-			continue
-		}
-		if err := s.keep(ctx, k, at, left); err != nil {
-			return res, err
-		}
-		res.Rewritten++
-	}
-	if _, err := s.kv.Put(ctx, sweptKey, []byte(sentinel.FormatTime(now))); err != nil {
-		return res, fmt.Errorf("seen sweep mark: %w", err)
-	}
-	return res, nil
 }
 
 // Forget drops every id of a removed sentinel.

@@ -2,7 +2,6 @@ package sentinels_test
 
 import (
 	"context"
-	"encoding/binary"
 	"testing"
 	"time"
 
@@ -43,39 +42,6 @@ func TestSeenKeepsWithTheDefaultWindowTTL(t *testing.T) {
 	seen := sentinels.NewSeen(env.Bus.Seen, nil)
 	require.NoError(t, seen.Mark(ctx, "sen_a", "evt_1"))
 	require.Equal(t, sentinels.SeenMinAge.String(), keyTTL(t, env, "sen_a."+sentinel.SeenDigest("evt_1")))
-}
-
-// TestSweepLegacyGivesOldKeysATTLOnce: keys written before the bucket had
-// TTLs are purged when older than the window and rewritten with the TTL
-// they have left otherwise; the sweep runs once per store.
-func TestSweepLegacyGivesOldKeysATTLOnce(t *testing.T) {
-	env := bustest.Start(t)
-	ctx := context.Background()
-	now := time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)
-	legacy := func(key string, at time.Time) {
-		var buf [8]byte
-		binary.BigEndian.PutUint64(buf[:], uint64(at.UnixMilli()))
-		_, err := env.Bus.Seen.Put(ctx, key, buf[:])
-		require.NoError(t, err)
-	}
-	legacy("sen_a.old", now.Add(-80*time.Hour))
-	legacy("sen_a.young", now.Add(-70*time.Hour))
-	seen := sentinels.NewSeen(env.Bus.Seen, func() time.Time { return now })
-
-	res, err := seen.SweepLegacy(ctx)
-	require.NoError(t, err)
-	require.Equal(t, sentinels.SweepResult{Dropped: 1, Rewritten: 1}, res)
-	_, err = env.Bus.Seen.Get(ctx, "sen_a.old")
-	require.Error(t, err, "an id older than the window is dropped")
-	e, err := env.Bus.Seen.Get(ctx, "sen_a.young")
-	require.NoError(t, err, "a younger id stays")
-	require.Equal(t, uint64(now.Add(-70*time.Hour).UnixMilli()), binary.BigEndian.Uint64(e.Value()), "with its time")
-	require.Equal(t, (2 * time.Hour).String(), keyTTL(t, env, "sen_a.young"), "and the TTL it has left")
-
-	legacy("sen_b.later", now.Add(-80*time.Hour))
-	res, err = seen.SweepLegacy(ctx)
-	require.NoError(t, err)
-	require.True(t, res.Skipped, "the sweep runs once")
 }
 
 // keyTTL returns the Nats-TTL header of a seen key's latest message.

@@ -111,7 +111,7 @@ func (h *Homes) enqueueNotify(ctx context.Context, home string, msg inbox.Messag
 	if err != nil {
 		return fmt.Errorf("%w (node %s): encode: %w", errHandOver, home, err)
 	}
-	dup, err := h.Bus.PublishHookJob(ctx, home, bus.HookJobMsgID(jobNotify, home, msg.ID), raw)
+	dup, err := publishHookJob(ctx, h.Bus, home, HookJobMsgID(jobNotify, home, msg.ID), raw)
 	if err != nil {
 		return fmt.Errorf("%w (node %s): %w", errHandOver, home, err)
 	}
@@ -164,7 +164,7 @@ func (h *Homes) resume(ctx context.Context, home, id string) (Resolution, error)
 	if err != nil {
 		return Resolution{}, fmt.Errorf("resume session %s: encode: %w", id, err)
 	}
-	m, err := h.Bus.NC.RequestWithContext(ctx, bus.ResumeSubject(home), raw)
+	m, err := h.Bus.NC.RequestWithContext(ctx, ResumeSubject(home), raw)
 	if err != nil {
 		switch {
 		case errors.Is(err, nats.ErrNoResponders):

@@ -12,7 +12,6 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/agentproto/sentinel"
-	"github.com/agentproto/sentinel/bus"
 )
 
 // jobFetchWait bounds one pull of the job consumer; an idle worker pulls
@@ -46,12 +45,18 @@ func (h *Homes) Start(ctx context.Context) error {
 	h.ctx, h.cancel = context.WithCancel(context.WithoutCancel(ctx))
 	fetchCtx, stopFetch := context.WithCancel(h.ctx)
 	h.stopFetch = stopFetch
-	cons, err := h.Bus.HookConsumer(ctx, h.Node)
+	// The composition root provisions the stream at bus.Open; ensuring it
+	// here too (a read when it is as wanted) lets Homes run on any bus.
+	if _, err := h.Bus.EnsureStream(ctx, HookJobsStream()); err != nil {
+		h.cancel()
+		return err
+	}
+	cons, err := hookConsumer(ctx, h.Bus, h.Node)
 	if err != nil {
 		h.cancel()
 		return err
 	}
-	if h.sub, err = h.Bus.NC.Subscribe(bus.ResumeSubject(h.Node), h.serveResume); err != nil {
+	if h.sub, err = h.Bus.NC.Subscribe(ResumeSubject(h.Node), h.serveResume); err != nil {
 		h.cancel()
 		return fmt.Errorf("sessions: answer resume requests: %w", err)
 	}
@@ -141,7 +146,7 @@ func keepInProgress(ctx context.Context, msg jetstream.Msg) func() {
 	done, stopped := make(chan struct{}), make(chan struct{})
 	go func() {
 		defer close(stopped)
-		t := time.NewTicker(bus.HookJobAckWait / 3)
+		t := time.NewTicker(HookJobAckWait / 3)
 		defer t.Stop()
 		for {
 			select {

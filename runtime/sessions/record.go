@@ -12,7 +12,7 @@ const (
 	StatusEnded         = "ended"
 )
 
-// End reasons (REFERENCE-NOTES 6.4). The list is descriptive, not a closed
+// End reasons (AIP-46, session end and retirement). The list is descriptive, not a closed
 // validator: any short reason is accepted.
 const (
 	ReasonDaemonRestart     = "daemon-restart"

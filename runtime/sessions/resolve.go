@@ -38,8 +38,8 @@ type Resolution struct {
 // maxHops bounds continuedTo chains and parent walks.
 const maxHops = 32
 
-// Resolver decides where a message for a session goes (REFERENCE-NOTES
-// 6.5): an unknown session receives normally; a forgotten one parks; a
+// Resolver decides where a message for a session goes (AIP-60
+// sentinel delivery over the AIP-46 inbox): an unknown session receives normally; a forgotten one parks; a
 // live one receives; a retired one hands over to its successor chain,
 // else (when allowed) its live parent, else parks; any other dead session
 // is resumed through its resume hook (one resume at a time per session)

@@ -19,7 +19,7 @@ import (
 // the recipient rejected the delivery.
 type AppendFunc func(ctx context.Context, msg inbox.Message) (inbox.Message, bool, error)
 
-// Router is the dead-target deliver.Router (REFERENCE-NOTES 6.5): it
+// Router is the dead-target deliver.Router (AIP-60 sentinel delivery): it
 // resolves the target session (successor, parent forward as fyi, resume
 // and retarget, park) and parks and orphans what cannot be delivered. The
 // provider-side watch is never touched.

@@ -17,7 +17,7 @@ import (
 // subject per event, positions being stream sequences.
 type Feed struct {
 	Bus *bus.Bus
-	M   *bus.MCPEvents
+	M   *Assets
 }
 
 // stored is one feed event.
@@ -33,7 +33,7 @@ func (f *Feed) Append(ctx context.Context, mode, subID string, ev *sentinel.Even
 	if err != nil {
 		return false, fmt.Errorf("encode event %s: %w", ev.ID, err)
 	}
-	_, dup, err = f.Bus.AppendFeed(ctx, f.M, mode, subID, sentinel.SeenDigest(ev.ID), raw)
+	_, dup, err = appendFeed(ctx, f.Bus, f.M, mode, subID, sentinel.SeenDigest(ev.ID), raw)
 	return dup, err
 }
 
@@ -51,7 +51,7 @@ func (f *Feed) Head(ctx context.Context) (first, last uint64, err error) {
 // after, skipping (and reporting) those stored before floor; more reports
 // that another event follows the last returned.
 func (f *Feed) Read(ctx context.Context, mode, subID string, after uint64, max int, floor time.Time) (out []stored, skipped, more bool, err error) {
-	filter := bus.MCPFeedFilter(mode, subID)
+	filter := FeedFilter(mode, subID)
 	next := after
 	for len(out) <= max {
 		m, err := f.M.Feeds.GetMsg(ctx, next+1, jetstream.WithGetMsgSubject(filter))

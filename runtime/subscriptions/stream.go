@@ -11,7 +11,6 @@ import (
 	"github.com/nats-io/nats.go"
 
 	"github.com/agentproto/sentinel"
-	"github.com/agentproto/sentinel/bus"
 )
 
 // Push notification methods.
@@ -66,7 +65,7 @@ func (s *Service) Stream(ctx context.Context, principal string, raw json.RawMess
 	defer s.release(ctx, rec.ID, streamID)
 
 	wake := make(chan struct{}, 1)
-	sub, err := s.Feed.Bus.NC.Subscribe(bus.MCPFeedFilter(rec.Mode, rec.ID), func(*nats.Msg) {
+	sub, err := s.Feed.Bus.NC.Subscribe(FeedFilter(rec.Mode, rec.ID), func(*nats.Msg) {
 		select {
 		case wake <- struct{}{}:
 		default:

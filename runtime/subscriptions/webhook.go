@@ -14,7 +14,6 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/agentproto/sentinel"
-	"github.com/agentproto/sentinel/bus"
 )
 
 // Webhooks delivers webhook subscriptions: each has a durable consumer of
@@ -60,7 +59,7 @@ func (w *Webhooks) Running() int {
 // the last settled event when it is missing.
 func (w *Webhooks) ensureConsumer(ctx context.Context, rec *Record, fresh bool) error {
 	s := w.svc
-	name := bus.MCPWebhookConsumer(rec.ID)
+	name := WebhookConsumer(rec.ID)
 	start := max(rec.StartSeq, rec.SettledSeq)
 	if !fresh {
 		if _, err := s.Feed.M.Feeds.Consumer(ctx, name); err == nil {
@@ -73,7 +72,7 @@ func (w *Webhooks) ensureConsumer(ctx context.Context, rec *Record, fresh bool) 
 	cfg := jetstream.ConsumerConfig{
 		Durable:       name,
 		Description:   "MCP Events webhook deliveries of " + rec.ID,
-		FilterSubject: bus.MCPFeedFilter(sentinel.ModeWebhook, rec.ID),
+		FilterSubject: FeedFilter(sentinel.ModeWebhook, rec.ID),
 		DeliverPolicy: jetstream.DeliverByStartSequencePolicy,
 		OptStartSeq:   start + 1,
 		AckPolicy:     jetstream.AckExplicitPolicy,
@@ -93,7 +92,7 @@ func (w *Webhooks) ensureConsumer(ctx context.Context, rec *Record, fresh bool) 
 // every event at or before it was acknowledged or abandoned.
 func (w *Webhooks) watermark(ctx context.Context, rec *Record) uint64 {
 	floor := max(rec.StartSeq, rec.CreatedSeq)
-	c, err := w.svc.Feed.M.Feeds.Consumer(ctx, bus.MCPWebhookConsumer(rec.ID))
+	c, err := w.svc.Feed.M.Feeds.Consumer(ctx, WebhookConsumer(rec.ID))
 	if err != nil {
 		return floor
 	}
@@ -106,7 +105,7 @@ func (w *Webhooks) watermark(ctx context.Context, rec *Record) uint64 {
 
 // dropConsumer deletes an ended subscription's consumer (best effort).
 func (w *Webhooks) dropConsumer(ctx context.Context, id string) {
-	err := w.svc.Feed.M.Feeds.DeleteConsumer(ctx, bus.MCPWebhookConsumer(id))
+	err := w.svc.Feed.M.Feeds.DeleteConsumer(ctx, WebhookConsumer(id))
 	if err != nil && !errors.Is(err, jetstream.ErrConsumerNotFound) {
 		w.svc.Log.Warn("deleting a webhook consumer failed", "subscription", id, "err", err)
 	}
@@ -259,7 +258,7 @@ const webhookPullWait = 30 * time.Second
 func (w *Webhooks) work(ctx context.Context, id string) {
 	s := w.svc
 	for ctx.Err() == nil {
-		cons, err := s.Feed.M.Feeds.Consumer(ctx, bus.MCPWebhookConsumer(id))
+		cons, err := s.Feed.M.Feeds.Consumer(ctx, WebhookConsumer(id))
 		if err != nil {
 			if !sleepCtx(ctx, 200*time.Millisecond) {
 				return

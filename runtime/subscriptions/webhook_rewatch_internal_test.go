@@ -22,7 +22,7 @@ import (
 func TestTheWebhookDispatcherWatchesAgainWhenItsWatchEnds(t *testing.T) {
 	be := bustest.Start(t)
 	ctx, cancel := context.WithCancel(context.Background())
-	m, err := be.Bus.OpenMCPEvents(ctx, time.Hour)
+	m, err := OpenAssets(ctx, be.Bus, time.Hour)
 	require.NoError(t, err)
 	svc := &Service{Store: &Store{KV: m.KV}, Feed: &Feed{Bus: be.Bus, M: m}, Log: slog.New(slog.NewTextHandler(io.Discard, nil)), Now: time.Now}
 	w, err := NewWebhooks(svc)

@@ -1,7 +1,7 @@
 // Package githubtest is the project's fake GitHub for tests: a REST and
 // GraphQL server on loopback reached through a CONNECT proxy that
-// terminates TLS for api.github.com with a per-test CA (the MITM mode of
-// GH-AND-MCP.md Part A). The real gh CLI reaches it with Env(token) and the
+// terminates TLS for api.github.com with a per-test CA (a man-in-the-middle
+// proxy). The real gh CLI reaches it with Env(token) and the
 // in-process client with HTTPClient(), both using the real
 // https://api.github.com URLs.
 //

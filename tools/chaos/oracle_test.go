@@ -4,7 +4,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
@@ -39,8 +38,8 @@ func TestCheckEveryAcceptedEventOnceInOrderIsValid(t *testing.T) {
 	sends := history("x", Accepted, Accepted, Accepted)
 	v := Check(sends, inbox("s1", "x-a", "x-b", "x-c"))
 	require.True(t, v.Valid, "%+v", v)
-	assert.Equal(t, Counts{Sent: 3, Accepted: 3, OK: 3, Messages: 3}, v.Counts)
-	assert.Empty(t, v.Findings)
+	require.Equal(t, Counts{Sent: 3, Accepted: 3, OK: 3, Messages: 3}, v.Counts)
+	require.Empty(t, v.Findings)
 }
 
 func TestCheckDetectsEachClass(t *testing.T) {
@@ -69,9 +68,9 @@ func TestCheckDetectsEachClass(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			v := Check(c.sends, c.msgs)
-			assert.False(t, v.Valid)
-			assert.Equal(t, c.want, v.Counts)
-			assert.Equal(t, []Class{c.class}, findingClasses(v))
+			require.False(t, v.Valid)
+			require.Equal(t, c.want, v.Counts)
+			require.Equal(t, []Class{c.class}, findingClasses(v))
 		})
 	}
 }
@@ -84,7 +83,7 @@ func TestCheckIndeterminateAndRefusedAreFine(t *testing.T) {
 	// its send was not awaited to completion.
 	v := Check(sends, inbox("s1", "x-a", "x-e", "x-b"))
 	require.True(t, v.Valid, "%+v", v)
-	assert.Equal(t, Counts{Sent: 5, Accepted: 2, OK: 2, IndeterminatePresent: 1, IndeterminateAbsent: 1, RefusedAbsent: 1, Messages: 3}, v.Counts)
+	require.Equal(t, Counts{Sent: 5, Accepted: 2, OK: 2, IndeterminatePresent: 1, IndeterminateAbsent: 1, RefusedAbsent: 1, Messages: 3}, v.Counts)
 }
 
 // Order is per sentinel: two sentinels interleaved in one session are in
@@ -94,15 +93,15 @@ func TestCheckOrderIsPerSentinel(t *testing.T) {
 	v := Check(sends, inbox("s1", "y-a", "x-a", "y-b", "x-b"))
 	require.True(t, v.Valid, "%+v", v)
 	v = Check(sends, inbox("s1", "y-a", "x-b", "y-b", "x-a"))
-	assert.Equal(t, 1, v.Counts.Reordered)
-	assert.False(t, v.Valid)
+	require.Equal(t, 1, v.Counts.Reordered)
+	require.False(t, v.Valid)
 }
 
 // A duplicate's second copy does not count as an order violation too.
 func TestCheckDuplicateLaterIsNotAlsoReordered(t *testing.T) {
 	sends := history("x", Accepted, Accepted)
 	v := Check(sends, inbox("s1", "x-a", "x-b", "x-a"))
-	assert.Equal(t, Counts{Sent: 2, Accepted: 2, OK: 1, Duplicated: 1, Messages: 3}, v.Counts)
+	require.Equal(t, Counts{Sent: 2, Accepted: 2, OK: 1, Duplicated: 1, Messages: 3}, v.Counts)
 }
 
 func TestCheckCapsFindings(t *testing.T) {
@@ -111,6 +110,6 @@ func TestCheckCapsFindings(t *testing.T) {
 		outcomes = append(outcomes, Accepted)
 	}
 	v := Check(history("x", outcomes...), nil)
-	assert.Equal(t, MaxFindings+10, v.Counts.Lost)
-	assert.Len(t, v.Findings, MaxFindings)
+	require.Equal(t, MaxFindings+10, v.Counts.Lost)
+	require.Len(t, v.Findings, MaxFindings)
 }

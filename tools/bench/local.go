@@ -11,7 +11,7 @@ import (
 // LocalCluster is n clustered `sentinel serve` processes of one binary on
 // loopback ports, each on its own home under a root folder, with one API
 // token and the test-only fake provider enabled: the cluster of the bench's
-// cluster phase, exported for `sentinel chaos` (runtime/chaos), which
+// cluster phase, exported for `sentinel chaos` (tools/chaos), which
 // kills, pauses and restarts its nodes.
 //
 // Its methods are safe for concurrent use; Start and Stop of one node are

@@ -12,8 +12,7 @@ import (
 	"time"
 
 	"github.com/agentproto/sentinel"
-	"github.com/agentproto/sentinel/runtime/app"
-	"github.com/agentproto/sentinel/runtime/bench"
+	"github.com/agentproto/sentinel/tools/bench"
 )
 
 // watched is one sentinel of the workload.
@@ -117,7 +116,7 @@ func (w *workload) pushOne(ctx context.Context, s watched, id string, n, next in
 		out.Last, out.Done = err.Error(), time.Now()
 		return out
 	}
-	hk, sig := app.FakePushSignature(body)
+	hk, sig := bench.FakePushSignature(body)
 	h := http.Header{hk: {sig}}
 	deadline := time.Now().Add(w.o.SendTimeout)
 	// The send's own context outlives the run's stop by the deadline: a

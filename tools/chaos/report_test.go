@@ -6,7 +6,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
@@ -28,10 +27,10 @@ func TestRecoveryFromSendsAndSightings(t *testing.T) {
 	seen.see("a1", at(900))
 	faults := []FaultResult{{Injected: t0, WritesMs: -1, DeliveryMs: -1}, {Injected: at(5000), WritesMs: -1, DeliveryMs: -1}}
 	recovery(faults, sends, seen)
-	assert.Equal(t, 4000.0, faults[0].WritesMs, "b's first accepted send after the fault")
-	assert.Equal(t, 900.0, faults[0].DeliveryMs, "a1 seen first among sends accepted after the fault")
-	assert.Equal(t, -1.0, faults[1].WritesMs, "nothing accepted after the second fault")
-	assert.Equal(t, -1.0, faults[1].DeliveryMs)
+	require.Equal(t, 4000.0, faults[0].WritesMs, "b's first accepted send after the fault")
+	require.Equal(t, 900.0, faults[0].DeliveryMs, "a1 seen first among sends accepted after the fault")
+	require.Equal(t, -1.0, faults[1].WritesMs, "nothing accepted after the second fault")
+	require.Equal(t, -1.0, faults[1].DeliveryMs)
 }
 
 func TestReportTableAndJSON(t *testing.T) {
@@ -45,13 +44,13 @@ func TestReportTableAndJSON(t *testing.T) {
 	out := b.String()
 	for _, want := range []string{"seed 5", "kill   n2    t+3.0s  2.0s  1.5s", "lost                           1",
 		"indeterminate, not delivered   1", "lost x-b:", "verdict: INVALID"} {
-		assert.Contains(t, out, want)
+		require.Contains(t, out, want)
 	}
 	raw, err := json.Marshal(rep)
 	require.NoError(t, err)
 	var back Report
 	require.NoError(t, json.Unmarshal(raw, &back))
-	assert.Equal(t, rep.Schedule, back.Schedule)
-	assert.Equal(t, rep.Faults[0].Fault, back.Faults[0].Fault)
-	assert.Equal(t, rep.Verdict, back.Verdict)
+	require.Equal(t, rep.Schedule, back.Schedule)
+	require.Equal(t, rep.Faults[0].Fault, back.Faults[0].Fault)
+	require.Equal(t, rep.Verdict, back.Verdict)
 }

@@ -9,8 +9,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/agentproto/sentinel/runtime/bench"
 	"github.com/agentproto/sentinel/runtime/metrics"
+	"github.com/agentproto/sentinel/tools/bench"
 )
 
 // TestRunSmall runs every phase at toy sizes in-process (no Go benchmark)

@@ -1,3 +1,9 @@
+//go:build gobench
+
+// The production binary never runs the go tool: this file is built only
+// with the gobench tag (go run -tags gobench ./cmd/sentinel bench, from the
+// source tree). gobench_off.go stands in for it otherwise.
+
 package bench
 
 import (
@@ -12,25 +18,6 @@ import (
 	"strconv"
 	"strings"
 )
-
-// Module is the module path whose source tree the Go benchmarks need.
-const Module = "github.com/agentproto/sentinel"
-
-// QuietPollBench is the Go benchmark of local-gh's own quiet-PR poll (five
-// conditional GETs that all answer 304, against the fake GitHub).
-const QuietPollBench = "BenchmarkQuietPoll/localgh-inprocess"
-
-// GoBenchResult is one parsed Go benchmark line.
-type GoBenchResult struct {
-	Name string `json:"name"`
-	// Skipped says why the benchmark did not run ("" when it ran).
-	Skipped string `json:"skipped,omitempty"`
-	Command string `json:"command"`
-	N       int64  `json:"n,omitempty"`
-	// Metrics maps a unit (ns/op, cpu-ns/poll, quota/poll, ...) to its
-	// value.
-	Metrics map[string]float64 `json:"metrics,omitempty"`
-}
 
 // runQuietPollBench runs BenchmarkQuietPoll/localgh-inprocess in the
 // module's source tree when the go tool and gh are on PATH and a source

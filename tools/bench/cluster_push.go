@@ -13,7 +13,6 @@ import (
 	"github.com/nats-io/nats.go"
 
 	"github.com/agentproto/sentinel/bus"
-	"github.com/agentproto/sentinel/runtime/app"
 )
 
 // sender is one measured path: send delivers one event for worker w and
@@ -134,7 +133,7 @@ func pushTo(ctx context.Context, hc *http.Client, url, key string, body []byte) 
 	if err != nil {
 		return 0, "", err
 	}
-	h, sig := app.FakePushSignature(body)
+	h, sig := FakePushSignature(body)
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set(h, sig)
 	resp, err := hc.Do(req)

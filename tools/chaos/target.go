@@ -9,7 +9,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/agentproto/sentinel/runtime/bench"
+	"github.com/agentproto/sentinel/tools/bench"
 )
 
 // Target is the cluster under test: its nodes' API URLs (what a load

@@ -5,7 +5,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
@@ -17,8 +16,8 @@ func planOpts() PlanOptions {
 func TestPlanIsDeterministicPerSeed(t *testing.T) {
 	a, b := Plan(42, planOpts()), Plan(42, planOpts())
 	require.NotEmpty(t, a)
-	assert.Equal(t, a, b, "the same seed and options give the same schedule")
-	assert.NotEqual(t, a, Plan(43, planOpts()), "another seed gives another schedule")
+	require.Equal(t, a, b, "the same seed and options give the same schedule")
+	require.NotEqual(t, a, Plan(43, planOpts()), "another seed gives another schedule")
 }
 
 func TestPlanKeepsItsBounds(t *testing.T) {
@@ -28,24 +27,24 @@ func TestPlanKeepsItsBounds(t *testing.T) {
 		require.NotEmpty(t, plan, "seed %d", seed)
 		var end time.Duration
 		for _, f := range plan {
-			assert.GreaterOrEqual(t, f.At, max(end, o.Warmup), "seed %d: faults are sequential, after the warm-up", seed)
-			assert.Contains(t, o.Kinds, f.Kind)
-			assert.True(t, f.Node >= 0 && f.Node < o.Nodes, "seed %d: node %d", seed, f.Node)
+			require.GreaterOrEqual(t, f.At, max(end, o.Warmup), "seed %d: faults are sequential, after the warm-up", seed)
+			require.Contains(t, o.Kinds, f.Kind)
+			require.True(t, f.Node >= 0 && f.Node < o.Nodes, "seed %d: node %d", seed, f.Node)
 			switch f.Kind {
 			case Pause:
-				assert.Greater(t, f.Hold, o.AckWait, "seed %d: a pause outlasts bus.ack_wait", seed)
+				require.Greater(t, f.Hold, o.AckWait, "seed %d: a pause outlasts bus.ack_wait", seed)
 			case Restart:
-				assert.Zero(t, f.Hold)
+				require.Zero(t, f.Hold)
 			default:
-				assert.Positive(t, f.Hold)
+				require.Positive(t, f.Hold)
 			}
 			end = f.At + f.Hold + o.RecoveryAllowance/4
 			if f.Kind == Kill || f.Kind == Restart {
 				end = f.At + f.Hold + o.RecoveryAllowance
 			}
-			assert.LessOrEqual(t, end, o.Duration-o.Tail, "seed %d: every fault heals before the tail", seed)
-			assert.Equal(t, f.At.Milliseconds(), f.AtMs)
-			assert.Equal(t, f.Hold.Milliseconds(), f.HoldMs)
+			require.LessOrEqual(t, end, o.Duration-o.Tail, "seed %d: every fault heals before the tail", seed)
+			require.Equal(t, f.At.Milliseconds(), f.AtMs)
+			require.Equal(t, f.Hold.Milliseconds(), f.HoldMs)
 		}
 	}
 }
@@ -54,19 +53,19 @@ func TestPlanDrawsOnlyTheGivenKinds(t *testing.T) {
 	o := planOpts()
 	o.Kinds = []Kind{Kill}
 	for _, f := range Plan(7, o) {
-		assert.Equal(t, Kill, f.Kind)
+		require.Equal(t, Kill, f.Kind)
 	}
 	o.Nodes = 0
-	assert.Empty(t, Plan(7, o))
+	require.Empty(t, Plan(7, o))
 }
 
 func TestParseKind(t *testing.T) {
 	for _, s := range []string{"kill", "PAUSE", " restart ", "partition"} {
 		_, err := ParseKind(s)
-		assert.NoError(t, err, s)
+		require.NoError(t, err, s)
 	}
 	_, err := ParseKind("reboot")
-	assert.ErrorContains(t, err, `unknown fault kind "reboot"`)
+	require.ErrorContains(t, err, `unknown fault kind "reboot"`)
 }
 
 func TestValidateNamesTheBadOption(t *testing.T) {
@@ -74,16 +73,16 @@ func TestValidateNamesTheBadOption(t *testing.T) {
 	require.NoError(t, o.Validate())
 	bad := o
 	bad.Duration = time.Second
-	assert.ErrorContains(t, bad.Validate(), "duration")
+	require.ErrorContains(t, bad.Validate(), "duration")
 	bad = o
 	bad.PushSentinels = 0
-	assert.ErrorContains(t, bad.Validate(), "push sentinels")
+	require.ErrorContains(t, bad.Validate(), "push sentinels")
 	bad = o
 	bad.RequestTimeout = time.Minute
-	assert.ErrorContains(t, bad.Validate(), "timeouts")
+	require.ErrorContains(t, bad.Validate(), "timeouts")
 	bad = o
 	bad.AckWait = time.Millisecond
-	assert.ErrorContains(t, bad.Validate(), "ack wait")
+	require.ErrorContains(t, bad.Validate(), "ack wait")
 }
 
 func TestFaultJSONRoundTrip(t *testing.T) {
@@ -92,5 +91,5 @@ func TestFaultJSONRoundTrip(t *testing.T) {
 	require.NoError(t, err)
 	var back []Fault
 	require.NoError(t, json.Unmarshal(raw, &back))
-	assert.Equal(t, plan, back)
+	require.Equal(t, plan, back)
 }

@@ -32,7 +32,8 @@ type Options struct {
 	// child process (RSS and CPU of the node alone); otherwise the node
 	// runs in-process.
 	Binary string
-	// GoBench runs the local-gh quiet-poll Go benchmark (needs the source
+	// GoBench runs the local-gh quiet-poll Go benchmark (built with the
+	// gobench tag only: gobench.go; needs the source
 	// tree, the go tool and gh); GoBenchTime is its -benchtime.
 	GoBench     bool
 	GoBenchTime string

@@ -10,7 +10,7 @@ import (
 // push path (signed POST, ingress, publish, partition consumer, pipeline,
 // inbox) on an in-process node with fsync off, for CPU profiles:
 //
-//	go test -run '^$' -bench PushPath -benchtime 3000x -cpuprofile cpu.out ./runtime/bench/
+//	go test -run '^$' -bench PushPath -benchtime 3000x -cpuprofile cpu.out ./tools/bench/
 //	go tool pprof -top -cum cpu.out
 //
 // The figures themselves come from `sentinel bench`.

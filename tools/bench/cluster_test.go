@@ -10,8 +10,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentproto/sentinel/e2e/e2etest"
-	"github.com/agentproto/sentinel/runtime/bench"
 	"github.com/agentproto/sentinel/runtime/metrics"
+	"github.com/agentproto/sentinel/tools/bench"
 )
 
 // TestClusterPhaseSmall runs a tiny cluster phase on three `sentinel
