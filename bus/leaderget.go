@@ -5,9 +5,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/nats-io/nats.go"
 )
+
+// LeaderReadTimeout bounds a leader read whose context has no deadline
+// (an election takes 4 to 9 s; the read is retried by its caller).
+const LeaderReadTimeout = 5 * time.Second
 
 // ErrNoMessage is returned by LeaderLast when the subject holds no message
 // (or, in a KV bucket, its last entry is a delete or purge marker).
@@ -17,7 +22,16 @@ var ErrNoMessage = errors.New("bus: no message on subject")
 // (the stream API, not a direct get: with AllowDirect a lagging replica may
 // answer a direct get, so a write another node just made could be missed).
 // It returns the data and the stream sequence (a KV entry's revision).
+//
+// A context without a deadline gets LeaderReadTimeout: a leader that was
+// SIGKILLed answers nothing (and no "no responders" comes back) until the
+// next election, so an unbounded read would wait for ever.
 func (b *Bus) LeaderLast(ctx context.Context, stream, subject string) ([]byte, uint64, error) {
+	if _, ok := ctx.Deadline(); !ok {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, LeaderReadTimeout)
+		defer cancel()
+	}
 	req, _ := json.Marshal(map[string]string{"last_by_subj": subject})
 	msg, err := b.NC.RequestWithContext(ctx, "$JS.API.STREAM.MSG.GET."+stream, req)
 	if err != nil {

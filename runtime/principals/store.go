@@ -35,6 +35,7 @@ const (
 // the HTTP layer as its api.Authenticator).
 type Store struct {
 	kv  jetstream.KeyValue
+	bus *bus.Bus
 	log *slog.Logger
 	now func() time.Time
 
@@ -56,7 +57,7 @@ func Open(ctx context.Context, b *bus.Bus, log *slog.Logger, now func() time.Tim
 	if now == nil {
 		now = time.Now
 	}
-	s := &Store{kv: kv, log: log, now: now, recs: map[string]Record{}, misses: map[string]time.Time{}, done: make(chan struct{})}
+	s := &Store{kv: kv, bus: b, log: log, now: now, recs: map[string]Record{}, misses: map[string]time.Time{}, done: make(chan struct{})}
 	wctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	w, err := kv.WatchAll(wctx)
 	if err != nil {
@@ -150,11 +151,18 @@ func (s *Store) lookup(ctx context.Context, name string) (Record, bool) {
 	}
 	lctx, cancel := context.WithTimeout(ctx, lookupTimeout)
 	defer cancel()
-	e, err := s.kv.Get(lctx, name)
+	// The bucket's leader, not a direct get: with AllowDirect a lagging
+	// replica may answer, and miss a token another node created a moment
+	// ago (seen under load: a fresh token refused on the third node).
+	data, _, err := s.bus.LeaderLast(lctx, bus.KVStream(Bucket), bus.KVSubject(Bucket, name))
 	if err == nil {
-		if jerr := json.Unmarshal(e.Value(), &r); jerr == nil && r.Name == name {
+		if jerr := json.Unmarshal(data, &r); jerr == nil && r.Name == name {
 			return r, true
 		}
+	}
+	if err != nil && !errors.Is(err, bus.ErrNoMessage) {
+		// The store did not answer: refuse this request, remember nothing.
+		return Record{}, false
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
