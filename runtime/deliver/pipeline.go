@@ -51,6 +51,9 @@ type Pipeline struct {
 	// Pause holds the pipeline's and the workers' named pause points
 	// (points.go; tests, nil in production).
 	Pause *pause.Points
+	// Batches, when set, holds the events of sentinels with a batchMs for
+	// their digest (batch.go); nil delivers every event as it comes.
+	Batches *Batches
 }
 
 // Handle runs the pipeline for one event of one sentinel. A nil error
@@ -165,7 +168,7 @@ func (p *Pipeline) Handle(ctx context.Context, sentinelID string, ev *sentinel.E
 			return "", fmt.Errorf("deliver %s to %s: %w", ev.ID, sentinelID, err)
 		}
 		if send != nil {
-			return p.deliverDirect(ctx, send, rec, rev, ev, closure, now)
+			return p.deliverDirect(ctx, p.batched(rec, ev, send), rec, rev, ev, closure, now)
 		}
 	}
 	if err := p.beforeSend(ctx, ev); err != nil {
