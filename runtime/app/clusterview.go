@@ -11,7 +11,9 @@ import (
 	"github.com/agentproto/sentinel/bus/embedded"
 	"github.com/agentproto/sentinel/ingress/api"
 	"github.com/agentproto/sentinel/runtime/cluster"
+	"github.com/agentproto/sentinel/runtime/deliver"
 	"github.com/agentproto/sentinel/runtime/principals"
+	"github.com/agentproto/sentinel/runtime/sentinels"
 )
 
 // This file gathers the operator's view of the cluster (GET /cluster):
@@ -32,7 +34,7 @@ var (
 		bus.StreamHookJobs, bus.StreamJournal, bus.StreamMCPEvents}
 	viewBuckets = []string{bus.BucketSentinels, bus.BucketSeen, bus.BucketHooks, bus.BucketCreds, bus.BucketSetup,
 		bus.BucketSessions, bus.BucketFollows, bus.BucketLocks, bus.BucketCursors, bus.BucketTombstone, bus.BucketNodes, bus.BucketLeases,
-		bus.BucketMCPEvents, principals.Bucket}
+		bus.BucketMCPEvents, principals.Bucket, sentinels.WatchIndexBucket, deliver.BatchBucket}
 )
 
 // deliveryNote says how delivery spreads over the nodes.
