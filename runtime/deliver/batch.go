@@ -248,7 +248,7 @@ func (b *Batches) FlushSubject(ctx context.Context, sentinelID, subject string) 
 func (b *Batches) complete(ctx context.Context, key string, st batchState, rev uint64) error {
 	if len(st.Items) > 0 {
 		msg := DigestMessage(&st, sentinel.FormatTime(b.Now()))
-		if _, _, err := b.Append(ctx, msg); err != nil {
+		if err := b.appendDigest(ctx, msg); err != nil {
 			return fmt.Errorf("digest %s: %w", msg.ID, err)
 		}
 	}
@@ -264,6 +264,31 @@ func (b *Batches) complete(ctx context.Context, key string, st batchState, rev u
 		return bus.Retryable(err)
 	}
 	return nil
+}
+
+// errDupInProcess is JetStream's answer to a publish whose message id
+// another publish of the same id is storing right now (two nodes flushing
+// one window at once): the other one lands it; asked again, it is a
+// duplicate.
+const errDupInProcess = 10158
+
+// appendDigest stores msg, asking again (up to 5 times, 20 ms apart) while
+// another node's store of the same digest is in process.
+func (b *Batches) appendDigest(ctx context.Context, msg inbox.Message) error {
+	for i := 0; ; i++ {
+		_, _, err := b.Append(ctx, msg)
+		var apiErr *jetstream.APIError
+		if err == nil || i == 4 || !errors.As(err, &apiErr) || apiErr.ErrorCode != errDupInProcess {
+			return err
+		}
+		t := time.NewTimer(20 * time.Millisecond)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return ctx.Err()
+		case <-t.C:
+		}
+	}
 }
 
 // FlushDue flushes every window whose end has come (or that is sealed, a

@@ -210,3 +210,31 @@ func TestWatchBatchMsValidated(t *testing.T) {
 		require.Contains(t, err.Error(), "batchMs must be within 0..600000")
 	}
 }
+
+// TestDigestOnThreeNodes: a window held on a cluster, flushed by every
+// node at once: one digest with every event.
+func TestDigestOnThreeNodes(t *testing.T) {
+	envs := runtimetest.StartCluster(t, 3, runtimetest.Options{})
+	a := envs[0]
+	rec := a.Watch(sentinel.WatchRequest{SessionID: "s1", Subject: pr, Types: []string{"*"}, Provider: "fake", BatchMs: 30000})
+	burst := ciBurst()
+	for _, ev := range burst {
+		a.Fake.Emit(ev)
+	}
+	a.Loop.PollNow(context.Background())
+	bustest.Eventually(t, 20*time.Second, func() bool { return a.Fresh(rec.ID).EventCount == len(burst) }, "every event counted")
+	a.Clock.Advance(30 * time.Second)
+	errs := make(chan error, len(envs))
+	for _, e := range envs {
+		go func() { _, err := e.Batches.FlushDue(context.Background()); errs <- err }()
+	}
+	for range envs {
+		require.NoError(t, <-errs)
+	}
+	msgs := a.WaitInbox("s1", 1)
+	require.Len(t, msgs, 1, "one digest on three nodes")
+	require.Len(t, digestOf(t, msgs[0]).Events, len(burst))
+	for _, e := range envs {
+		require.Len(t, e.InboxOf("s1"), 1)
+	}
+}
