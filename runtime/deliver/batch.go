@@ -332,6 +332,16 @@ func (b *Batches) Run(ctx context.Context, every time.Duration) {
 	}
 }
 
+// flushBeforeTerminal flushes the subject's window of a routed terminal
+// event (one the direct path does not take: a target to resume, forward
+// or park), so it is never held back there either.
+func (p *Pipeline) flushBeforeTerminal(ctx context.Context, rec *sentinel.Sentinel, ev *sentinel.Event) error {
+	if p.Batches == nil || rec.Spec.BatchMs <= 0 || !ev.Terminal {
+		return nil
+	}
+	return p.Batches.FlushSubject(ctx, rec.ID, ev.Subject)
+}
+
 // batched wraps a Send of rec's event ev when rec has a digest window:
 // a non-terminal event to a session is held; a terminal one flushes the
 // subject's window first and is then sent as it is (never held back).

@@ -174,6 +174,9 @@ func (p *Pipeline) Handle(ctx context.Context, sentinelID string, ev *sentinel.E
 	if err := p.beforeSend(ctx, ev); err != nil {
 		return "", err
 	}
+	if err := p.flushBeforeTerminal(ctx, rec, ev); err != nil {
+		return "", fmt.Errorf("deliver %s to %s: %w", ev.ID, sentinelID, err)
+	}
 	routed := time.Now()
 	out, err := p.Router.Route(ctx, rec, ev)
 	p.Metrics.StepSince(metrics.StepInbox, routed)
