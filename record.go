@@ -114,6 +114,8 @@ type View struct {
 	LastError   string   `json:"lastError,omitempty"`
 	MuteSelf    bool     `json:"muteSelf"`
 	Key         string   `json:"key,omitempty"`
+	// BatchMs is the digest window (Spec.BatchMs), 0 for none.
+	BatchMs int `json:"batchMs,omitempty"`
 	// Warnings: why the sentinel may deliver nothing (Sentinel.Warnings).
 	Warnings []Warning `json:"warnings,omitempty"`
 	// Existing and Updated are set on a watch's answer only: an equal
@@ -147,6 +149,7 @@ func (s *Sentinel) View() View {
 		LastError:   s.LastError,
 		MuteSelf:    s.Spec.MuteSelf,
 		Key:         s.Spec.Key,
+		BatchMs:     s.Spec.BatchMs,
 		Warnings:    s.Warnings,
 	}
 }

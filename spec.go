@@ -20,7 +20,17 @@ type Spec struct {
 	// Key names the watch within its session (WatchRequest.Key): a later
 	// watch with the same key updates this sentinel instead of adding one.
 	Key string `json:"key,omitempty"`
+	// BatchMs, when above 0, is the digest window (WatchRequest.BatchMs):
+	// the events of one subject inside it become one inbox message; a
+	// terminal event is never held back.
+	BatchMs int `json:"batchMs,omitempty"`
 }
+
+// MaxBatchMs caps a sentinel's digest window (10 minutes).
+const MaxBatchMs = 600000
+
+// CodeInvalidBatch names a batchMs out of 0..MaxBatchMs.
+const CodeInvalidBatch = "invalid_batch"
 
 // MaxKeyLen caps a watch key.
 const MaxKeyLen = 128
@@ -183,6 +193,9 @@ func (s *Spec) Validate() error {
 	}
 	if len(s.Group) > MaxLabelLen || len(s.Label) > MaxLabelLen {
 		return Errorf(CodeInvalidInput, "group and label are limited to %d bytes", MaxLabelLen)
+	}
+	if s.BatchMs < 0 || s.BatchMs > MaxBatchMs {
+		return Errorf(CodeInvalidBatch, "batchMs must be within 0..%d (10 minutes; 0 = no digest), got %d", MaxBatchMs, s.BatchMs)
 	}
 	return nil
 }

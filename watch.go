@@ -30,6 +30,9 @@ type WatchRequest struct {
 	// active sentinel of the session updates that sentinel in place (its
 	// clauses, until, urgency, group, label) instead of creating one.
 	Key string `json:"key,omitempty"`
+	// BatchMs opts into digests (Spec.BatchMs): 0..MaxBatchMs, unset or 0
+	// is one message per event.
+	BatchMs int `json:"batchMs,omitempty"`
 }
 
 // UntilArg accepts either a kind string ("subject_terminal", "never", or
@@ -116,6 +119,7 @@ func (r *WatchRequest) Expand(callerSession string) (Spec, error) {
 	if r.MuteSelf != nil {
 		spec.MuteSelf = *r.MuteSelf
 	}
+	spec.BatchMs = r.BatchMs
 	if r.Key != "" {
 		if !ValidWatchKey(r.Key) {
 			return Spec{}, Errorf(CodeInvalidInput, "key %q must be 1 to %d characters of letters, digits and . _ : / # -", r.Key, MaxKeyLen)

@@ -321,7 +321,7 @@ func assertToolSchemas(t *testing.T, tools []*sdk.Tool) {
 	}
 
 	w := schema("sentinel_watch")
-	require.Equal(t, []string{"allowDuplicate", "dryRun", "group", "key", "label", "muteSelf", "prUrl", "provider", "sessionId", "subject", "types", "until", "urgency"}, props(w))
+	require.Equal(t, []string{"allowDuplicate", "batchMs", "dryRun", "group", "key", "label", "muteSelf", "prUrl", "provider", "sessionId", "subject", "types", "until", "urgency"}, props(w))
 	require.Nil(t, w["required"], "sentinel_watch takes subject or prUrl: nothing is required by the schema")
 	require.Equal(t, "array", dig(w, "properties", "types", "type"))
 	require.Equal(t, "string", dig(w, "properties", "types", "items", "type"))

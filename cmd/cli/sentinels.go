@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -42,6 +43,8 @@ type WatchOptions struct {
 	// Key and AllowDuplicate: WatchRequest.Key and .AllowDuplicate.
 	Key            string
 	AllowDuplicate bool
+	// Batch is the digest window (WatchRequest.BatchMs), 0 for none.
+	Batch time.Duration
 }
 
 // NewCmdWatch builds `sentinel watch pr <url>` / `sentinel watch <subject>`.
@@ -63,7 +66,10 @@ The events land in the inbox of --session (default $AGENTPROTO_SESSION).
 Watching again what an active sentinel of the session already watches
 (same clauses, until and urgency) prints "Already watching ... as sen_..."
 and creates nothing, unless --allow-duplicate; --key names the watch, so
-a later watch with the same key updates it in place. Warnings (a provider
+a later watch with the same key updates it in place. --batch 30s opts
+into digests: the events of one subject inside 30 s become one message
+that states the subject's new state (terminal events are never held
+back; at most 10m). Warnings (a provider
 that is not ready, a hook that could not be made) are printed on stderr;
 the watch is made and the exit code is 0.`,
 		Example: `  sentinel watch pr https://github.com/acme/widgets/pull/7 --session s1
@@ -108,6 +114,7 @@ the watch is made and the exit code is 0.`,
 	f.Bool("mute-self", false, "loop shield: do not wake the session for events the provider's own GitHub identity caused (terminal events always deliver)")
 	f.StringVar(&opts.Key, "key", "", "name this watch within the session: watching again with the same key returns or updates that sentinel")
 	f.BoolVar(&opts.AllowDuplicate, "allow-duplicate", false, "create another sentinel even when an equal active one exists (by default that one is returned)")
+	f.DurationVar(&opts.Batch, "batch", 0, "digest window (e.g. 30s, at most 10m): one message per subject per window instead of one per event; terminal events are never held back")
 	f.BoolVar(&opts.DryRun, "dry-run", false, "create nothing: count the journaled events this watch would have matched, with examples")
 	addClientFlags(cmd)
 	return cmd
@@ -127,6 +134,10 @@ func watchRun(cmd *cobra.Command, opts *WatchOptions) error {
 		// --allow-duplicate: another sentinel even when an equal one exists.
 		AllowDuplicate: opts.AllowDuplicate,
 	}
+	if opts.Batch < 0 || opts.Batch > time.Duration(sentinel.MaxBatchMs)*time.Millisecond || opts.Batch%time.Millisecond != 0 {
+		return usageError("--batch must be a duration of whole milliseconds within 0..10m (got %s)", opts.Batch)
+	}
+	req.BatchMs = int(opts.Batch / time.Millisecond)
 	if opts.Urgency != "" {
 		u := sentinel.Urgency(opts.Urgency)
 		if !u.Valid() {
@@ -209,6 +220,7 @@ func printView(o *ClientOptions, v sentinel.View) {
 		"last event", msTime(v.LastEventTs),
 		"last error", v.LastError,
 		"mute self", onIf(v.MuteSelf),
+		"batch", batchText(v.BatchMs),
 	)
 }
 
@@ -397,3 +409,11 @@ func exactArgs(n int, fix string) cobra.PositionalArgs {
 
 // sortedKeys returns the keys of m in order.
 func sortedKeys(m map[string]any) []string { return slices.Sorted(maps.Keys(m)) }
+
+// batchText renders a digest window ("" for none).
+func batchText(ms int) string {
+	if ms <= 0 {
+		return ""
+	}
+	return (time.Duration(ms) * time.Millisecond).String()
+}

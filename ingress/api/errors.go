@@ -62,6 +62,7 @@ var catalogue = map[string]int{
 	sentinel.CodeInvalidSessionID:    http.StatusBadRequest,
 	sentinel.CodeInvalidReplyTo:      http.StatusBadRequest,
 	sentinel.CodeInvalidUntil:        http.StatusBadRequest,
+	sentinel.CodeInvalidBatch:        http.StatusBadRequest,
 	sentinel.CodeInvalidTarget:       http.StatusBadRequest,
 	sentinel.CodeInvalidUrgency:      http.StatusBadRequest,
 	sentinel.CodeInvalidTypes:        http.StatusBadRequest,

@@ -35,6 +35,7 @@ type WatchArgs struct {
 	Label     string   `json:"label,omitempty" jsonschema_description:"Descriptive label."`
 	MuteSelf  *bool    `json:"muteSelf,omitempty" jsonschema_description:"Loop shield: do not wake the session for events the provider's own GitHub identity caused (its own pushes, comments, reviews); they are journaled as self. Terminal events (merge, close) always deliver. Default false (true for PR auto-links)."`
 	Key       string   `json:"key,omitempty" jsonschema_description:"Optional name of this watch within the session: watching again with the same key returns or updates that sentinel (upsert) instead of adding one."`
+	BatchMs   int      `json:"batchMs,omitempty" jsonschema_description:"Digest window in ms, 0 to 600000 (10 minutes; default 0: one message per event). The events of one subject inside the window become one message stating the subject's new state, with every event in its data, at their highest urgency; terminal events (merge, close) are never held back."`
 	// AllowDuplicate asks for a new sentinel even when an equal one exists.
 	AllowDuplicate bool `json:"allowDuplicate,omitempty" jsonschema_description:"Create another sentinel even when an active one of the session already watches the same clauses, until and urgency (by default that one is returned with existing: true)."`
 	DryRun         bool `json:"dryRun,omitempty" jsonschema_description:"Validate fully, resolve the provider and count the journaled events (of the last journal.max_age) this watch would have matched, with examples; nothing is created."`
@@ -175,6 +176,7 @@ func (a WatchArgs) request() (sentinel.WatchRequest, error) {
 		Label:     a.Label,
 		MuteSelf:  a.MuteSelf,
 		Key:       strings.TrimSpace(a.Key),
+		BatchMs:   a.BatchMs,
 		// AllowDuplicate: another sentinel even when an equal one exists.
 		AllowDuplicate: a.AllowDuplicate,
 	}

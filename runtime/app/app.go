@@ -51,7 +51,9 @@ type App struct {
 	Park      *park.Journal
 	Loop      *poll.Loop
 	Workers   *deliver.Workers
-	Metrics   *metrics.Metrics
+	// batches holds the events of sentinels with a batchMs (digests).
+	batches *deliver.Batches
+	Metrics *metrics.Metrics
 	// Cluster is this node's view of the cluster (nil for a single node).
 	Cluster *cluster.Node
 	// Events serves MCP Events subscriptions (events.go).
@@ -260,6 +262,7 @@ func (a *App) wire(ctx context.Context) error {
 	sess := a.wireSessions()
 	a.subsystems = []subsystem{sess, a.wireMCP(sess.sessions), a.wireEvents()}
 	var router deliver.Router = deliver.DirectRouter{Inbox: a.Inbox, Now: func() string { return sentinel.FormatTime(now()) }}
+	appendDigest := inbox.AppendFunc(a.Inbox.Append)
 	routes := ingress.Routes{
 		Public: []ingress.Mounter{},
 		API:    []ingress.Mounter{},
@@ -274,6 +277,9 @@ func (a *App) wire(ctx context.Context) error {
 		if s.Checker != nil {
 			a.Sentinels.Sessions = s.Checker
 		}
+		if s.Append != nil {
+			appendDigest = s.Append
+		}
 		routes.API = append(routes.API, s.API...)
 		routes.Raw = append(routes.Raw, s.Raw...)
 	}
@@ -281,8 +287,13 @@ func (a *App) wire(ctx context.Context) error {
 	if err := a.openJournal(ctx); err != nil {
 		return err
 	}
+	batches, err := deliver.OpenBatches(ctx, b, appendDigest, now, log.With("component", "digests"))
+	if err != nil {
+		return err
+	}
+	a.batches = batches
 	pipeline := &deliver.Pipeline{Store: store, Seen: seen, Registry: a.Registry, Router: router, Park: a.Park,
-		Metrics: a.Metrics, Log: log.With("component", "deliver"), Now: now, Expirer: expirer, Journal: a.Journal}
+		Metrics: a.Metrics, Log: log.With("component", "deliver"), Now: now, Expirer: expirer, Journal: a.Journal, Batches: batches}
 	a.Workers = &deliver.Workers{Bus: b, Pipeline: pipeline, Park: a.Park, Metrics: a.Metrics, Log: log.With("component", "deliver"), Cfg: a.Cfg.Delivery}
 	routes.API = append(routes.API, func(r chi.Router) { httpapi.JournalRoutes(r, a.journalAPI()) })
 

@@ -11,6 +11,7 @@ import (
 	"github.com/agentproto/sentinel/bus/embedded"
 	"github.com/agentproto/sentinel/ingress/api"
 	"github.com/agentproto/sentinel/runtime/cluster"
+	"github.com/agentproto/sentinel/runtime/deliver"
 	"github.com/agentproto/sentinel/runtime/journal"
 	"github.com/agentproto/sentinel/runtime/principals"
 	"github.com/agentproto/sentinel/runtime/sentinels"
@@ -36,7 +37,7 @@ var (
 		sessions.StreamHookJobs, journal.StreamName, subscriptions.FeedStream}
 	viewBuckets = []string{bus.BucketSentinels, bus.BucketSeen, bus.BucketHooks, bus.BucketCreds, bus.BucketSetup,
 		bus.BucketSessions, bus.BucketFollows, bus.BucketLocks, bus.BucketCursors, bus.BucketTombstone, bus.BucketNodes, bus.BucketLeases,
-		subscriptions.Bucket, principals.Bucket, sentinels.WatchIndexBucket}
+		subscriptions.Bucket, principals.Bucket, sentinels.WatchIndexBucket, deliver.BatchBucket}
 )
 
 // deliveryNote says how delivery spreads over the nodes.

@@ -64,7 +64,8 @@ func (a *App) Start(ctx context.Context) error {
 		return err
 	}
 	a.push("delivery workers", func(context.Context) error { a.Workers.Stop(); return nil })
-	a.wg.Add(3)
+	a.wg.Add(4)
+	go func() { defer a.wg.Done(); a.batches.Run(runCtx, time.Second) }() // digests whose window ended (every node; compare-and-set per window)
 	go func() { defer a.wg.Done(); _ = a.Loop.Run(runCtx) }()
 	go func() { defer a.wg.Done(); a.housekeeping(runCtx) }()
 	go func() { defer a.wg.Done(); a.reconcile(runCtx) }()

@@ -13,6 +13,7 @@ import (
 	"github.com/agentproto/sentinel/runtime/cluster"
 	"github.com/agentproto/sentinel/runtime/deliver"
 	"github.com/agentproto/sentinel/runtime/follow"
+	"github.com/agentproto/sentinel/runtime/inbox"
 	"github.com/agentproto/sentinel/runtime/sentinels"
 	"github.com/agentproto/sentinel/runtime/sessions"
 )
@@ -23,6 +24,9 @@ import (
 type subsystem struct {
 	Router  deliver.Router
 	Checker sentinels.SessionChecker
+	// Append, when set, stores a message and wakes its session (the
+	// digests of sentinels with a batchMs go through it).
+	Append inbox.AppendFunc
 	// API routes sit behind the bearer token and the body limit; Raw routes
 	// behind the bearer token only (long-polls, streams, MCP).
 	API   []ingress.Mounter
@@ -93,6 +97,7 @@ func (a *App) wireSessions() subsystem {
 	return subsystem{
 		Router:  router,
 		Checker: sessions.Checker{Registry: reg},
+		Append:  inboxes.Append,
 		API: []ingress.Mounter{func(r chi.Router) {
 			httpapi.SessionRoutes(r, sapi)
 			httpapi.InboxRoutes(r, iapi)

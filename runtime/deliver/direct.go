@@ -123,6 +123,7 @@ func (p *Pipeline) confirm(ctx context.Context, pl Planner, rec *sentinel.Sentin
 	if err != nil {
 		return "", fmt.Errorf("deliver %s to %s again: %w", ev.ID, rec.ID, err)
 	}
+	send = p.batched(rec, ev, send)
 	if err := p.beforeSend(ctx, ev); err != nil {
 		return "", err
 	}

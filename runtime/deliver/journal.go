@@ -57,6 +57,10 @@ func (p *Pipeline) noteOutcome(rec *sentinel.Sentinel, ev *sentinel.Event, out O
 	switch {
 	case out.Parked:
 		p.note(rec.ID, rec, ev, journal.DeadTarget, "parked: "+out.Reason, nil)
+	case out.Held && out.Duplicate:
+		p.note(rec.ID, rec, ev, journal.Duplicate, "already held for (or shown in) the digest of "+ev.Subject, nil)
+	case out.Held:
+		p.note(rec.ID, rec, ev, journal.Delivered, fmt.Sprintf("held for the digest of %s (batchMs %d): shown when the window ends", ev.Subject, rec.Spec.BatchMs), nil)
 	case out.Duplicate:
 		p.note(rec.ID, rec, ev, journal.Duplicate, "the inbox already held this message", where)
 	case out.Merged:

@@ -54,6 +54,9 @@ type Pipeline struct {
 	// RecordReadTimeout bounds Handle's read of the record through the
 	// records bucket's leader (0: DefaultRecordReadTimeout).
 	RecordReadTimeout time.Duration
+	// Batches, when set, holds the events of sentinels with a batchMs for
+	// their digest (batch.go); nil delivers every event as it comes.
+	Batches *Batches
 }
 
 // DefaultRecordReadTimeout is the default of Pipeline.RecordReadTimeout.
@@ -187,11 +190,14 @@ func (p *Pipeline) Handle(ctx context.Context, sentinelID string, ev *sentinel.E
 			return "", fmt.Errorf("deliver %s to %s: %w", ev.ID, sentinelID, err)
 		}
 		if send != nil {
-			return p.deliverDirect(ctx, send, rec, rev, ev, closure, now)
+			return p.deliverDirect(ctx, p.batched(rec, ev, send), rec, rev, ev, closure, now)
 		}
 	}
 	if err := p.beforeSend(ctx, ev); err != nil {
 		return "", err
+	}
+	if err := p.flushBeforeTerminal(ctx, rec, ev); err != nil {
+		return "", fmt.Errorf("deliver %s to %s: %w", ev.ID, sentinelID, err)
 	}
 	routed := time.Now()
 	out, err := p.Router.Route(ctx, rec, ev)

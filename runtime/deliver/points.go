@@ -27,4 +27,8 @@ const (
 	// ack wait ran out while it held it, or another handler stored the
 	// event meanwhile) unsettled, for the live holder to ack.
 	PointAbandon pause.Point = "deliver.abandon"
+	// PointDigestSealed: a flush sealed a digest window (key: the window's
+	// key, BatchKey), before it stores the digest: a node lost here left a
+	// sealed window for another node to complete.
+	PointDigestSealed pause.Point = "deliver.digest.sealed"
 )

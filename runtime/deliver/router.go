@@ -31,6 +31,9 @@ type Outcome struct {
 	// Escalated: another sentinel had shown the event at a lower urgency,
 	// and a second message at this sentinel's urgency woke the session.
 	Escalated bool
+	// Held: the event joined its subject's digest window (a sentinel's
+	// batchMs, batch.go); the digest shows it when the window ends.
+	Held bool
 }
 
 // EventOutcome is the Outcome of an inbox.AppendEvent.

@@ -63,8 +63,11 @@ type Env struct {
 	Publisher *poll.Publisher
 	Service   *sentinels.Service
 	Expirer   *sentinels.Expirer
-	Clock     *Clock
-	Log       *slog.Logger
+	// Batches holds the events of sentinels with a batchMs (digests); no
+	// flusher runs: a test calls Batches.FlushDue after moving Clock.
+	Batches *deliver.Batches
+	Clock   *Clock
+	Log     *slog.Logger
 	// Pause holds this node's named pause points (the pipeline's, the
 	// workers', the poll loop's, the store's): a script holds one node at a
 	// point while another runs.
@@ -192,7 +195,12 @@ func wire(t testing.TB, be *bustest.Env, o Options, clock *Clock, node string, l
 	}
 	e.Journal = j
 	t.Cleanup(func() { _ = j.Stop(context.Background()) })
-	e.Pipeline = &deliver.Pipeline{Store: e.Store, Seen: e.Seen, Registry: reg, Router: router, Park: e.Park, Log: log, Now: clock.Now, Expirer: e.Expirer, Journal: j, Pause: e.Pause}
+	e.Batches, err = deliver.OpenBatches(context.Background(), b, e.Inbox.Append, clock.Now, log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.Batches.Pause = e.Pause
+	e.Pipeline = &deliver.Pipeline{Store: e.Store, Seen: e.Seen, Registry: reg, Router: router, Park: e.Park, Log: log, Now: clock.Now, Expirer: e.Expirer, Journal: j, Pause: e.Pause, Batches: e.Batches}
 	e.Publisher = &poll.Publisher{Bus: b}
 	cfg := poll.DefaultConfig()
 	e.Loop = &poll.Loop{Cfg: cfg, Store: e.Store, Registry: reg, Publisher: e.Publisher, Park: e.Park, Expirer: e.Expirer, Log: log, Now: clock.Now, Pause: e.Pause}

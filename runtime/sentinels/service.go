@@ -157,14 +157,14 @@ func (s *Service) watchKey(ctx context.Context, spec sentinel.Spec) (Watched, er
 		return Watched{Sentinel: rec}, nil
 	}
 	old := c.live
-	if sameWatch(old, spec) && old.Spec.Group == spec.Group && old.Spec.Label == spec.Label && old.Spec.MuteSelf == spec.MuteSelf &&
+	if sameWatch(old, spec) && old.Spec.Group == spec.Group && old.Spec.Label == spec.Label && old.Spec.MuteSelf == spec.MuteSelf && old.Spec.BatchMs == spec.BatchMs &&
 		(spec.Provider == "" || spec.Provider == old.Provider) {
 		return Watched{Sentinel: old, Existing: true}, nil
 	}
 	if (spec.Provider == "" || spec.Provider == old.Provider) && sameSubjects(old.Spec, spec) {
 		updated, err := s.Store.Update(ctx, old.ID, func(r *sentinel.Sentinel) error {
 			r.Spec.Match, r.Spec.Until, r.Spec.Target.Urgency = spec.Match, spec.Until, spec.Target.Urgency
-			r.Spec.Group, r.Spec.Label, r.Spec.MuteSelf = spec.Group, spec.Label, spec.MuteSelf
+			r.Spec.Group, r.Spec.Label, r.Spec.MuteSelf, r.Spec.BatchMs = spec.Group, spec.Label, spec.MuteSelf, spec.BatchMs
 			return nil
 		})
 		if err != nil {
