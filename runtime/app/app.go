@@ -214,13 +214,7 @@ func (a *App) wire(ctx context.Context) error {
 	a.storage = a.newStorageGuard()
 	store := sentinels.NewStore(b.Sentinels)
 	if a.Cluster != nil {
-		store.LeaderGet = func(ctx context.Context, id string) ([]byte, uint64, error) {
-			raw, rev, err := b.LeaderLast(ctx, bus.KVStream(bus.BucketSentinels), bus.KVSubject(bus.BucketSentinels, id))
-			if errors.Is(err, bus.ErrNoMessage) {
-				return nil, 0, fmt.Errorf("%s: %w", id, sentinel.ErrNotFound)
-			}
-			return raw, rev, err
-		}
+		store.LeaderGet = sentinels.BusLeaderGet(b)
 	}
 	if err := store.StartCache(ctx); err != nil {
 		return fmt.Errorf("load sentinel records: %w", err)

@@ -2,8 +2,6 @@ package deliver_test
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -11,7 +9,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentproto/sentinel"
-	"github.com/agentproto/sentinel/bus"
 	"github.com/agentproto/sentinel/runtime/runtimetest"
 )
 
@@ -25,32 +22,14 @@ import (
 // bounded now: the run fails, and the event is retried after its backoff.
 func TestRecordReadNoOneAnswersDoesNotStallThePartition(t *testing.T) {
 	e := runtimetest.Start(t, runtimetest.Options{NoWorkers: true})
-	b := e.Bus.Bus
-	// The dead leader: the first read armed goes where a subscriber takes
-	// it and never answers (this one server's JetStream API answers every
-	// stream name, so LeaderLast itself cannot be pointed at a silent one).
-	const deadSubject = "test.dead-leader.msg-get"
-	sub, err := b.NC.SubscribeSync(deadSubject)
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = sub.Unsubscribe() })
 	var armed atomic.Bool
-	e.Store.LeaderGet = func(ctx context.Context, id string) ([]byte, uint64, error) {
-		if armed.CompareAndSwap(true, false) {
-			_, err := b.NC.RequestWithContext(ctx, deadSubject, []byte(id))
-			return nil, 0, err
-		}
-		raw, rev, err := b.LeaderLast(ctx, bus.KVStream(bus.BucketSentinels), bus.KVSubject(bus.BucketSentinels, id))
-		if errors.Is(err, bus.ErrNoMessage) {
-			return nil, 0, fmt.Errorf("%s: %w", id, sentinel.ErrNotFound)
-		}
-		return raw, rev, err
-	}
+	sub := e.SilentLeader(t, func() bool { return armed.CompareAndSwap(true, false) })
 	e.Pipeline.RecordReadTimeout = 200 * time.Millisecond
 
 	rec := e.Watch(sentinel.WatchRequest{SessionID: "s1", Subject: pr, Types: []string{"*"}, Provider: "fake"})
 	armed.Store(true)
 	e.StartWorkers()
-	_, err = e.Publisher.Publish(context.Background(), rec.ID, []sentinel.Event{runtimetest.Event("evt_1", "x.y.z", pr, false)}, "push")
+	_, err := e.Publisher.Publish(context.Background(), rec.ID, []sentinel.Event{runtimetest.Event("evt_1", "x.y.z", pr, false)}, "push")
 	require.NoError(t, err)
 	_, err = sub.NextMsg(10 * time.Second)
 	require.NoError(t, err, "the delivery reads the record through the (dead) leader")

@@ -2,8 +2,6 @@ package poll_test
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -11,7 +9,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentproto/sentinel"
-	"github.com/agentproto/sentinel/bus"
 	"github.com/agentproto/sentinel/runtime/runtimetest"
 )
 
@@ -27,26 +24,8 @@ import (
 // tick polls again.
 func TestPollFenceReadNoOneAnswersDoesNotStallTheLoop(t *testing.T) {
 	e := runtimetest.Start(t, runtimetest.Options{NoWorkers: true})
-	b := e.Bus.Bus
-	// The dead leader: LeaderLast's request, sent where a subscriber
-	// takes it and never answers (the JetStream API of this one server
-	// answers every stream name, dead or not).
-	const deadSubject = "test.dead-leader.msg-get"
-	sub, err := b.NC.SubscribeSync(deadSubject)
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = sub.Unsubscribe() })
 	var dead atomic.Bool
-	e.Store.LeaderGet = func(ctx context.Context, id string) ([]byte, uint64, error) {
-		if dead.Load() {
-			_, err := b.NC.RequestWithContext(ctx, deadSubject, []byte(id))
-			return nil, 0, err
-		}
-		raw, rev, err := b.LeaderLast(ctx, bus.KVStream(bus.BucketSentinels), bus.KVSubject(bus.BucketSentinels, id))
-		if errors.Is(err, bus.ErrNoMessage) {
-			return nil, 0, fmt.Errorf("%s: %w", id, sentinel.ErrNotFound)
-		}
-		return raw, rev, err
-	}
+	sub := e.SilentLeader(t, dead.Load)
 	e.Loop.FenceTimeout = 200 * time.Millisecond
 
 	rec := e.Watch(sentinel.WatchRequest{SessionID: "s1", Subject: pr, Types: []string{"*"}})
@@ -56,7 +35,7 @@ func TestPollFenceReadNoOneAnswersDoesNotStallTheLoop(t *testing.T) {
 	dead.Store(true)
 	done := make(chan struct{})
 	go func() { defer close(done); e.Loop.PollNow(context.Background()) }()
-	_, err = sub.NextMsg(10 * time.Second)
+	_, err := sub.NextMsg(10 * time.Second)
 	require.NoError(t, err, "the fence reads the cursor through the (dead) leader")
 	select {
 	case <-done:

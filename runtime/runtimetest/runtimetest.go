@@ -5,8 +5,6 @@ package runtimetest
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"io"
 	"log/slog"
 	"strconv"
@@ -15,7 +13,6 @@ import (
 	"time"
 
 	"github.com/agentproto/sentinel"
-	"github.com/agentproto/sentinel/bus"
 	"github.com/agentproto/sentinel/bus/bustest"
 	"github.com/agentproto/sentinel/providers"
 	"github.com/agentproto/sentinel/providers/fake"
@@ -121,7 +118,7 @@ func Join(t testing.TB, e *Env, o Options) *Env {
 	// through the bucket's leader (runtime/app sets it whenever a node has
 	// peers), not from a mirror that may trail the other node's writes.
 	if e.Store.LeaderGet == nil {
-		e.Store.LeaderGet = leaderGet(e.Bus.Bus)
+		e.Store.LeaderGet = sentinels.BusLeaderGet(e.Bus.Bus)
 	}
 	node := o.Node
 	if node == "" {
@@ -148,18 +145,6 @@ func StartCluster(t testing.TB, n int, o Options) []*Env {
 	return envs
 }
 
-// leaderGet reads a record through the bucket's leader, as runtime/app's
-// Store.LeaderGet does.
-func leaderGet(b *bus.Bus) func(ctx context.Context, id string) ([]byte, uint64, error) {
-	return func(ctx context.Context, id string) ([]byte, uint64, error) {
-		raw, rev, err := b.LeaderLast(ctx, bus.KVStream(bus.BucketSentinels), bus.KVSubject(bus.BucketSentinels, id))
-		if errors.Is(err, bus.ErrNoMessage) {
-			return nil, 0, fmt.Errorf("%s: %w", id, sentinel.ErrNotFound)
-		}
-		return raw, rev, err
-	}
-}
-
 // wire builds a runtime on be.
 func wire(t testing.TB, be *bustest.Env, o Options, clock *Clock, node string, leaderReads bool) *Env {
 	t.Helper()
@@ -174,7 +159,7 @@ func wire(t testing.TB, be *bustest.Env, o Options, clock *Clock, node string, l
 	e.Store = sentinels.NewStore(b.Sentinels)
 	e.Store.Pause = e.Pause
 	if leaderReads {
-		e.Store.LeaderGet = leaderGet(b)
+		e.Store.LeaderGet = sentinels.BusLeaderGet(b)
 	}
 	if err := e.Store.StartCache(context.Background()); err != nil {
 		t.Fatal(err)
