@@ -34,6 +34,15 @@ func startLines(t *testing.T, env []string, args ...string) *lineReader {
 	t.Helper()
 	cmd := exec.Command(binary, args...)
 	cmd.Env = env
+	r := readLines(t, cmd, 1<<20)
+	t.Cleanup(func() { r.stop(t) })
+	return r
+}
+
+// readLines starts cmd and sends each line of its stdout (at most
+// maxLine bytes) to the reader's lines, closed when cmd has exited.
+func readLines(t *testing.T, cmd *exec.Cmd, maxLine int) *lineReader {
+	t.Helper()
 	out, err := cmd.StdoutPipe()
 	require.NoError(t, err)
 	r := &lineReader{cmd: cmd, lines: make(chan string, 100), stderr: &e2etest.SyncBuffer{}, done: make(chan struct{})}
@@ -41,7 +50,7 @@ func startLines(t *testing.T, env []string, args ...string) *lineReader {
 	require.NoError(t, cmd.Start())
 	go func() {
 		sc := bufio.NewScanner(out)
-		sc.Buffer(make([]byte, 0, 64<<10), 1<<20)
+		sc.Buffer(make([]byte, 0, 64<<10), maxLine)
 		for sc.Scan() {
 			r.lines <- sc.Text()
 		}
@@ -49,7 +58,6 @@ func startLines(t *testing.T, env []string, args ...string) *lineReader {
 		close(r.lines)
 		close(r.done)
 	}()
-	t.Cleanup(func() { r.stop(t) })
 	return r
 }
 
@@ -308,21 +316,7 @@ func startMCPIn(t *testing.T, dir string, env []string, args ...string) *mcpProc
 	cmd.Env, cmd.Dir = env, dir
 	in, err := cmd.StdinPipe()
 	require.NoError(t, err)
-	out, err := cmd.StdoutPipe()
-	require.NoError(t, err)
-	r := &lineReader{cmd: cmd, lines: make(chan string, 100), stderr: &e2etest.SyncBuffer{}, done: make(chan struct{})}
-	cmd.Stderr = r.stderr
-	require.NoError(t, cmd.Start())
-	go func() {
-		sc := bufio.NewScanner(out)
-		sc.Buffer(make([]byte, 0, 64<<10), 4<<20)
-		for sc.Scan() {
-			r.lines <- sc.Text()
-		}
-		r.err = cmd.Wait()
-		close(r.lines)
-		close(r.done)
-	}()
+	r := readLines(t, cmd, 4<<20)
 	p := &mcpProc{lineReader: r, stdin: in}
 	t.Cleanup(func() { _ = in.Close(); r.stop(t) })
 	return p
