@@ -50,3 +50,17 @@ func ValidSentinelID(id string) bool {
 func ValidFollowID(id string) bool {
 	return strings.HasPrefix(id, FollowIDPrefix) && mintedIDRe.MatchString(id)
 }
+
+// ValidCursorName reports whether name may name a session's cursor: 1-32
+// of [a-z0-9_-] (the Claude Code channel's is "channel").
+func ValidCursorName(name string) bool {
+	if len(name) < 1 || len(name) > 32 {
+		return false
+	}
+	for _, r := range name {
+		if !(r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '_' || r == '-') {
+			return false
+		}
+	}
+	return true
+}

@@ -149,13 +149,7 @@ func hookWaitRun(ctx context.Context, o *HookWaitOptions) error {
 		if !retryableFollow(err) {
 			break
 		}
-		backoff = min(max(2*backoff, 250*time.Millisecond), followBackoffMax)
-		t := time.NewTimer(backoff)
-		select {
-		case <-ctx.Done():
-		case <-t.C:
-		}
-		t.Stop()
+		reconnectPause(ctx, &backoff) // ctx's end is seen at the loop's top
 	}
 	if lastErr != nil {
 		note := lastErr.Error()

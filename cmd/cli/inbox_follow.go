@@ -23,6 +23,21 @@ const followWait = 25 * time.Second
 // followBackoffMax bounds the pause between reconnect attempts.
 const followBackoffMax = 10 * time.Second
 
+// reconnectPause doubles backoff (250 ms the first time, at most
+// followBackoffMax) and waits that long before the next attempt; false
+// when ctx ended first.
+func reconnectPause(ctx context.Context, backoff *time.Duration) bool {
+	*backoff = min(max(2**backoff, 250*time.Millisecond), followBackoffMax)
+	t := time.NewTimer(*backoff)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-t.C:
+		return true
+	}
+}
+
 // inboxCursor is the content of a --cursor-file: the session it follows
 // and the inbox sequence of the last message it handled (printed, or
 // filtered out).
@@ -172,13 +187,8 @@ func inboxFollow(ctx context.Context, opts *InboxOptions) error {
 				fmt.Fprintf(opts.IO.ErrOut, "sentinel inbox: %v; reconnecting\n", err)
 				down = true
 			}
-			backoff = min(max(2*backoff, 250*time.Millisecond), followBackoffMax)
-			t := time.NewTimer(backoff)
-			select {
-			case <-ctx.Done():
-				t.Stop()
+			if !reconnectPause(ctx, &backoff) {
 				return nil
-			case <-t.C:
 			}
 			c, err = nil, nil
 			continue
@@ -259,12 +269,8 @@ func (opts *InboxOptions) autoSession(ctx context.Context) (string, error) {
 			fmt.Fprintf(opts.IO.ErrOut, "sentinel inbox: no live session registered for %s yet; waiting\n", cwd)
 			noted = true
 		}
-		backoff = min(max(2*backoff, 250*time.Millisecond), followBackoffMax)
-		t := time.NewTimer(backoff)
-		select {
-		case <-ctx.Done():
-			t.Stop()
-		case <-t.C:
+		if !reconnectPause(ctx, &backoff) {
+			break
 		}
 	}
 	return "", nil

@@ -216,13 +216,8 @@ func runChannel(ctx context.Context, sessionOf func(context.Context, *apiclient.
 			fmt.Fprintf(errOut, "sentinel mcp channel: %v; reconnecting\n", err)
 			down = true
 		}
-		backoff = min(max(2*backoff, 250*time.Millisecond), followBackoffMax)
-		t := time.NewTimer(backoff)
-		select {
-		case <-ctx.Done():
-			t.Stop()
+		if !reconnectPause(ctx, &backoff) {
 			return
-		case <-t.C:
 		}
 		c = nil
 	}

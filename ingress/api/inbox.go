@@ -65,19 +65,6 @@ type InboxQuery struct {
 	Cursor string
 }
 
-// ValidCursorName reports whether name may name a session's cursor.
-func ValidCursorName(name string) bool {
-	if len(name) < 1 || len(name) > 32 {
-		return false
-	}
-	for _, r := range name {
-		if !(r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '_' || r == '-') {
-			return false
-		}
-	}
-	return true
-}
-
 // InboxPage is one read of an inbox.
 type InboxPage struct {
 	Messages []Message `json:"messages"`

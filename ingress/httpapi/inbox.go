@@ -161,7 +161,7 @@ func inboxQuery(r *http.Request, id string) (api.InboxQuery, error) {
 		q.Limit = n
 	}
 	if s := v.Get("cursor"); s != "" {
-		if !api.ValidCursorName(s) {
+		if !sentinel.ValidCursorName(s) {
 			return q, sentinel.Errorf(sentinel.CodeInvalidInput, "cursor must be 1-32 of [a-z0-9_-] (a cursor name)")
 		}
 		q.Cursor = s

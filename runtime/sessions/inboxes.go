@@ -266,7 +266,7 @@ func (s *Inboxes) Cursor(ctx context.Context, id string) (uint64, error) {
 // NamedCursor returns the session's cursor of that name ("" the read
 // cursor; 0 when never set).
 func (s *Inboxes) NamedCursor(ctx context.Context, id, name string) (uint64, error) {
-	if name != "" && !validCursorName(name) {
+	if name != "" && !sentinel.ValidCursorName(name) {
 		return 0, sentinel.Errorf(sentinel.CodeInvalidInput, "cursor must be 1-32 of [a-z0-9_-] (a cursor name)")
 	}
 	e, err := s.cursors.Get(ctx, namedCursorKey(id, name))
@@ -291,7 +291,7 @@ func (s *Inboxes) Advance(ctx context.Context, id string, seq uint64) error {
 // AdvanceNamed moves the session's cursor of that name ("" the read
 // cursor) forward to seq; it never moves back.
 func (s *Inboxes) AdvanceNamed(ctx context.Context, id, name string, seq uint64) error {
-	if name != "" && !validCursorName(name) {
+	if name != "" && !sentinel.ValidCursorName(name) {
 		return sentinel.Errorf(sentinel.CodeInvalidInput, "cursor must be 1-32 of [a-z0-9_-] (a cursor name)")
 	}
 	key := namedCursorKey(id, name)
@@ -329,17 +329,4 @@ func namedCursorKey(id, name string) string {
 		return cursorKey(id)
 	}
 	return cursorKey(id) + "." + name
-}
-
-// validCursorName: 1-32 of [a-z0-9_-] (ingress/api.ValidCursorName).
-func validCursorName(name string) bool {
-	if len(name) < 1 || len(name) > 32 {
-		return false
-	}
-	for _, r := range name {
-		if !(r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '_' || r == '-') {
-			return false
-		}
-	}
-	return true
 }
