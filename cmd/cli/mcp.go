@@ -97,9 +97,15 @@ See docs/harness.md.`,
 						return sessionForCwd(ctx, apiclient.Sessions{C: c}, cwd)
 					}
 				}
+				// The channel ends with the server, and is waited for: a
+				// notification it wrote has its cursor advanced before exit.
 				chctx, stop := context.WithCancel(cmd.Context())
-				defer stop()
-				go runChannel(chctx, sessionOf, opts.APIClient, initialized, lw, io.ErrOut)
+				chdone := make(chan struct{})
+				go func() {
+					defer close(chdone)
+					runChannel(chctx, sessionOf, opts.APIClient, initialized, lw, io.ErrOut)
+				}()
+				defer func() { stop(); <-chdone }()
 			}
 			srv := mcp.NewServer(mcp.Services{
 				Sentinels: apiclient.Sentinels{C: c},

@@ -195,8 +195,7 @@ func runChannel(ctx context.Context, sessionOf func(context.Context, *apiclient.
 					}
 					sent[session] = m.Seq
 				}
-				after := m.Seq - 1
-				if _, aerr := (apiclient.Inboxes{C: c}).Read(ctx, api.InboxQuery{SessionID: session, After: &after, Limit: 1, Ack: true, Cursor: ChannelCursor}); aerr != nil {
+				if aerr := ackChannel(ctx, c, session, m.Seq); aerr != nil {
 					err = aerr
 					break
 				}
@@ -221,4 +220,20 @@ func runChannel(ctx context.Context, sessionOf func(context.Context, *apiclient.
 		}
 		c = nil
 	}
+}
+
+// channelAckTimeout bounds the advance of the channel's cursor past a
+// notification already written, which outlives the channel's context: a
+// client that exits right after reading a notification (a restart of
+// Claude Code) must not get it again from the next process.
+const channelAckTimeout = 5 * time.Second
+
+// ackChannel advances session's channel cursor to seq, even when ctx has
+// just ended (bounded by channelAckTimeout).
+func ackChannel(ctx context.Context, c *apiclient.Client, session string, seq uint64) error {
+	actx, cancel := context.WithTimeout(context.WithoutCancel(ctx), channelAckTimeout)
+	defer cancel()
+	after := seq - 1
+	_, err := apiclient.Inboxes{C: c}.Read(actx, api.InboxQuery{SessionID: session, After: &after, Limit: 1, Ack: true, Cursor: ChannelCursor})
+	return err
 }
