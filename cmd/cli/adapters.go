@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"fmt"
 	"io"
-	"net/url"
 	"os"
 	"strings"
 
@@ -13,6 +12,7 @@ import (
 
 	"github.com/agentproto/sentinel"
 	"github.com/agentproto/sentinel/ingress/api"
+	"github.com/agentproto/sentinel/ingress/apiclient"
 )
 
 var adapterHints = hints{
@@ -25,24 +25,25 @@ var adapterHints = hints{
 }
 
 // NewCmdAdapters builds `sentinel adapters`.
-func NewCmdAdapters(io IO, runF func(*IDOptions) error) *cobra.Command {
-	return newIDCmd(io, idVerb{use: "adapters", short: "List the sentinel providers: status, capabilities, setup fields", run: adaptersRun}, runF)
+func NewCmdAdapters(io IO) *cobra.Command {
+	return newIDCmd(io, idVerb{use: "adapters", short: "List the sentinel providers: status, capabilities, setup fields", run: adaptersRun})
 }
 
 func adaptersRun(cmd *cobra.Command, opts *IDOptions) error {
-	var out struct {
-		Adapters []api.Adapter `json:"adapters"`
-	}
-	if printed, err := opts.call(cmd.Context(), "GET", "/adapters", nil, &out, adapterHints); err != nil || printed {
+	var adapters []api.Adapter
+	if printed, err := opts.send(adapterHints, func(c *apiclient.Client) (err error) {
+		adapters, err = apiclient.Sentinels{C: c}.Adapters(cmd.Context())
+		return err
+	}); err != nil || printed {
 		return err
 	}
-	if len(out.Adapters) == 0 {
+	if len(adapters) == 0 {
 		fmt.Fprintln(opts.IO.Out, "No providers are registered on this node.")
 		return nil
 	}
 	w := opts.table()
 	row(w, "SLUG", "STATUS", "VERSION", "MODES", "SETUP FIELDS", "NOTE")
-	for _, a := range out.Adapters {
+	for _, a := range adapters {
 		var modes []string
 		if a.Capabilities.Poll {
 			modes = append(modes, "poll")
@@ -94,7 +95,7 @@ type SetupOptions struct {
 }
 
 // NewCmdSetup builds `sentinel setup <slug> --field k=v ...`.
-func NewCmdSetup(io IO, runF func(*SetupOptions) error) *cobra.Command {
+func NewCmdSetup(io IO) *cobra.Command {
 	opts := &SetupOptions{}
 	cmd := &cobra.Command{
 		Use:   "setup <slug> --field name[=value] ...",
@@ -112,9 +113,6 @@ command line is visible to other local users.`,
 			if opts.ReadSecret == nil {
 				opts.ReadSecret = terminalSecret(io)
 			}
-			if runF != nil {
-				return runF(opts)
-			}
 			return setupRun(cmd, opts)
 		},
 	}
@@ -131,14 +129,13 @@ func setupRun(cmd *cobra.Command, opts *SetupOptions) error {
 	if err != nil {
 		return err
 	}
-	var out struct {
-		Setup api.SetupResult `json:"setup"`
-	}
-	path := "/adapters/" + url.PathEscape(opts.Slug) + "/setup"
-	if printed, err := opts.call(cmd.Context(), "POST", path, map[string]any{"fields": fields}, &out, adapterHints); err != nil || printed {
+	var r api.SetupResult
+	if printed, err := opts.send(adapterHints, func(c *apiclient.Client) (err error) {
+		r, err = apiclient.Sentinels{C: c}.Setup(cmd.Context(), opts.Slug, fields)
+		return err
+	}); err != nil || printed {
 		return err
 	}
-	r := out.Setup
 	ready := "ready"
 	if !r.Readiness.Ready {
 		ready = "not ready: " + r.Readiness.Reason

@@ -146,6 +146,16 @@ func TestClientVerbs(t *testing.T) {
 			status: 200, body: `{"ok":true,"session":{"id":"s1","status":"ended","endedReason":"forgotten"}}`,
 			wantMethod: "DELETE", wantPath: "/sessions/s1?reason=forgotten", wantOut: []string{"Ended session s1 (forgotten)"},
 		},
+		{
+			name: "poll --json prints what the typed call drops", args: []string{"poll", "sen_1", "--json"},
+			status: 200, body: `{"ok":true,"polled":true,"sentinel":` + view + `}`, wantMethod: "POST", wantPath: "/sentinels/poll?id=sen_1",
+			wantOut: []string{`"polled": true`, `"id": "sen_1"`},
+		},
+		{
+			name: "an answer of another shape names the version", args: []string{"session", "show", "s1"},
+			status: 200, body: `{"ok":true,"session":{"id":7}}`, wantCode: api.ExitError,
+			wantMethod: "GET", wantPath: "/sessions/s1", wantErr: []string{"is the node the same version?"},
+		},
 		{name: "usage: bad until", args: []string{"watch", "github:o/r#1", "--until", "soon"}, wantCode: api.ExitUsage, wantErr: []string{"--until must be closed or never"}},
 		{name: "usage: bad wait", args: []string{"inbox", "s1", "--wait", "50s"}, wantCode: api.ExitUsage, wantErr: []string{"--wait must be within 1s..49s"}},
 		{name: "usage: no selector", args: []string{"follow", "--follower", "x"}, wantCode: api.ExitUsage, wantErr: []string{"--sessions a,b, --all, or --cwd-prefix"}},

@@ -11,6 +11,7 @@ import (
 
 	"github.com/agentproto/sentinel"
 	"github.com/agentproto/sentinel/ingress/api"
+	"github.com/agentproto/sentinel/ingress/apiclient"
 )
 
 // clusterHints name the fix for the cluster verbs' node errors.
@@ -24,29 +25,30 @@ var clusterHints = hints{
 
 // NewCmdCluster builds `sentinel cluster` (the view) and its `remove`
 // subcommand.
-func NewCmdCluster(io IO, runF func(*IDOptions) error) *cobra.Command {
+func NewCmdCluster(io IO) *cobra.Command {
 	cmd := newIDCmd(io, idVerb{
 		use:   "cluster",
 		short: "Show the cluster: members, routes, JetStream leaders and replicas, lease owners, delivery",
 		run:   clusterRun,
-	}, runF)
+	})
 	cmd.Long = `Show the cluster as the answering node sees it: the members (from their
 heartbeats), its server's routes, the JetStream meta leader and peers, each
 stream's and bucket's leader and replica state, who owns each poll partition
 and periodic job, and the shared delivery consumers. A single node answers
 too (mode single: one member that owns everything).`
-	cmd.AddCommand(NewCmdClusterRemove(io, nil))
+	cmd.AddCommand(NewCmdClusterRemove(io))
 	return cmd
 }
 
 func clusterRun(cmd *cobra.Command, opts *IDOptions) error {
-	var out struct {
-		Cluster api.ClusterView `json:"cluster"`
-	}
-	if printed, err := opts.call(cmd.Context(), "GET", "/cluster", nil, &out, clusterHints); err != nil || printed {
+	var view api.ClusterView
+	if printed, err := opts.send(clusterHints, func(c *apiclient.Client) (err error) {
+		view, err = apiclient.Cluster{C: c}.View(cmd.Context())
+		return err
+	}); err != nil || printed {
 		return err
 	}
-	printCluster(&opts.ClientOptions, out.Cluster, time.Now())
+	printCluster(&opts.ClientOptions, view, time.Now())
 	return nil
 }
 
@@ -243,7 +245,7 @@ type ClusterRemoveOptions struct {
 }
 
 // NewCmdClusterRemove builds `sentinel cluster remove <node>`.
-func NewCmdClusterRemove(io IO, runF func(*ClusterRemoveOptions) error) *cobra.Command {
+func NewCmdClusterRemove(io IO) *cobra.Command {
 	opts := &ClusterRemoveOptions{}
 	cmd := &cobra.Command{
 		Use:   "remove <node>",
@@ -264,9 +266,6 @@ See docs/cluster.md, "Removing a lost node".`,
 			opts.ClientOptions = newClientOptions(io, cmd)
 			opts.JSON = jsonFlag(cmd)
 			opts.Node = args[0]
-			if runF != nil {
-				return runF(opts)
-			}
 			return clusterRemoveRun(cmd, opts)
 		},
 	}
@@ -276,14 +275,14 @@ See docs/cluster.md, "Removing a lost node".`,
 }
 
 func clusterRemoveRun(cmd *cobra.Command, opts *ClusterRemoveOptions) error {
-	var out struct {
-		Removed api.ClusterRemoved `json:"removed"`
-	}
+	var r api.ClusterRemoved
 	req := api.ClusterRemove{Node: opts.Node, Force: opts.Force}
-	if printed, err := opts.call(cmd.Context(), "POST", "/cluster/remove", req, &out, clusterHints); err != nil || printed {
+	if printed, err := opts.send(clusterHints, func(c *apiclient.Client) (err error) {
+		r, err = apiclient.Cluster{C: c}.Remove(cmd.Context(), req)
+		return err
+	}); err != nil || printed {
 		return err
 	}
-	r := out.Removed
 	var done []string
 	if r.PeerRemoved {
 		done = append(done, "its JetStream peer left the meta group")

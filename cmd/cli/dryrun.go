@@ -7,13 +7,17 @@ import (
 
 	"github.com/agentproto/sentinel"
 	"github.com/agentproto/sentinel/ingress/api"
+	"github.com/agentproto/sentinel/ingress/apiclient"
 )
 
 // watchDryRun runs `sentinel watch ... --dry-run`: POST
 // /sentinels?dryRun=true, then what the watch would have matched.
 func watchDryRun(cmd *cobra.Command, opts *WatchOptions, req sentinel.WatchRequest) error {
 	var out api.DryRun
-	if printed, err := opts.call(cmd.Context(), "POST", "/sentinels?dryRun=true", req, &out, sentinelHints); err != nil || printed {
+	if printed, err := opts.send(sentinelHints, func(c *apiclient.Client) (err error) {
+		out, err = apiclient.Sentinels{C: c}.CreateDryRun(cmd.Context(), req)
+		return err
+	}); err != nil || printed {
 		return err
 	}
 	fmt.Fprintf(opts.IO.Out, "Dry run (nothing created): %s via %s would have matched %d of %d journaled events since %s.\n",

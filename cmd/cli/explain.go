@@ -2,7 +2,6 @@ package cli
 
 import (
 	"fmt"
-	"net/url"
 	"strconv"
 	"strings"
 
@@ -10,6 +9,7 @@ import (
 
 	"github.com/agentproto/sentinel"
 	"github.com/agentproto/sentinel/ingress/api"
+	"github.com/agentproto/sentinel/ingress/apiclient"
 )
 
 // explainHints name the fix for explain's node errors.
@@ -27,7 +27,7 @@ type ExplainOptions struct {
 }
 
 // NewCmdExplain builds `sentinel explain <sentinel-id> [<event-id>]`.
-func NewCmdExplain(io IO, runF func(*ExplainOptions) error) *cobra.Command {
+func NewCmdExplain(io IO) *cobra.Command {
 	opts := &ExplainOptions{}
 	cmd := &cobra.Command{
 		Use:   "explain <sentinel-id> [<event-id>]",
@@ -56,9 +56,6 @@ func NewCmdExplain(io IO, runF func(*ExplainOptions) error) *cobra.Command {
 			if len(args) == 2 {
 				opts.EventID = args[1]
 			}
-			if runF != nil {
-				return runF(opts)
-			}
 			return explainRun(cmd, opts)
 		},
 	}
@@ -74,9 +71,11 @@ func explainRun(cmd *cobra.Command, opts *ExplainOptions) error {
 	if opts.EventID != "" {
 		return explainEvent(cmd, opts)
 	}
-	path := "/sentinels/" + url.PathEscape(opts.SentinelID) + "/decisions?limit=" + strconv.Itoa(opts.Limit)
-	var out api.DecisionPage
-	if printed, err := opts.call(cmd.Context(), "GET", path, nil, &out, explainHints); err != nil || printed {
+	var out sentinel.DecisionPage
+	if printed, err := opts.send(explainHints, func(c *apiclient.Client) (err error) {
+		out, err = apiclient.Explainer{C: c}.Decisions(cmd.Context(), opts.SentinelID, opts.Limit, 0)
+		return err
+	}); err != nil || printed {
 		return err
 	}
 	if len(out.Decisions) == 0 {
@@ -93,13 +92,13 @@ func explainRun(cmd *cobra.Command, opts *ExplainOptions) error {
 }
 
 func explainEvent(cmd *cobra.Command, opts *ExplainOptions) error {
-	var out struct {
-		Event api.EventStory `json:"event"`
-	}
-	if printed, err := opts.call(cmd.Context(), "GET", "/events/"+url.PathEscape(opts.EventID), nil, &out, explainHints); err != nil || printed {
+	var st api.EventStory
+	if printed, err := opts.send(explainHints, func(c *apiclient.Client) (err error) {
+		st, err = apiclient.Explainer{C: c}.Event(cmd.Context(), opts.EventID)
+		return err
+	}); err != nil || printed {
 		return err
 	}
-	st := out.Event
 	opts.kv(
 		"event", st.EventID,
 		"type", st.Type,
@@ -111,7 +110,7 @@ func explainEvent(cmd *cobra.Command, opts *ExplainOptions) error {
 		"source", st.Source,
 	)
 	// This sentinel's decisions first, then the others'.
-	var mine, others []api.Decision
+	var mine, others []sentinel.Decision
 	for _, d := range st.Decisions {
 		if d.SentinelID == opts.SentinelID {
 			mine = append(mine, d)
@@ -132,7 +131,7 @@ func explainEvent(cmd *cobra.Command, opts *ExplainOptions) error {
 }
 
 // why renders a decision's reason and where it went.
-func why(d api.Decision) string {
+func why(d sentinel.Decision) string {
 	var parts []string
 	if d.Reason != "" {
 		parts = append(parts, d.Reason)

@@ -2,7 +2,6 @@ package cli
 
 import (
 	"fmt"
-	"net/url"
 	"strconv"
 	"strings"
 
@@ -10,6 +9,7 @@ import (
 
 	"github.com/agentproto/sentinel"
 	"github.com/agentproto/sentinel/ingress/api"
+	"github.com/agentproto/sentinel/ingress/apiclient"
 )
 
 var followHints = hints{
@@ -38,7 +38,7 @@ type FollowOptions struct {
 }
 
 // NewCmdFollow builds `sentinel follow`.
-func NewCmdFollow(io IO, runF func(*FollowOptions) error) *cobra.Command {
+func NewCmdFollow(io IO) *cobra.Command {
 	opts := &FollowOptions{}
 	cmd := &cobra.Command{
 		Use:   "follow (--sessions a,b | --all | --cwd-prefix <path>)",
@@ -53,9 +53,6 @@ merge a PR.`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			opts.ClientOptions = newClientOptions(io, cmd)
 			opts.JSON = jsonFlag(cmd)
-			if runF != nil {
-				return runF(opts)
-			}
 			return followRun(cmd, opts)
 		},
 	}
@@ -77,10 +74,10 @@ merge a PR.`,
 }
 
 func followRun(cmd *cobra.Command, opts *FollowOptions) error {
-	req := api.FollowRequest{
+	req := sentinel.FollowRequest{
 		Follower: sessionDefault(opts.Follower),
 		Key:      opts.Key,
-		Selector: api.FollowSelector{SessionIDs: opts.Sessions, All: opts.All, CwdPrefix: opts.CwdPrefix},
+		Selector: sentinel.FollowSelector{SessionIDs: opts.Sessions, All: opts.All, CwdPrefix: opts.CwdPrefix},
 		Events:   opts.Events,
 	}
 	if len(opts.Sessions) == 0 && !opts.All && opts.CwdPrefix == "" {
@@ -94,7 +91,7 @@ func followRun(cmd *cobra.Command, opts *FollowOptions) error {
 		req.Selector.RootOnly = &b
 	}
 	if len(opts.ExcludeSessions) > 0 || len(opts.ExcludeLabels) > 0 {
-		req.Exclude = &api.FollowExclude{SessionIDs: opts.ExcludeSessions, Labels: opts.ExcludeLabels}
+		req.Exclude = &sentinel.FollowExclude{SessionIDs: opts.ExcludeSessions, Labels: opts.ExcludeLabels}
 	}
 	if opts.BatchMs >= 0 {
 		b := opts.BatchMs
@@ -108,8 +105,11 @@ func followRun(cmd *cobra.Command, opts *FollowOptions) error {
 		f := false
 		req.ExcludeFollowerChildren = &f
 	}
-	var fl api.Follow
-	if printed, err := opts.call(cmd.Context(), "POST", "/follows", req, &fl, followHints); err != nil || printed {
+	var fl sentinel.Follow
+	if printed, err := opts.send(followHints, func(c *apiclient.Client) (err error) {
+		fl, _, err = apiclient.Follows{C: c}.Create(cmd.Context(), req)
+		return err
+	}); err != nil || printed {
 		return err
 	}
 	fmt.Fprintf(opts.IO.Out, "Following as %s\n", fl.ID)
@@ -117,7 +117,7 @@ func followRun(cmd *cobra.Command, opts *FollowOptions) error {
 	return nil
 }
 
-func printFollow(o *ClientOptions, f api.Follow) {
+func printFollow(o *ClientOptions, f sentinel.Follow) {
 	excl := ""
 	if f.Exclude != nil {
 		excl = strings.Join(append(append([]string{}, f.Exclude.SessionIDs...), f.Exclude.Labels...), ",")
@@ -136,7 +136,7 @@ func printFollow(o *ClientOptions, f api.Follow) {
 	)
 }
 
-func selectorText(s api.FollowSelector) string {
+func selectorText(s sentinel.FollowSelector) string {
 	var parts []string
 	if len(s.SessionIDs) > 0 {
 		parts = append(parts, "sessions="+strings.Join(s.SessionIDs, ","))
@@ -154,22 +154,23 @@ func selectorText(s api.FollowSelector) string {
 }
 
 // NewCmdUnfollow builds `sentinel unfollow <id|key>`.
-func NewCmdUnfollow(io IO, runF func(*IDOptions) error) *cobra.Command {
+func NewCmdUnfollow(io IO) *cobra.Command {
 	return newIDCmd(io, idVerb{
 		use:     "unfollow <id|key>",
 		short:   "Remove a session follow by id (fol_...) or key",
 		missing: "give the follow id or key (see `sentinel follows`)",
 		run: func(cmd *cobra.Command, opts *IDOptions) error {
-			var out struct {
-				ID string `json:"id"`
-			}
-			if printed, err := opts.call(cmd.Context(), "DELETE", "/follows/"+url.PathEscape(opts.ID), nil, &out, followHints); err != nil || printed {
+			var id string
+			if printed, err := opts.send(followHints, func(c *apiclient.Client) (err error) {
+				id, err = apiclient.Follows{C: c}.Remove(cmd.Context(), opts.ID)
+				return err
+			}); err != nil || printed {
 				return err
 			}
-			fmt.Fprintf(opts.IO.Out, "Removed %s\n", out.ID)
+			fmt.Fprintf(opts.IO.Out, "Removed %s\n", id)
 			return nil
 		},
-	}, runF)
+	})
 }
 
 // FollowsOptions are the options of `sentinel follows`.
@@ -179,7 +180,7 @@ type FollowsOptions struct {
 }
 
 // NewCmdFollows builds `sentinel follows`.
-func NewCmdFollows(io IO, runF func(*FollowsOptions) error) *cobra.Command {
+func NewCmdFollows(io IO) *cobra.Command {
 	opts := &FollowsOptions{}
 	cmd := &cobra.Command{
 		Use:   "follows",
@@ -188,26 +189,20 @@ func NewCmdFollows(io IO, runF func(*FollowsOptions) error) *cobra.Command {
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			opts.ClientOptions = newClientOptions(io, cmd)
 			opts.JSON = jsonFlag(cmd)
-			if runF != nil {
-				return runF(opts)
-			}
-			path := "/follows"
-			if opts.Follower != "" {
-				path += "?follower=" + url.QueryEscape(opts.Follower)
-			}
-			var out struct {
-				Follows []api.Follow `json:"follows"`
-			}
-			if printed, err := opts.call(cmd.Context(), "GET", path, nil, &out, followHints); err != nil || printed {
+			var follows []sentinel.Follow
+			if printed, err := opts.send(followHints, func(c *apiclient.Client) (err error) {
+				follows, err = apiclient.Follows{C: c}.List(cmd.Context(), opts.Follower)
+				return err
+			}); err != nil || printed {
 				return err
 			}
-			if len(out.Follows) == 0 {
+			if len(follows) == 0 {
 				fmt.Fprintln(opts.IO.Out, "No follows. Create one with `sentinel follow --follower <id> --all`.")
 				return nil
 			}
 			w := opts.table()
 			row(w, "ID", "KEY", "FOLLOWER", "SELECTOR", "EVENTS", "BATCH MS", "CREATED")
-			for _, f := range out.Follows {
+			for _, f := range follows {
 				row(w, f.ID, f.Key, f.Follower, selectorText(f.Selector), strings.Join(f.Events, ","), strconv.Itoa(f.BatchMs), isoTime(f.CreatedAt))
 			}
 			return w.Flush()

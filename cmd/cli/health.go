@@ -34,7 +34,7 @@ type HealthOptions struct {
 
 // NewCmdHealth builds `sentinel health`: the container health probe. A
 // scratch image has no curl, so the binary probes itself.
-func NewCmdHealth(io IO, runF func(*HealthOptions) error) *cobra.Command {
+func NewCmdHealth(io IO) *cobra.Command {
 	opts := &HealthOptions{IO: io}
 	cmd := &cobra.Command{
 		Use:   "health",
@@ -66,9 +66,6 @@ it probes another endpoint, healthy on HTTP 200 (a nats-server's monitor:
 					return &ExitError{Code: api.ExitError, Err: err}
 				}
 				opts.HTTP = &http.Client{Transport: &http.Transport{Proxy: nil, TLSClientConfig: tc}}
-			}
-			if runF != nil {
-				return runF(opts)
 			}
 			return healthRun(cmd.Context(), opts)
 		},
@@ -186,5 +183,3 @@ func localNodeURL(cmd *cobra.Command) (u, pin string, err error) {
 	}
 	return "", "", fmt.Errorf("no node to probe: pass --url, set AGENTPROTO_URL, or start one with `sentinel serve` (%w)", derr)
 }
-
-func newHealthCmd(io IO) *cobra.Command { return NewCmdHealth(io, nil) }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/agentproto/sentinel"
 	"github.com/agentproto/sentinel/ingress/api"
 	"github.com/agentproto/sentinel/ingress/apiclient"
 )
@@ -244,7 +245,7 @@ func (o *HookOptions) blockOnPending(ctx context.Context, c *apiclient.Client, i
 	return writeJSONLine(o.IO.Out, map[string]any{"decision": "block", "reason": renderMessages(page.Messages)})
 }
 
-func (o *HookOptions) print(p hookPayload, msgs []api.Message) error {
+func (o *HookOptions) print(p hookPayload, msgs []sentinel.Message) error {
 	if len(msgs) == 0 {
 		return nil
 	}

@@ -168,7 +168,7 @@ func deadlineOf(ctx context.Context) time.Time {
 
 // waitOnce long-polls once after the session's read cursor, without
 // advancing it (ack does, after the messages were written).
-func (o *HookWaitOptions) waitOnce(ctx context.Context, d time.Duration) ([]api.Message, error) {
+func (o *HookWaitOptions) waitOnce(ctx context.Context, d time.Duration) ([]sentinel.Message, error) {
 	c, err := o.APIClient()
 	if err != nil {
 		return nil, err
@@ -183,7 +183,7 @@ func (o *HookWaitOptions) waitOnce(ctx context.Context, d time.Duration) ([]api.
 // ack advances the read cursor past msgs (a read of the same page with
 // ack), so no hook or later wait shows them again. A failure is noted: the
 // messages may then show once more.
-func (o *HookWaitOptions) ack(msgs []api.Message) {
+func (o *HookWaitOptions) ack(msgs []sentinel.Message) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	c, err := o.APIClient()

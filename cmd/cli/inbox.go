@@ -30,7 +30,7 @@ type InboxOptions struct {
 }
 
 // NewCmdInbox builds `sentinel inbox [session]`.
-func NewCmdInbox(io IO, runF func(*InboxOptions) error) *cobra.Command {
+func NewCmdInbox(io IO) *cobra.Command {
 	opts := &InboxOptions{}
 	cmd := &cobra.Command{
 		Use:   "inbox [session]",
@@ -70,9 +70,6 @@ registered), waiting for one to appear.`,
 				s = args[0]
 			}
 			opts.Session = sessionDefault(s)
-			if runF != nil {
-				return runF(opts)
-			}
 			return inboxRun(cmd, opts)
 		},
 	}
@@ -128,7 +125,14 @@ func inboxRun(cmd *cobra.Command, opts *InboxOptions) error {
 		q.After = &a
 	}
 	var page api.InboxPage
-	if printed, err := opts.call(cmd.Context(), "GET", apiclient.InboxPath(q, opts.Wait), nil, &page, sessionHints); err != nil || printed {
+	if printed, err := opts.send(sessionHints, func(c *apiclient.Client) (err error) {
+		if opts.Wait > 0 {
+			page, err = apiclient.Inboxes{C: c}.Wait(cmd.Context(), q, opts.Wait)
+		} else {
+			page, err = apiclient.Inboxes{C: c}.Read(cmd.Context(), q)
+		}
+		return err
+	}); err != nil || printed {
 		return err
 	}
 	if len(page.Messages) == 0 {

@@ -226,7 +226,7 @@ func inboxFollow(ctx context.Context, opts *InboxOptions) error {
 
 // writeFollowLine writes one message as one line in a single write, then
 // flushes when the output buffers.
-func (opts *InboxOptions) writeFollowLine(m api.Message) error {
+func (opts *InboxOptions) writeFollowLine(m sentinel.Message) error {
 	var err error
 	if opts.JSON {
 		err = writeJSONLine(opts.IO.Out, m)

@@ -11,7 +11,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/agentproto/sentinel"
-	"github.com/agentproto/sentinel/ingress/api"
 	"github.com/agentproto/sentinel/ingress/apiclient"
 	"github.com/agentproto/sentinel/ingress/mcp"
 	"github.com/agentproto/sentinel/ingress/mcpevents"
@@ -27,7 +26,7 @@ type MCPOptions struct {
 
 // NewCmdMCP builds `sentinel mcp --session <id>`: a stdio MCP server
 // whose tools call the running node's REST API.
-func NewCmdMCP(io IO, runF func(*MCPOptions) error) *cobra.Command {
+func NewCmdMCP(io IO) *cobra.Command {
 	opts := &MCPOptions{}
 	cmd := &cobra.Command{
 		Use:   "mcp --session <id>",
@@ -62,9 +61,6 @@ See docs/harness.md.`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			opts.ClientOptions = newClientOptions(io, cmd)
 			opts.Session = sessionDefault(opts.Session)
-			if runF != nil {
-				return runF(opts)
-			}
 			c, err := opts.APIClient()
 			if err != nil {
 				return err
@@ -111,7 +107,7 @@ See docs/harness.md.`,
 				Sentinels: apiclient.Sentinels{C: c},
 				Follows:   apiclient.Follows{C: c},
 				Inbox:     apiclient.Inboxes{C: c},
-				Journal:   apiclient.Journal{C: c},
+				Explainer: apiclient.Explainer{C: c},
 			}, mopts)
 			// MCP Events (events/*) are relayed to the node's /mcp, where
 			// they are served; a stream has no request timeout.
@@ -141,7 +137,7 @@ const SessionAuto = "auto"
 // sessionForCwd returns the most recently seen live session registered
 // with cwd ("" when none).
 func sessionForCwd(ctx context.Context, sessions interface {
-	List(ctx context.Context) ([]api.Session, error)
+	List(ctx context.Context) ([]sentinel.Session, error)
 }, cwd string) string {
 	list, err := sessions.List(ctx)
 	if err != nil {

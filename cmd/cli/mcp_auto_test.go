@@ -4,14 +4,13 @@ import (
 	"context"
 	"testing"
 
+	"github.com/agentproto/sentinel"
 	"github.com/stretchr/testify/require"
-
-	"github.com/agentproto/sentinel/ingress/api"
 )
 
-type fixedSessions []api.Session
+type fixedSessions []sentinel.Session
 
-func (f fixedSessions) List(context.Context) ([]api.Session, error) { return f, nil }
+func (f fixedSessions) List(context.Context) ([]sentinel.Session, error) { return f, nil }
 
 func TestSessionForCwdPicksTheLatestLiveSessionOfTheFolder(t *testing.T) {
 	s := fixedSessions{

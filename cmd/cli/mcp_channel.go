@@ -85,7 +85,7 @@ func watchInitialized(in io.Reader) (io.Reader, <-chan struct{}) {
 // turns each key into an attribute of its <channel> tag and drops keys
 // that are not letters, digits and underscores), values escaped and
 // clipped like a monitor line's fields.
-func channelMeta(m api.Message) map[string]string {
+func channelMeta(m sentinel.Message) map[string]string {
 	meta := map[string]string{
 		"seq":        fmt.Sprint(m.Seq),
 		"message_id": m.ID,
@@ -137,11 +137,11 @@ func githubLink(subject string) string {
 }
 
 // channelNotification is the JSON-RPC line of one message.
-func channelNotification(m api.Message) []byte {
+func channelNotification(m sentinel.Message) []byte {
 	raw, _ := json.Marshal(map[string]any{
 		"jsonrpc": "2.0",
 		"method":  ChannelNotification,
-		"params":  map[string]any{"content": renderMessages([]api.Message{m}), "meta": channelMeta(m)},
+		"params":  map[string]any{"content": renderMessages([]sentinel.Message{m}), "meta": channelMeta(m)},
 	})
 	return append(raw, '\n')
 }

@@ -3,12 +3,12 @@ package cli
 import (
 	"errors"
 	"fmt"
-	"net/url"
 
 	"github.com/spf13/cobra"
 
 	"github.com/agentproto/sentinel"
 	"github.com/agentproto/sentinel/ingress/api"
+	"github.com/agentproto/sentinel/ingress/apiclient"
 )
 
 // replayHints name the fix for replay's node errors.
@@ -28,7 +28,7 @@ type ReplayOptions struct {
 }
 
 // NewCmdParkedReplay builds `sentinel parked replay (<park-id> | --sentinel <id>)`.
-func NewCmdParkedReplay(io IO, runF func(*ReplayOptions) error) *cobra.Command {
+func NewCmdParkedReplay(io IO) *cobra.Command {
 	opts := &ReplayOptions{}
 	cmd := &cobra.Command{
 		Use:   "replay (<park-id> | --sentinel <id>)",
@@ -52,9 +52,6 @@ unless --force. Replaying twice delivers once.`,
 			if len(args) == 1 {
 				opts.ParkID = args[0]
 			}
-			if runF != nil {
-				return runF(opts)
-			}
 			return replayRun(cmd, opts)
 		},
 	}
@@ -64,44 +61,39 @@ unless --force. Replaying twice delivers once.`,
 	return cmd
 }
 
-func replayPath(id string, force bool) string {
-	p := "/parked/" + url.PathEscape(id) + "/replay"
-	if force {
-		p += "?force=true"
-	}
-	return p
-}
-
 func replayRun(cmd *cobra.Command, opts *ReplayOptions) error {
 	if opts.ParkID != "" {
-		var out struct {
-			Replay api.Replay `json:"replay"`
-		}
-		if printed, err := opts.call(cmd.Context(), "POST", replayPath(opts.ParkID, opts.Force), nil, &out, replayHints); err != nil || printed {
+		var r api.Replay
+		if printed, err := opts.send(replayHints, func(c *apiclient.Client) (err error) {
+			r, err = apiclient.Explainer{C: c}.Replay(cmd.Context(), opts.ParkID, opts.Force)
+			return err
+		}); err != nil || printed {
 			return err
 		}
-		printReplays(&opts.ClientOptions, []api.Replay{out.Replay}, nil)
+		printReplays(&opts.ClientOptions, []api.Replay{r}, nil)
 		return nil
 	}
 	// Every parked event of one sentinel: list, then replay each.
 	list := opts.ClientOptions
 	list.JSON = false
-	var parked struct {
-		Parked []api.Parked `json:"parked"`
-	}
-	if _, err := list.call(cmd.Context(), "GET", "/parked?limit=1000&sentinel="+url.QueryEscape(opts.Sentinel), nil, &parked, replayHints); err != nil {
+	var parked []sentinel.Parked
+	if _, err := list.send(replayHints, func(c *apiclient.Client) (err error) {
+		parked, err = apiclient.Sentinels{C: c}.Parked(cmd.Context(), opts.Sentinel, 1000)
+		return err
+	}); err != nil {
 		return err
 	}
 	var done []api.Replay
 	var failed []string
-	for _, p := range parked.Parked {
+	for _, p := range parked {
 		if p.Event == nil || p.ID == "" {
 			continue
 		}
-		var out struct {
-			Replay api.Replay `json:"replay"`
-		}
-		if _, err := list.call(cmd.Context(), "POST", replayPath(p.ID, opts.Force), nil, &out, replayHints); err != nil {
+		var r api.Replay
+		if _, err := list.send(replayHints, func(c *apiclient.Client) (err error) {
+			r, err = apiclient.Explainer{C: c}.Replay(cmd.Context(), p.ID, opts.Force)
+			return err
+		}); err != nil {
 			var x *ExitError
 			if !errors.As(err, &x) || x.Code == api.ExitUnavailable || x.Code == api.ExitAuth {
 				return err
@@ -109,7 +101,7 @@ func replayRun(cmd *cobra.Command, opts *ReplayOptions) error {
 			failed = append(failed, fmt.Sprintf("%s (%s): %v", p.ID, p.Event.ID, err))
 			continue
 		}
-		done = append(done, out.Replay)
+		done = append(done, r)
 	}
 	if opts.JSON {
 		if done == nil {

@@ -69,10 +69,17 @@ func (e *flagError) Error() string { return e.err.Error() }
 // verbBuilder builds one top-level verb.
 type verbBuilder func(io IO) *cobra.Command
 
-// verbGroups lists every verb, in help order. Each group lives in its own
-// file (verbs_*.go) so verbs are added without init-time registration.
-func verbGroups() [][]verbBuilder {
-	return [][]verbBuilder{{newServeCmd, newHealthCmd}, clientVerbs, hookVerbs, adapterVerbs, benchVerbs, chaosVerbs}
+// verbs lists every top-level verb, in help order: the node's own (serve,
+// health), the client verbs of a running node, the agent-harness hooks,
+// the tools for adapter authors, and the benchmark and chaos harnesses.
+func verbs() []verbBuilder {
+	return []verbBuilder{
+		newServeCmd, NewCmdHealth,
+		NewCmdWatch, NewCmdList, NewCmdRm, NewCmdStatus, NewCmdPoll, NewCmdAdapters, NewCmdSetup,
+		NewCmdFollow, NewCmdUnfollow, NewCmdFollows, NewCmdSession, NewCmdInbox, NewCmdParked,
+		NewCmdCluster, NewCmdToken, NewCmdExplain, NewCmdMCP,
+		newHookCmd, newAdapterCmd, newBenchCmd, newChaosCmd,
+	}
 }
 
 // NewRootCmd builds the command tree.
@@ -87,10 +94,8 @@ func NewRootCmd(io IO) *cobra.Command {
 		return &flagError{err: fmt.Errorf("%w\n\n%s", err, c.UsageString())}
 	})
 	root.PersistentFlags().String("home", "", "node home folder (default $AGENTPROTO_HOME, else ~/.agentproto)")
-	for _, g := range verbGroups() {
-		for _, v := range g {
-			root.AddCommand(v(io))
-		}
+	for _, v := range verbs() {
+		root.AddCommand(v(io))
 	}
 	return root
 }

@@ -24,7 +24,7 @@ type ListOptions struct {
 
 // NewCmdList builds `sentinel list`: it follows the node's pages (GET
 // /sentinels?limit=&after=) until the last, or until --limit sentinels.
-func NewCmdList(io IO, runF func(*ListOptions) error) *cobra.Command {
+func NewCmdList(io IO) *cobra.Command {
 	opts := &ListOptions{}
 	cmd := &cobra.Command{
 		Use:     "list",
@@ -49,9 +49,6 @@ func NewCmdList(io IO, runF func(*ListOptions) error) *cobra.Command {
 			}
 			if err := (api.SentinelQuery{Status: opts.Query.Status, Session: opts.Query.Session}).Validate(); err != nil {
 				return usageError("%v", err)
-			}
-			if runF != nil {
-				return runF(opts)
 			}
 			return listRun(cmd.Context(), opts)
 		},
@@ -79,12 +76,11 @@ func listRun(ctx context.Context, opts *ListOptions) error {
 		if want > 0 {
 			q.Limit = min(listPage, want-len(all))
 		}
-		raw, err := opts.fetch(ctx, "GET", "/sentinels"+apiclient.SentinelQueryString(q), nil, sentinelHints)
-		if err != nil {
-			return err
-		}
 		var page api.SentinelPage
-		if err := decodeAnswer(raw, &page); err != nil {
+		if _, err := opts.fetch(sentinelHints, func(c *apiclient.Client) (err error) {
+			page, err = apiclient.Sentinels{C: c}.ListPage(ctx, q)
+			return err
+		}); err != nil {
 			return err
 		}
 		all = append(all, page.Sentinels...)

@@ -3,7 +3,6 @@ package cli
 import (
 	"fmt"
 	"maps"
-	"net/url"
 	"slices"
 	"strconv"
 	"strings"
@@ -13,6 +12,7 @@ import (
 
 	"github.com/agentproto/sentinel"
 	"github.com/agentproto/sentinel/ingress/api"
+	"github.com/agentproto/sentinel/ingress/apiclient"
 )
 
 // sentinelHints name the fix for the sentinel verbs' node errors.
@@ -48,7 +48,7 @@ type WatchOptions struct {
 }
 
 // NewCmdWatch builds `sentinel watch pr <url>` / `sentinel watch <subject>`.
-func NewCmdWatch(io IO, runF func(*WatchOptions) error) *cobra.Command {
+func NewCmdWatch(io IO) *cobra.Command {
 	opts := &WatchOptions{}
 	cmd := &cobra.Command{
 		Use:   "watch (pr <url> | <subject>)",
@@ -96,9 +96,6 @@ the watch is made and the exit code is 0.`,
 				opts.PRURL = args[1]
 			} else {
 				opts.Subject = args[0]
-			}
-			if runF != nil {
-				return runF(opts)
 			}
 			return watchRun(cmd, opts)
 		},
@@ -155,31 +152,25 @@ func watchRun(cmd *cobra.Command, opts *WatchOptions) error {
 	if opts.DryRun {
 		return watchDryRun(cmd, opts, req) // dryrun.go
 	}
-	raw, err := opts.fetch(cmd.Context(), "POST", "/sentinels", req, sentinelHints)
-	if err != nil {
+	var v sentinel.View
+	raw, err := opts.fetch(sentinelHints, func(c *apiclient.Client) (err error) {
+		v, err = apiclient.Sentinels{C: c}.Create(cmd.Context(), req)
 		return err
-	}
-	var out struct {
-		Sentinel sentinel.View      `json:"sentinel"`
-		Existing bool               `json:"existing"`
-		Updated  bool               `json:"updated"`
-		Warnings []sentinel.Warning `json:"warnings"`
-	}
-	if err := decodeAnswer(raw, &out); err != nil {
+	})
+	if err != nil {
 		return err
 	}
 	// Warnings go to stderr in either mode: the watch was made (exit 0),
 	// but nothing may come until they are fixed.
-	printWarnings(opts.IO, out.Warnings)
+	printWarnings(opts.IO, v.Warnings)
 	if opts.JSON {
 		opts.printRaw(raw)
 		return nil
 	}
-	v := out.Sentinel
 	switch {
-	case out.Existing:
+	case v.Existing:
 		fmt.Fprintf(opts.IO.Out, "Already watching %s as %s\n", subjects(v.Match), v.ID)
-	case out.Updated:
+	case v.Updated:
 		fmt.Fprintf(opts.IO.Out, "Updated the watch %s: watching %s as %s\n", v.Key, subjects(v.Match), v.ID)
 	default:
 		fmt.Fprintf(opts.IO.Out, "Watching %s as %s\n", subjects(v.Match), v.ID)
@@ -225,52 +216,49 @@ func printView(o *ClientOptions, v sentinel.View) {
 }
 
 // NewCmdRm builds `sentinel rm <id>` (aliases delete, unwatch).
-func NewCmdRm(io IO, runF func(*IDOptions) error) *cobra.Command {
+func NewCmdRm(io IO) *cobra.Command {
 	return newIDCmd(io, idVerb{
 		use:     "rm <id>",
 		aliases: []string{"delete", "unwatch"},
 		short:   "Remove a sentinel (cancels its provider-side watch, best effort)",
 		missing: "give the sentinel id (see `sentinel list`)",
 		run: func(cmd *cobra.Command, opts *IDOptions) error {
-			var out struct{}
-			if printed, err := opts.call(cmd.Context(), "DELETE", "/sentinels/"+url.PathEscape(opts.ID), nil, &out, sentinelHints); err != nil || printed {
+			if printed, err := opts.send(sentinelHints, func(c *apiclient.Client) error {
+				return apiclient.Sentinels{C: c}.Remove(cmd.Context(), opts.ID)
+			}); err != nil || printed {
 				return err
 			}
 			fmt.Fprintf(opts.IO.Out, "Removed %s\n", opts.ID)
 			return nil
 		},
-	}, runF)
+	})
 }
 
 // NewCmdStatus builds `sentinel status <id>`.
-func NewCmdStatus(io IO, runF func(*IDOptions) error) *cobra.Command {
+func NewCmdStatus(io IO) *cobra.Command {
 	return newIDCmd(io, idVerb{
 		use:     "status <id>",
 		short:   "Show a sentinel's provider health (backoff, last error, hook state)",
 		missing: "give the sentinel id (see `sentinel list`)",
 		run:     statusRun,
-	}, runF)
+	})
 }
 
 // statusRun prints the health; --json prints api.StatusAnswer, whose id
 // names the sentinel (filled from the argument if the node left it out).
 func statusRun(cmd *cobra.Command, opts *IDOptions) error {
-	raw, err := opts.fetch(cmd.Context(), "GET", "/sentinels/"+url.PathEscape(opts.ID)+"/status", nil, sentinelHints)
-	if err != nil {
+	var st api.SentinelStatus
+	if _, err := opts.fetch(sentinelHints, func(c *apiclient.Client) (err error) {
+		st, err = apiclient.Sentinels{C: c}.Status(cmd.Context(), opts.ID)
+		return err
+	}); err != nil {
 		return err
 	}
-	var out api.StatusAnswer
-	if err := decodeAnswer(raw, &out); err != nil {
-		return err
-	}
-	if out.ID == "" {
-		out.ID = opts.ID
-	}
+	out := api.StatusAnswer{OK: true, ID: opts.ID, Status: st}
 	if opts.JSON {
 		opts.printJSON(out)
 		return nil
 	}
-	st := out.Status
 	health := "ok"
 	if !st.OK {
 		health = "NOT OK"
@@ -297,7 +285,7 @@ type PollOptions struct {
 }
 
 // NewCmdPoll builds `sentinel poll [id]`.
-func NewCmdPoll(io IO, runF func(*PollOptions) error) *cobra.Command {
+func NewCmdPoll(io IO) *cobra.Command {
 	opts := &PollOptions{}
 	cmd := &cobra.Command{
 		Use:   "poll [id]",
@@ -309,22 +297,16 @@ func NewCmdPoll(io IO, runF func(*PollOptions) error) *cobra.Command {
 			if len(args) == 1 {
 				opts.ID = args[0]
 			}
-			if runF != nil {
-				return runF(opts)
-			}
-			path := "/sentinels/poll"
-			if opts.ID != "" {
-				path += "?id=" + url.QueryEscape(opts.ID)
-			}
-			var out struct {
-				Sentinel *sentinel.View `json:"sentinel"`
-			}
-			if printed, err := opts.call(cmd.Context(), "POST", path, nil, &out, sentinelHints); err != nil || printed {
+			var v *sentinel.View
+			if printed, err := opts.send(sentinelHints, func(c *apiclient.Client) (err error) {
+				v, err = apiclient.Sentinels{C: c}.PollNow(cmd.Context(), opts.ID)
+				return err
+			}); err != nil || printed {
 				return err
 			}
 			fmt.Fprintln(opts.IO.Out, "Polled.")
-			if out.Sentinel != nil {
-				printView(&opts.ClientOptions, *out.Sentinel)
+			if v != nil {
+				printView(&opts.ClientOptions, *v)
 			}
 			return nil
 		},
@@ -341,7 +323,7 @@ type ParkedOptions struct {
 }
 
 // NewCmdParked builds `sentinel parked`.
-func NewCmdParked(io IO, runF func(*ParkedOptions) error) *cobra.Command {
+func NewCmdParked(io IO) *cobra.Command {
 	opts := &ParkedOptions{}
 	cmd := &cobra.Command{
 		Use:   "parked",
@@ -350,16 +332,13 @@ func NewCmdParked(io IO, runF func(*ParkedOptions) error) *cobra.Command {
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			opts.ClientOptions = newClientOptions(io, cmd)
 			opts.JSON = jsonFlag(cmd)
-			if runF != nil {
-				return runF(opts)
-			}
 			return parkedRun(cmd, opts)
 		},
 	}
 	cmd.Flags().StringVar(&opts.Sentinel, "sentinel", "", "only this sentinel's records")
 	cmd.Flags().IntVar(&opts.Limit, "limit", 100, "at most this many records (1..1000)")
 	addClientFlags(cmd)
-	cmd.AddCommand(NewCmdParkedReplay(io, nil)) // replay.go
+	cmd.AddCommand(NewCmdParkedReplay(io)) // replay.go
 	return cmd
 }
 
@@ -367,23 +346,20 @@ func parkedRun(cmd *cobra.Command, opts *ParkedOptions) error {
 	if opts.Limit < 1 || opts.Limit > 1000 {
 		return usageError("--limit must be within 1..1000 (got %d)", opts.Limit)
 	}
-	q := url.Values{"limit": {strconv.Itoa(opts.Limit)}}
-	if opts.Sentinel != "" {
-		q.Set("sentinel", opts.Sentinel)
-	}
-	var out struct {
-		Parked []api.Parked `json:"parked"`
-	}
-	if printed, err := opts.call(cmd.Context(), "GET", "/parked?"+q.Encode(), nil, &out, sentinelHints); err != nil || printed {
+	var parked []sentinel.Parked
+	if printed, err := opts.send(sentinelHints, func(c *apiclient.Client) (err error) {
+		parked, err = apiclient.Sentinels{C: c}.Parked(cmd.Context(), opts.Sentinel, opts.Limit)
+		return err
+	}); err != nil || printed {
 		return err
 	}
-	if len(out.Parked) == 0 {
+	if len(parked) == 0 {
 		fmt.Fprintln(opts.IO.Out, "No parked events.")
 		return nil
 	}
 	w := opts.table()
 	row(w, "ID", "TIME", "SENTINEL/FOLLOW", "REASON", "TYPE", "SUBJECT", "SUMMARY")
-	for _, p := range out.Parked {
+	for _, p := range parked {
 		owner := p.SentinelID
 		if owner == "" {
 			owner = p.FollowID

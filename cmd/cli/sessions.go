@@ -2,7 +2,6 @@ package cli
 
 import (
 	"fmt"
-	"net/url"
 	"strconv"
 	"strings"
 	"time"
@@ -11,6 +10,7 @@ import (
 
 	"github.com/agentproto/sentinel"
 	"github.com/agentproto/sentinel/ingress/api"
+	"github.com/agentproto/sentinel/ingress/apiclient"
 )
 
 var sessionHints = hints{
@@ -28,7 +28,7 @@ func NewCmdSession(io IO) *cobra.Command {
 			return usageError("give a subcommand: register, list, show or end (see `sentinel session --help`)")
 		},
 	}
-	cmd.AddCommand(NewCmdSessionRegister(io, nil), NewCmdSessionList(io, nil), NewCmdSessionShow(io, nil), NewCmdSessionEnd(io, nil))
+	cmd.AddCommand(NewCmdSessionRegister(io), NewCmdSessionList(io), NewCmdSessionShow(io), NewCmdSessionEnd(io))
 	return cmd
 }
 
@@ -39,7 +39,7 @@ type SessionRegisterOptions struct {
 }
 
 // NewCmdSessionRegister builds `sentinel session register <id>`.
-func NewCmdSessionRegister(io IO, runF func(*SessionRegisterOptions) error) *cobra.Command {
+func NewCmdSessionRegister(io IO) *cobra.Command {
 	opts := &SessionRegisterOptions{}
 	var label, cwd, parent, resumeURL, resumeCmd, notifyURL, notifyCmd string
 	var ttl time.Duration
@@ -91,24 +91,22 @@ substituted in each argument.`,
 				return err
 			}
 			if resume != nil || notify != nil {
-				opts.Req.Hooks = &api.SessionHooks{Resume: resume, Notify: notify}
+				opts.Req.Hooks = &sentinel.SessionHooks{Resume: resume, Notify: notify}
 			}
-			if runF != nil {
-				return runF(opts)
-			}
-			var out struct {
-				Created bool        `json:"created"`
-				Session api.Session `json:"session"`
-			}
-			if printed, err := opts.call(cmd.Context(), "POST", "/sessions", opts.Req, &out, sessionHints); err != nil || printed {
+			var s sentinel.Session
+			var created bool
+			if printed, err := opts.send(sessionHints, func(c *apiclient.Client) (err error) {
+				s, created, err = apiclient.Sessions{C: c}.Register(cmd.Context(), opts.Req)
+				return err
+			}); err != nil || printed {
 				return err
 			}
 			verb := "Updated"
-			if out.Created {
+			if created {
 				verb = "Registered"
 			}
-			fmt.Fprintf(opts.IO.Out, "%s session %s\n", verb, out.Session.ID)
-			printSession(&opts.ClientOptions, out.Session)
+			fmt.Fprintf(opts.IO.Out, "%s session %s\n", verb, s.ID)
+			printSession(&opts.ClientOptions, s)
 			return nil
 		},
 	}
@@ -127,19 +125,19 @@ substituted in each argument.`,
 }
 
 // hookFlag builds a hook from its URL and command flags.
-func hookFlag(name, u, c string) (*api.Hook, error) {
+func hookFlag(name, u, c string) (*sentinel.Hook, error) {
 	switch {
 	case u != "" && c != "":
 		return nil, usageError("give --%s-url or --%s-cmd, not both", name, name)
 	case u != "":
-		return &api.Hook{URL: u}, nil
+		return &sentinel.Hook{URL: u}, nil
 	case c != "":
-		return &api.Hook{Command: strings.Fields(c)}, nil
+		return &sentinel.Hook{Command: strings.Fields(c)}, nil
 	}
 	return nil, nil
 }
 
-func printSession(o *ClientOptions, s api.Session) {
+func printSession(o *ClientOptions, s sentinel.Session) {
 	hooks := []string{}
 	if s.Hooks != nil {
 		if s.Hooks.Resume != nil {
@@ -178,24 +176,25 @@ func printSession(o *ClientOptions, s api.Session) {
 }
 
 // NewCmdSessionList builds `sentinel session list`.
-func NewCmdSessionList(io IO, runF func(*IDOptions) error) *cobra.Command {
-	return newIDCmd(io, idVerb{use: "list", aliases: []string{"ls"}, short: "List sessions, oldest first", run: sessionListRun}, runF)
+func NewCmdSessionList(io IO) *cobra.Command {
+	return newIDCmd(io, idVerb{use: "list", aliases: []string{"ls"}, short: "List sessions, oldest first", run: sessionListRun})
 }
 
 func sessionListRun(cmd *cobra.Command, opts *IDOptions) error {
-	var out struct {
-		Sessions []api.Session `json:"sessions"`
-	}
-	if printed, err := opts.call(cmd.Context(), "GET", "/sessions", nil, &out, sessionHints); err != nil || printed {
+	var list []sentinel.Session
+	if printed, err := opts.send(sessionHints, func(c *apiclient.Client) (err error) {
+		list, err = apiclient.Sessions{C: c}.List(cmd.Context())
+		return err
+	}); err != nil || printed {
 		return err
 	}
-	if len(out.Sessions) == 0 {
+	if len(list) == 0 {
 		fmt.Fprintln(opts.IO.Out, "No sessions. Register one with `sentinel session register <id>`.")
 		return nil
 	}
 	w := opts.table()
 	row(w, "ID", "LABEL", "STATUS", "PARENT", "CWD", "LAST SEEN")
-	for _, s := range out.Sessions {
+	for _, s := range list {
 		status := s.Status
 		if s.EndedReason != "" {
 			status += " (" + s.EndedReason + ")"
@@ -206,22 +205,23 @@ func sessionListRun(cmd *cobra.Command, opts *IDOptions) error {
 }
 
 // NewCmdSessionShow builds `sentinel session show <id>`.
-func NewCmdSessionShow(io IO, runF func(*IDOptions) error) *cobra.Command {
+func NewCmdSessionShow(io IO) *cobra.Command {
 	return newIDCmd(io, idVerb{
 		use:     "show <id>",
 		short:   "Show one session",
 		missing: "give the session id (see `sentinel session list`)",
 		run: func(cmd *cobra.Command, opts *IDOptions) error {
-			var out struct {
-				Session api.Session `json:"session"`
-			}
-			if printed, err := opts.call(cmd.Context(), "GET", "/sessions/"+url.PathEscape(opts.ID), nil, &out, sessionHints); err != nil || printed {
+			var s sentinel.Session
+			if printed, err := opts.send(sessionHints, func(c *apiclient.Client) (err error) {
+				s, err = apiclient.Sessions{C: c}.Get(cmd.Context(), opts.ID)
+				return err
+			}); err != nil || printed {
 				return err
 			}
-			printSession(&opts.ClientOptions, out.Session)
+			printSession(&opts.ClientOptions, s)
 			return nil
 		},
-	}, runF)
+	})
 }
 
 // SessionEndOptions are the options of `sentinel session end`.
@@ -232,7 +232,7 @@ type SessionEndOptions struct {
 }
 
 // NewCmdSessionEnd builds `sentinel session end <id>`.
-func NewCmdSessionEnd(io IO, runF func(*SessionEndOptions) error) *cobra.Command {
+func NewCmdSessionEnd(io IO) *cobra.Command {
 	opts := &SessionEndOptions{}
 	cmd := &cobra.Command{
 		Use:   "end <id>",
@@ -242,20 +242,14 @@ func NewCmdSessionEnd(io IO, runF func(*SessionEndOptions) error) *cobra.Command
 			opts.ClientOptions = newClientOptions(io, cmd)
 			opts.JSON = jsonFlag(cmd)
 			opts.ID = args[0]
-			if runF != nil {
-				return runF(opts)
-			}
-			path := "/sessions/" + url.PathEscape(opts.ID)
-			if opts.Reason != "" {
-				path += "?reason=" + url.QueryEscape(opts.Reason)
-			}
-			var out struct {
-				Session api.Session `json:"session"`
-			}
-			if printed, err := opts.call(cmd.Context(), "DELETE", path, nil, &out, sessionHints); err != nil || printed {
+			var s sentinel.Session
+			if printed, err := opts.send(sessionHints, func(c *apiclient.Client) (err error) {
+				s, err = apiclient.Sessions{C: c}.End(cmd.Context(), opts.ID, opts.Reason)
+				return err
+			}); err != nil || printed {
 				return err
 			}
-			reason := out.Session.EndedReason
+			reason := s.EndedReason
 			if reason == "" {
 				reason = opts.Reason
 			}

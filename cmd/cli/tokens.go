@@ -2,12 +2,12 @@ package cli
 
 import (
 	"fmt"
-	"net/url"
 
 	"github.com/spf13/cobra"
 
 	"github.com/agentproto/sentinel"
 	"github.com/agentproto/sentinel/ingress/api"
+	"github.com/agentproto/sentinel/ingress/apiclient"
 )
 
 // tokenHints name the fix for the token verbs' errors.
@@ -65,16 +65,16 @@ func newCmdTokenCreate(io IO) *cobra.Command {
 			if opts.Name == "" || scope == "" {
 				return &ExitError{Code: api.ExitUsage, Err: fmt.Errorf("give --name and --scope (admin, agent or read)")}
 			}
-			var out struct {
-				Token     string        `json:"token"`
-				Principal api.TokenView `json:"principal"`
-			}
-			if printed, err := opts.call(cmd.Context(), "POST", "/tokens", opts.TokenRequest, &out, tokenHints); err != nil || printed {
+			var out api.TokenCreated
+			if printed, err := opts.send(tokenHints, func(c *apiclient.Client) (err error) {
+				out, err = apiclient.Tokens{C: c}.Create(cmd.Context(), opts.TokenRequest)
+				return err
+			}); err != nil || printed {
 				return err
 			}
 			fmt.Fprintln(opts.IO.Out, out.Token)
 			fmt.Fprintf(opts.IO.ErrOut, "Created token %s (scope %s%s). It is shown this once: keep it now.\n",
-				out.Principal.Name, out.Principal.Scope, sessionsNote(out.Principal.Sessions))
+				out.View.Name, out.View.Scope, sessionsNote(out.View.Sessions))
 			return nil
 		},
 	}
@@ -97,24 +97,25 @@ func newCmdTokenList(io IO) *cobra.Command {
 		use:   "list",
 		short: "List the named tokens (names, scopes, prefixes; never a secret)",
 		run: func(cmd *cobra.Command, opts *IDOptions) error {
-			var out struct {
-				Tokens []api.TokenView `json:"tokens"`
-			}
-			if printed, err := opts.call(cmd.Context(), "GET", "/tokens", nil, &out, tokenHints); err != nil || printed {
+			var tokens []api.TokenView
+			if printed, err := opts.send(tokenHints, func(c *apiclient.Client) (err error) {
+				tokens, err = apiclient.Tokens{C: c}.List(cmd.Context())
+				return err
+			}); err != nil || printed {
 				return err
 			}
-			if len(out.Tokens) == 0 {
+			if len(tokens) == 0 {
 				fmt.Fprintln(opts.IO.Out, "No named tokens (the node's own token is the admin token).")
 				return nil
 			}
 			w := opts.table()
 			row(w, "NAME", "SCOPE", "SESSIONS", "CREATED", "BY")
-			for _, t := range out.Tokens {
+			for _, t := range tokens {
 				row(w, t.Name, string(t.Scope), dash(t.Sessions), localTime(t.CreatedAt), t.CreatedBy)
 			}
 			return w.Flush()
 		},
-	}, nil)
+	})
 }
 
 func newCmdTokenRevoke(io IO) *cobra.Command {
@@ -123,11 +124,13 @@ func newCmdTokenRevoke(io IO) *cobra.Command {
 		short:   "Revoke a named token: every node refuses it from then on",
 		missing: "give the name of the token to revoke (see `sentinel token list`)",
 		run: func(cmd *cobra.Command, opts *IDOptions) error {
-			if printed, err := opts.call(cmd.Context(), "DELETE", "/tokens/"+url.PathEscape(opts.ID), nil, nil, tokenHints); err != nil || printed {
+			if printed, err := opts.send(tokenHints, func(c *apiclient.Client) error {
+				return apiclient.Tokens{C: c}.Revoke(cmd.Context(), opts.ID)
+			}); err != nil || printed {
 				return err
 			}
 			fmt.Fprintf(opts.IO.Out, "Revoked token %s.\n", opts.ID)
 			return nil
 		},
-	}, nil)
+	})
 }

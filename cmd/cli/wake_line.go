@@ -6,7 +6,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/agentproto/sentinel/ingress/api"
+	"github.com/agentproto/sentinel"
 )
 
 // messageLine renders one inbox message as the single line a monitor
@@ -23,7 +23,7 @@ import (
 // other fields are escaped the same way without quotes, so whatever PR text
 // says it stays on its one line inside its quotes and cannot forge another
 // line or field.
-func messageLine(m api.Message) string {
+func messageLine(m sentinel.Message) string {
 	summary, subject, origin := m.Text, m.CorrelationID, ""
 	if subject == m.ID {
 		subject = "" // a message is its own correlation by default

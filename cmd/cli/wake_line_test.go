@@ -7,9 +7,8 @@ import (
 	"testing"
 	"unicode"
 
+	"github.com/agentproto/sentinel"
 	"github.com/stretchr/testify/require"
-
-	"github.com/agentproto/sentinel/ingress/api"
 )
 
 // FuzzMessageLine: whatever a message carries, its monitor line is one
@@ -21,9 +20,9 @@ func FuzzMessageLine(f *testing.F) {
 	f.Add(string([]byte{0xff, 0xfe}), "a\nb", "c\td")
 	f.Fuzz(func(t *testing.T, summary, subject, origin string) {
 		data, _ := json.Marshal(map[string]string{"summary": summary, "subject": subject})
-		for _, m := range []api.Message{
+		for _, m := range []sentinel.Message{
 			{ID: "msg_1", Seq: 7, Urgency: "steer", Source: "sentinel", Origin: origin, Data: data},
-			{ID: "msg_2", Seq: 8, Urgency: "fyi", Text: summary, CorrelationID: subject, From: api.MessageFrom{Relation: "child", SessionID: origin}},
+			{ID: "msg_2", Seq: 8, Urgency: "fyi", Text: summary, CorrelationID: subject, From: sentinel.MessageFrom{Relation: "child", SessionID: origin}},
 		} {
 			line := messageLine(m)
 			for _, r := range line {
@@ -49,9 +48,9 @@ func FuzzMessageLine(f *testing.F) {
 func TestMessageLineShapes(t *testing.T) {
 	ev, _ := json.Marshal(map[string]string{"summary": "CI passed", "subject": "github:acme/widgets#7"})
 	require.Equal(t, `[next-turn] "CI passed" — github:acme/widgets#7 (sen_1, seq 3)`,
-		messageLine(api.Message{ID: "msg_a", Seq: 3, Urgency: "next-turn", Source: "sentinel", Origin: "sen_1", Text: "[github] CI passed", Data: ev, CorrelationID: "sentinel:github:acme/widgets#7"}))
+		messageLine(sentinel.Message{ID: "msg_a", Seq: 3, Urgency: "next-turn", Source: "sentinel", Origin: "sen_1", Text: "[github] CI passed", Data: ev, CorrelationID: "sentinel:github:acme/widgets#7"}))
 	require.Equal(t, `[fyi] "done" — thread-1 (from child:s2, seq 4)`,
-		messageLine(api.Message{ID: "msg_b", Seq: 4, Urgency: "fyi", Text: "done", CorrelationID: "thread-1", From: api.MessageFrom{Relation: "child", SessionID: "s2"}}))
+		messageLine(sentinel.Message{ID: "msg_b", Seq: 4, Urgency: "fyi", Text: "done", CorrelationID: "thread-1", From: sentinel.MessageFrom{Relation: "child", SessionID: "s2"}}))
 	require.Equal(t, `[fyi] "hi" — - (from human, seq 5)`,
-		messageLine(api.Message{ID: "msg_c", Seq: 5, Urgency: "fyi", Text: "hi", CorrelationID: "msg_c", From: api.MessageFrom{Relation: "human"}}))
+		messageLine(sentinel.Message{ID: "msg_c", Seq: 5, Urgency: "fyi", Text: "hi", CorrelationID: "msg_c", From: sentinel.MessageFrom{Relation: "human"}}))
 }

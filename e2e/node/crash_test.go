@@ -17,7 +17,6 @@ import (
 	"github.com/agentproto/sentinel"
 	"github.com/agentproto/sentinel/bus"
 	"github.com/agentproto/sentinel/bus/embedded"
-	"github.com/agentproto/sentinel/runtime/inbox"
 )
 
 // TestCrashMidFlowDeliversEveryEventExactlyOnce SIGKILLs the node at random
@@ -88,7 +87,7 @@ func TestCrashMidFlowDeliversEveryEventExactlyOnce(t *testing.T) {
 
 // readInbox opens the stopped node's JetStream store directly and returns
 // every message of the session's inbox.
-func readInbox(t *testing.T, home, session string) []inbox.Message {
+func readInbox(t *testing.T, home, session string) []sentinel.Message {
 	t.Helper()
 	cfg := embedded.DefaultConfig()
 	cfg.StoreDir = filepath.Join(home, "jetstream")
@@ -106,14 +105,14 @@ func readInbox(t *testing.T, home, session string) []inbox.Message {
 	require.NoError(t, err)
 	cons, err := stream.OrderedConsumer(ctx, jetstream.OrderedConsumerConfig{FilterSubjects: []string{bus.InboxFilter(session)}})
 	require.NoError(t, err)
-	var out []inbox.Message
+	var out []sentinel.Message
 	for {
 		batch, err := cons.FetchNoWait(100)
 		require.NoError(t, err)
 		got := 0
 		for m := range batch.Messages() {
 			got++
-			var msg inbox.Message
+			var msg sentinel.Message
 			require.NoError(t, json.Unmarshal(m.Data(), &msg))
 			out = append(out, msg)
 		}

@@ -8,34 +8,6 @@ import (
 	"github.com/agentproto/sentinel"
 )
 
-// MessageFrom is the computed sender of a message. Relation is human for
-// the operator's token without a session, principal for a named token
-// without one (Principal names it), else the caller session's relation
-// to the recipient; Principal is set whenever a named token posted.
-type MessageFrom struct {
-	Relation  string `json:"relation"`
-	SessionID string `json:"sessionId,omitempty"`
-	Label     string `json:"label,omitempty"`
-	Principal string `json:"principal,omitempty"`
-}
-
-// Message is an AIP-46 inbox message.
-type Message struct {
-	ID            string           `json:"id"`
-	Seq           uint64           `json:"seq"`
-	Ts            string           `json:"ts"`
-	To            string           `json:"to"`
-	From          MessageFrom      `json:"from"`
-	Kind          string           `json:"kind"`
-	Urgency       sentinel.Urgency `json:"urgency"`
-	CorrelationID string           `json:"correlationId,omitempty"`
-	ReplyTo       string           `json:"replyTo,omitempty"`
-	Text          string           `json:"text"`
-	Data          json.RawMessage  `json:"data,omitempty"`
-	Source        string           `json:"source,omitempty"`
-	Origin        string           `json:"origin,omitempty"`
-}
-
 // SendMessage is the body of POST /sessions/{id}/messages. The sender is
 // computed by the node, never taken from the caller.
 type SendMessage struct {
@@ -67,7 +39,7 @@ type InboxQuery struct {
 
 // InboxPage is one read of an inbox.
 type InboxPage struct {
-	Messages []Message `json:"messages"`
+	Messages []sentinel.Message `json:"messages"`
 	// Next is the sequence to pass as after next time.
 	Next     uint64 `json:"next"`
 	TimedOut bool   `json:"timedOut,omitempty"`
@@ -93,7 +65,7 @@ type Inboxes interface {
 	// Send stores a message in a session's inbox. callerSession is the
 	// trusted identity of the sender ("" for a human API caller); the
 	// relation is computed from the registry.
-	Send(ctx context.Context, to string, req SendMessage, callerSession string) (Message, error)
+	Send(ctx context.Context, to string, req SendMessage, callerSession string) (sentinel.Message, error)
 	// Read returns a page of messages, oldest first, without waiting.
 	Read(ctx context.Context, q InboxQuery) (InboxPage, error)
 	// Wait returns at once when a match is there, else waits up to

@@ -50,21 +50,6 @@ type SetupResult struct {
 	EndpointUnconfirmed bool `json:"endpointUnconfirmed,omitempty"`
 }
 
-// Parked is one parked record.
-type Parked struct {
-	// ID is the record's stable id (prk_<n>): POST /parked/{id}/replay.
-	ID         string          `json:"id,omitempty"`
-	SentinelID string          `json:"sentinelId,omitempty"`
-	FollowID   string          `json:"followId,omitempty"`
-	Follower   string          `json:"follower,omitempty"`
-	Event      *sentinel.Event `json:"event,omitempty"`
-	Item       any             `json:"item,omitempty"`
-	Text       string          `json:"text,omitempty"`
-	Reason     string          `json:"reason"`
-	Ts         string          `json:"ts"`
-	Seq        uint64          `json:"seq,omitempty"`
-}
-
 // SentinelQuery filters and pages GET /sentinels. Every set filter must
 // match; Limit 0 answers every match in one page (the pinned API's
 // answer), otherwise a page of at most Limit sentinels starting after the
@@ -136,7 +121,7 @@ type Sentinels interface {
 	PollNow(ctx context.Context, id string) (*sentinel.View, error)
 	Adapters(ctx context.Context) ([]Adapter, error)
 	Setup(ctx context.Context, slug string, fields map[string]string) (SetupResult, error)
-	Parked(ctx context.Context, id string, limit int) ([]Parked, error)
+	Parked(ctx context.Context, id string, limit int) ([]sentinel.Parked, error)
 }
 
 // InboundResult is the outcome of one push delivery.

@@ -41,6 +41,19 @@ type Client struct {
 	// cur is the index in URLs of the current node, shared by copies; nil
 	// (a Client built by hand) always starts at the first node.
 	cur *atomic.Int32
+	// answer, when set (KeepAnswer), receives the raw body of each 2xx
+	// answer.
+	answer *json.RawMessage
+}
+
+// KeepAnswer returns a copy of the client (sharing its current node) that
+// stores the raw body of every 2xx answer in *raw, as the node sent it:
+// the CLI's --json prints it verbatim after a typed call. A copy is meant
+// for one call at a time.
+func (c *Client) KeepAnswer(raw *json.RawMessage) *Client {
+	cc := *c
+	cc.answer = raw
+	return &cc
 }
 
 // New returns a client of one node (see NewNodes).

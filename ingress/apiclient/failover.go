@@ -156,6 +156,9 @@ func (c *Client) send(ctx context.Context, method, base, path string, body []byt
 		}
 		return attempt{status: resp.StatusCode, sent: true, err: e}
 	}
+	if c.answer != nil {
+		*c.answer = raw
+	}
 	if out != nil && len(bytes.TrimSpace(raw)) > 0 {
 		if err := json.Unmarshal(raw, out); err != nil {
 			return attempt{status: resp.StatusCode, sent: true, err: fmt.Errorf("decode answer: %w", err)}

@@ -32,6 +32,13 @@ func (s Sentinels) Watch(ctx context.Context, req sentinel.WatchRequest, callerS
 		return sentinel.View{}, sentinel.Errorf(sentinel.CodeNoCallerIdentity,
 			"no sessionId given and the caller has no session identity; pass sessionId (or start the bridge with --session)")
 	}
+	return s.Create(ctx, req)
+}
+
+// Create posts a watch as it is given (POST /sentinels): the node checks
+// it, its sessionId included. The view carries existing, updated and the
+// watch's warnings.
+func (s Sentinels) Create(ctx context.Context, req sentinel.WatchRequest) (sentinel.View, error) {
 	var out struct {
 		Sentinel sentinel.View `json:"sentinel"`
 	}
@@ -133,7 +140,7 @@ func (s Sentinels) Setup(ctx context.Context, slug string, fields map[string]str
 }
 
 // Parked lists parked records (GET /parked?sentinel=&limit=).
-func (s Sentinels) Parked(ctx context.Context, id string, limit int) ([]api.Parked, error) {
+func (s Sentinels) Parked(ctx context.Context, id string, limit int) ([]sentinel.Parked, error) {
 	q := url.Values{}
 	if id != "" {
 		q.Set("sentinel", id)
@@ -146,7 +153,7 @@ func (s Sentinels) Parked(ctx context.Context, id string, limit int) ([]api.Park
 		path += "?" + q.Encode()
 	}
 	var out struct {
-		Parked []api.Parked `json:"parked"`
+		Parked []sentinel.Parked `json:"parked"`
 	}
 	err := s.C.Do(ctx, http.MethodGet, path, nil, &out)
 	return out.Parked, AsDomain(err)

@@ -19,34 +19,34 @@ type Sessions struct {
 var _ api.Sessions = Sessions{}
 
 type sessionAnswer struct {
-	Session api.Session `json:"session"`
+	Session sentinel.Session `json:"session"`
 }
 
 // Register creates (201) or updates (200) a session (POST /sessions).
-func (s Sessions) Register(ctx context.Context, req api.RegisterSession) (api.Session, bool, error) {
+func (s Sessions) Register(ctx context.Context, req api.RegisterSession) (sentinel.Session, bool, error) {
 	var out sessionAnswer
 	status, err := s.C.DoStatus(ctx, http.MethodPost, "/sessions", req, &out)
 	return out.Session, status == http.StatusCreated, AsDomain(err)
 }
 
 // List returns every session (GET /sessions).
-func (s Sessions) List(ctx context.Context) ([]api.Session, error) {
+func (s Sessions) List(ctx context.Context) ([]sentinel.Session, error) {
 	var out struct {
-		Sessions []api.Session `json:"sessions"`
+		Sessions []sentinel.Session `json:"sessions"`
 	}
 	err := s.C.Do(ctx, http.MethodGet, "/sessions", nil, &out)
 	return out.Sessions, AsDomain(err)
 }
 
 // Get returns one session (GET /sessions/{id}).
-func (s Sessions) Get(ctx context.Context, id string) (api.Session, error) {
+func (s Sessions) Get(ctx context.Context, id string) (sentinel.Session, error) {
 	var out sessionAnswer
 	err := s.C.Do(ctx, http.MethodGet, "/sessions/"+url.PathEscape(id), nil, &out)
 	return out.Session, AsDomain(err)
 }
 
 // End ends a session (DELETE /sessions/{id}?reason=).
-func (s Sessions) End(ctx context.Context, id, reason string) (api.Session, error) {
+func (s Sessions) End(ctx context.Context, id, reason string) (sentinel.Session, error) {
 	path := "/sessions/" + url.PathEscape(id)
 	if reason != "" {
 		path += "?reason=" + url.QueryEscape(reason)
@@ -76,9 +76,9 @@ var _ api.Inboxes = Inboxes{}
 // Send stores a message (POST /sessions/{to}/messages). Over REST the
 // sender is the API caller: callerSession cannot be asserted and is
 // ignored.
-func (s Inboxes) Send(ctx context.Context, to string, req api.SendMessage, _ string) (api.Message, error) {
+func (s Inboxes) Send(ctx context.Context, to string, req api.SendMessage, _ string) (sentinel.Message, error) {
 	var out struct {
-		Message api.Message `json:"message"`
+		Message sentinel.Message `json:"message"`
 	}
 	err := s.C.Do(ctx, http.MethodPost, "/sessions/"+url.PathEscape(to)+"/messages", req, &out)
 	return out.Message, AsDomain(err)
@@ -153,27 +153,34 @@ var _ api.Follows = Follows{}
 // Upsert creates or updates a follow (POST /follows, which answers the
 // bare record: 201 created, 200 updated by key). An empty follower is
 // filled with callerSession.
-func (s Follows) Upsert(ctx context.Context, req api.FollowRequest, callerSession string) (api.Follow, bool, error) {
+func (s Follows) Upsert(ctx context.Context, req sentinel.FollowRequest, callerSession string) (sentinel.Follow, bool, error) {
 	if req.Follower == "" {
 		req.Follower = callerSession
 	}
 	if req.Follower == "" {
-		return api.Follow{}, false, sentinel.Errorf(sentinel.CodeNoFollower,
+		return sentinel.Follow{}, false, sentinel.Errorf(sentinel.CodeNoFollower,
 			"no follower given and the caller has no session identity; pass follower (or start the bridge with --session)")
 	}
-	var f api.Follow
+	return s.Create(ctx, req)
+}
+
+// Create posts a follow as it is given (POST /follows): the node checks
+// it, its follower included. A key the node holds updates that follow in
+// place (created false).
+func (s Follows) Create(ctx context.Context, req sentinel.FollowRequest) (sentinel.Follow, bool, error) {
+	var f sentinel.Follow
 	status, err := s.C.DoStatus(ctx, http.MethodPost, "/follows", req, &f)
 	return f, status == http.StatusCreated, AsDomain(err)
 }
 
 // List returns follows (GET /follows?follower=).
-func (s Follows) List(ctx context.Context, follower string) ([]api.Follow, error) {
+func (s Follows) List(ctx context.Context, follower string) ([]sentinel.Follow, error) {
 	path := "/follows"
 	if follower != "" {
 		path += "?follower=" + url.QueryEscape(follower)
 	}
 	var out struct {
-		Follows []api.Follow `json:"follows"`
+		Follows []sentinel.Follow `json:"follows"`
 	}
 	err := s.C.Do(ctx, http.MethodGet, path, nil, &out)
 	return out.Follows, AsDomain(err)

@@ -51,7 +51,7 @@ func TestErrorsBecomeDomainErrors(t *testing.T) {
 func TestCreatedComesFromTheStatus(t *testing.T) {
 	var seen string
 	c := serve(t, 201, `{"id":"fol_1","follower":"chief","selector":{"all":true},"events":[],"batchMs":0}`, &seen)
-	f, created, err := apiclient.Follows{C: c}.Upsert(context.Background(), api.FollowRequest{Selector: api.FollowSelector{All: true}}, "chief")
+	f, created, err := apiclient.Follows{C: c}.Upsert(context.Background(), sentinel.FollowRequest{Selector: sentinel.FollowSelector{All: true}}, "chief")
 	require.NoError(t, err)
 	require.True(t, created)
 	require.Equal(t, "fol_1", f.ID)
@@ -63,7 +63,7 @@ func TestCreatedComesFromTheStatus(t *testing.T) {
 	require.False(t, created)
 	require.Equal(t, "s1", s.ID)
 
-	_, _, err = apiclient.Follows{C: c}.Upsert(context.Background(), api.FollowRequest{}, "")
+	_, _, err = apiclient.Follows{C: c}.Upsert(context.Background(), sentinel.FollowRequest{}, "")
 	require.ErrorIs(t, err, &sentinel.Error{Code: sentinel.CodeNoFollower})
 }
 

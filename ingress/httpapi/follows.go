@@ -23,7 +23,7 @@ func FollowRoutes(r chi.Router, svc api.Follows) {
 type followHandlers struct{ svc api.Follows }
 
 func (h followHandlers) upsert(w http.ResponseWriter, r *http.Request) {
-	var req api.FollowRequest
+	var req sentinel.FollowRequest
 	if err := Decode(r, &req); err != nil {
 		WriteError(w, asInvalidInput(err))
 		return
@@ -47,7 +47,7 @@ func (h followHandlers) list(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if fs == nil {
-		fs = []api.Follow{}
+		fs = []sentinel.Follow{}
 	}
 	WriteJSON(w, http.StatusOK, map[string]any{"follows": fs})
 }

@@ -9,31 +9,30 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentproto/sentinel"
-	"github.com/agentproto/sentinel/ingress/api"
 	"github.com/agentproto/sentinel/ingress/httpapi"
 )
 
-type memFollows struct{ byKey map[string]api.Follow }
+type memFollows struct{ byKey map[string]sentinel.Follow }
 
-func (m *memFollows) Upsert(_ context.Context, req api.FollowRequest, _ string) (api.Follow, bool, error) {
+func (m *memFollows) Upsert(_ context.Context, req sentinel.FollowRequest, _ string) (sentinel.Follow, bool, error) {
 	if req.Follower == "" {
-		return api.Follow{}, false, sentinel.Errorf(sentinel.CodeNoFollower, "no follower")
+		return sentinel.Follow{}, false, sentinel.Errorf(sentinel.CodeNoFollower, "no follower")
 	}
 	if req.Follower == "ghost" {
-		return api.Follow{}, false, sentinel.Errorf(sentinel.CodeSessionNotFound, "unknown follower")
+		return sentinel.Follow{}, false, sentinel.Errorf(sentinel.CodeSessionNotFound, "unknown follower")
 	}
 	if len(req.Selector.SessionIDs) == 0 && !req.Selector.All && req.Selector.CwdPrefix == "" {
-		return api.Follow{}, false, sentinel.Errorf(sentinel.CodeInvalidSelector, "empty selector")
+		return sentinel.Follow{}, false, sentinel.Errorf(sentinel.CodeInvalidSelector, "empty selector")
 	}
 	f, had := m.byKey[req.Key]
 	if !had {
-		f = api.Follow{ID: "fol_01", Key: req.Key, Follower: req.Follower}
+		f = sentinel.Follow{ID: "fol_01", Key: req.Key, Follower: req.Follower}
 		m.byKey[req.Key] = f
 	}
 	return f, !had, nil
 }
 
-func (m *memFollows) List(context.Context, string) ([]api.Follow, error) { return nil, nil }
+func (m *memFollows) List(context.Context, string) ([]sentinel.Follow, error) { return nil, nil }
 
 func (m *memFollows) Remove(_ context.Context, idOrKey string) (string, error) {
 	if f, ok := m.byKey[idOrKey]; ok {
@@ -45,7 +44,7 @@ func (m *memFollows) Remove(_ context.Context, idOrKey string) (string, error) {
 
 func TestFollowHandlers(t *testing.T) {
 	r := chi.NewRouter()
-	httpapi.FollowRoutes(r, &memFollows{byKey: map[string]api.Follow{}})
+	httpapi.FollowRoutes(r, &memFollows{byKey: map[string]sentinel.Follow{}})
 	srv := httptest.NewServer(r)
 	t.Cleanup(srv.Close)
 	cases := []struct {

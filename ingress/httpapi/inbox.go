@@ -133,7 +133,7 @@ func (h inboxHandlers) read(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if page.Messages == nil {
-		page.Messages = []api.Message{}
+		page.Messages = []sentinel.Message{}
 	}
 	out := map[string]any{"ok": true, "messages": page.Messages, "next": page.Next}
 	if page.TimedOut {
@@ -263,7 +263,7 @@ func (h inboxHandlers) waitOrDone(r *http.Request, q api.InboxQuery) (api.InboxP
 	return h.svc.Wait(ctx, q, h.cfg.Heartbeat)
 }
 
-func writeEvents(w http.ResponseWriter, msgs []api.Message) bool {
+func writeEvents(w http.ResponseWriter, msgs []sentinel.Message) bool {
 	for _, m := range msgs {
 		raw, err := json.Marshal(m)
 		if err != nil {

@@ -161,7 +161,7 @@ func (h sentinelHandlers) parked(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if ps == nil {
-		ps = []api.Parked{}
+		ps = []sentinel.Parked{}
 	}
 	WriteJSON(w, http.StatusOK, map[string]any{"ok": true, "parked": ps})
 }

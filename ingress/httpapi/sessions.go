@@ -33,7 +33,7 @@ func (h sessionHandlers) register(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if req.Hooks != nil {
-		for name, hk := range map[string]*api.Hook{"resume": req.Hooks.Resume, "notify": req.Hooks.Notify} {
+		for name, hk := range map[string]*sentinel.Hook{"resume": req.Hooks.Resume, "notify": req.Hooks.Notify} {
 			if hk == nil {
 				continue
 			}
@@ -62,7 +62,7 @@ func (h sessionHandlers) list(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if ss == nil {
-		ss = []api.Session{}
+		ss = []sentinel.Session{}
 	}
 	WriteJSON(w, http.StatusOK, map[string]any{"ok": true, "sessions": ss})
 }

@@ -23,28 +23,28 @@ import (
 // memSessions is an in-memory api.Sessions.
 type memSessions struct {
 	mu sync.Mutex
-	m  map[string]api.Session
+	m  map[string]sentinel.Session
 }
 
-func (s *memSessions) Register(_ context.Context, req api.RegisterSession) (api.Session, bool, error) {
+func (s *memSessions) Register(_ context.Context, req api.RegisterSession) (sentinel.Session, bool, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	_, had := s.m[req.ID]
-	v := api.Session{ID: req.ID, Status: api.SessionRunning, Sentinel: true}
+	v := sentinel.Session{ID: req.ID, Status: api.SessionRunning, Sentinel: true}
 	s.m[req.ID] = v
 	return v, !had, nil
 }
-func (s *memSessions) List(context.Context) ([]api.Session, error) { return nil, nil }
-func (s *memSessions) Get(_ context.Context, id string) (api.Session, error) {
+func (s *memSessions) List(context.Context) ([]sentinel.Session, error) { return nil, nil }
+func (s *memSessions) Get(_ context.Context, id string) (sentinel.Session, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	v, ok := s.m[id]
 	if !ok {
-		return api.Session{}, sentinel.Errorf(sentinel.CodeSessionNotFound, "session not found")
+		return sentinel.Session{}, sentinel.Errorf(sentinel.CodeSessionNotFound, "session not found")
 	}
 	return v, nil
 }
-func (s *memSessions) End(ctx context.Context, id, _ string) (api.Session, error) {
+func (s *memSessions) End(ctx context.Context, id, _ string) (sentinel.Session, error) {
 	return s.Get(ctx, id)
 }
 func (s *memSessions) ReportEvent(context.Context, string, api.SessionEvent) error { return nil }
@@ -53,7 +53,7 @@ func (s *memSessions) RecordPR(context.Context, string, api.RecordPR) error     
 // memInboxes is an in-memory api.Inboxes whose Wait wakes on Send.
 type memInboxes struct {
 	mu   sync.Mutex
-	msgs []api.Message
+	msgs []sentinel.Message
 	wake chan struct{}
 	done chan struct{}
 	// waits counts the Wait calls in progress.
@@ -64,9 +64,9 @@ func newMemInboxes() *memInboxes {
 	return &memInboxes{wake: make(chan struct{}), done: make(chan struct{})}
 }
 
-func (s *memInboxes) Send(_ context.Context, to string, req api.SendMessage, _ string) (api.Message, error) {
+func (s *memInboxes) Send(_ context.Context, to string, req api.SendMessage, _ string) (sentinel.Message, error) {
 	s.mu.Lock()
-	m := api.Message{ID: "m" + req.Text, Seq: uint64(len(s.msgs) + 1), To: to, Text: req.Text, From: api.MessageFrom{Relation: "human"}}
+	m := sentinel.Message{ID: "m" + req.Text, Seq: uint64(len(s.msgs) + 1), To: to, Text: req.Text, From: sentinel.MessageFrom{Relation: "human"}}
 	s.msgs = append(s.msgs, m)
 	close(s.wake)
 	s.wake = make(chan struct{})
@@ -120,7 +120,7 @@ func (s *memInboxes) Done() <-chan struct{} { return s.done }
 func newServer(t *testing.T, in *memInboxes) *httptest.Server {
 	t.Helper()
 	r := chi.NewRouter()
-	httpapi.SessionRoutes(r, &memSessions{m: map[string]api.Session{}})
+	httpapi.SessionRoutes(r, &memSessions{m: map[string]sentinel.Session{}})
 	httpapi.InboxRoutes(r, in)
 	httpapi.InboxReadRoutes(r, in, httpapi.StreamConfig{Heartbeat: time.Second})
 	srv := httptest.NewServer(r)

@@ -7,6 +7,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
+	"github.com/agentproto/sentinel"
 	"github.com/agentproto/sentinel/ingress/api"
 )
 
@@ -20,7 +21,7 @@ type ExplainArgs struct {
 	Limit   int    `json:"limit,omitempty" jsonschema_description:"At most this many recent decisions of the sentinel (1..1000, default 20)."`
 }
 
-func explainTools(svc api.Journal) []server.ServerTool {
+func explainTools(svc api.Explainer) []server.ServerTool {
 	return []server.ServerTool{{
 		Tool: mcp.NewTool(ToolExplain,
 			mcp.WithDescription("Explain what the node did with events: a sentinel's recent decisions (delivered, filtered with the clause that failed, duplicate, post-mortem, dead-target, retrying, self...) or the whole story of one event. Answers why a session did or did not hear about something."),
@@ -60,7 +61,7 @@ func explainTools(svc api.Journal) []server.ServerTool {
 				return fail(ToolExplain, err, notFound)
 			}
 			if page.Decisions == nil {
-				page.Decisions = []api.Decision{}
+				page.Decisions = []sentinel.Decision{}
 			}
 			return ok(map[string]any{"sentinelId": id, "decisions": page.Decisions, "next": page.Next})
 		}),

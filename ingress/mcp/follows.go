@@ -110,7 +110,7 @@ func followTools(svc api.Follows) []server.ServerTool {
 					return fail(ToolFollows, err, nil)
 				}
 				if fs == nil {
-					fs = []api.Follow{}
+					fs = []sentinel.Follow{}
 				}
 				return ok(map[string]any{"follows": fs})
 			}),
@@ -120,29 +120,29 @@ func followTools(svc api.Follows) []server.ServerTool {
 
 // request checks what can be checked without the registry and builds the
 // service request; the service checks the rest with the same codes.
-func (a FollowArgs) request() (api.FollowRequest, error) {
+func (a FollowArgs) request() (sentinel.FollowRequest, error) {
 	sel := a.Selector
 	if len(sel.SessionIDs) == 0 && !sel.All && strings.TrimSpace(sel.CwdPrefix) == "" {
-		return api.FollowRequest{}, sentinel.Errorf(sentinel.CodeInvalidSelector,
+		return sentinel.FollowRequest{}, sentinel.Errorf(sentinel.CodeInvalidSelector,
 			"selector needs at least one of sessionIds (non-empty), all: true, or cwdPrefix")
 	}
 	valid := api.FollowEvents()
 	for _, e := range a.Events {
 		if !slices.Contains(valid, e) {
-			return api.FollowRequest{}, sentinel.Errorf(sentinel.CodeInvalidInput,
+			return sentinel.FollowRequest{}, sentinel.Errorf(sentinel.CodeInvalidInput,
 				"events: %q is not a follow event (one of %s)", e, strings.Join(valid, ", "))
 		}
 	}
 	if a.BatchMs != nil && (*a.BatchMs < 0 || *a.BatchMs > MaxFollowBatchMs) {
-		return api.FollowRequest{}, sentinel.Errorf(sentinel.CodeInvalidInput, "batchMs must be within 0..%d (got %d)", MaxFollowBatchMs, *a.BatchMs)
+		return sentinel.FollowRequest{}, sentinel.Errorf(sentinel.CodeInvalidInput, "batchMs must be within 0..%d (got %d)", MaxFollowBatchMs, *a.BatchMs)
 	}
 	if len(a.Key) > 200 {
-		return api.FollowRequest{}, sentinel.Errorf(sentinel.CodeInvalidInput, "key must be at most 200 characters")
+		return sentinel.FollowRequest{}, sentinel.Errorf(sentinel.CodeInvalidInput, "key must be at most 200 characters")
 	}
-	fr := api.FollowRequest{
+	fr := sentinel.FollowRequest{
 		Follower: strings.TrimSpace(a.Follower),
 		Key:      a.Key,
-		Selector: api.FollowSelector{
+		Selector: sentinel.FollowSelector{
 			SessionIDs: sel.SessionIDs,
 			All:        sel.All,
 			CwdPrefix:  sel.CwdPrefix,
@@ -154,7 +154,7 @@ func (a FollowArgs) request() (api.FollowRequest, error) {
 		ExcludeFollowerChildren: a.ExcludeFollowerChildren,
 	}
 	if a.Exclude != nil {
-		fr.Exclude = &api.FollowExclude{SessionIDs: a.Exclude.SessionIDs, Labels: a.Exclude.Labels}
+		fr.Exclude = &sentinel.FollowExclude{SessionIDs: a.Exclude.SessionIDs, Labels: a.Exclude.Labels}
 	}
 	return fr, nil
 }

@@ -143,7 +143,7 @@ func inboxQuery(ctx context.Context, session string, after *uint64, correlation 
 func pageFields(p api.InboxPage, wait bool) map[string]any {
 	msgs := p.Messages
 	if msgs == nil {
-		msgs = []api.Message{}
+		msgs = []sentinel.Message{}
 	}
 	out := map[string]any{"messages": msgs, "next": p.Next}
 	if wait {

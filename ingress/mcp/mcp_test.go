@@ -26,7 +26,7 @@ type fakeServices struct {
 	watch     sentinel.WatchRequest
 	caller    string
 	setup     map[string]string
-	follow    api.FollowRequest
+	follow    sentinel.FollowRequest
 	followBy  string
 	query     api.InboxQuery
 	timeout   time.Duration
@@ -83,9 +83,11 @@ func (f *fakeServices) Setup(_ context.Context, slug string, fields map[string]s
 	}
 	return api.SetupResult{Slug: slug, Stored: names}, nil
 }
-func (f *fakeServices) Parked(context.Context, string, int) ([]api.Parked, error) { return nil, nil }
+func (f *fakeServices) Parked(context.Context, string, int) ([]sentinel.Parked, error) {
+	return nil, nil
+}
 
-func (f *fakeServices) Upsert(_ context.Context, req api.FollowRequest, caller string) (api.Follow, bool, error) {
+func (f *fakeServices) Upsert(_ context.Context, req sentinel.FollowRequest, caller string) (sentinel.Follow, bool, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.follow, f.followBy = req, caller
@@ -93,12 +95,12 @@ func (f *fakeServices) Upsert(_ context.Context, req api.FollowRequest, caller s
 	if follower == "" {
 		follower = caller
 	}
-	return api.Follow{ID: "fol_1", Follower: follower, Selector: req.Selector}, true, nil
+	return sentinel.Follow{ID: "fol_1", Follower: follower, Selector: req.Selector}, true, nil
 }
 
 type fakeFollows struct{ *fakeServices }
 
-func (f fakeFollows) List(context.Context, string) ([]api.Follow, error) { return nil, nil }
+func (f fakeFollows) List(context.Context, string) ([]sentinel.Follow, error) { return nil, nil }
 func (f fakeFollows) Remove(_ context.Context, idOrKey string) (string, error) {
 	if idOrKey == "nope" {
 		return "", sentinel.Errorf(sentinel.CodeFollowNotFound, "follow not found")
@@ -108,8 +110,8 @@ func (f fakeFollows) Remove(_ context.Context, idOrKey string) (string, error) {
 
 type fakeInbox struct{ *fakeServices }
 
-func (f fakeInbox) Send(context.Context, string, api.SendMessage, string) (api.Message, error) {
-	return api.Message{}, nil
+func (f fakeInbox) Send(context.Context, string, api.SendMessage, string) (sentinel.Message, error) {
+	return sentinel.Message{}, nil
 }
 func (f fakeInbox) Read(_ context.Context, q api.InboxQuery) (api.InboxPage, error) {
 	f.mu.Lock()
@@ -307,7 +309,7 @@ func TestSetupNeverEchoesValues(t *testing.T) {
 }
 
 func TestInboxTools(t *testing.T) {
-	f := &fakeServices{page: api.InboxPage{Messages: []api.Message{{ID: "msg_1", Seq: 3, To: "s1"}}, Next: 3}}
+	f := &fakeServices{page: api.InboxPage{Messages: []sentinel.Message{{ID: "msg_1", Seq: 3, To: "s1"}}, Next: 3}}
 	cs := connectHTTP(t, context.Background(), f, "", headers{smcp.HeaderSession: "s1"}, "2025-11-25")
 
 	out, isErr, _ := callTool(t, cs, smcp.ToolInboxWait, map[string]any{})

@@ -33,8 +33,8 @@ type Services struct {
 	Sentinels api.Sentinels
 	Follows   api.Follows
 	Inbox     api.Inboxes
-	// Journal backs sentinel_explain (explain.go).
-	Journal api.Journal
+	// Explainer backs sentinel_explain (explain.go).
+	Explainer api.Explainer
 	// Streams, when set, caps inbox_wait calls with the node's other
 	// long-held requests (a wait holds a slot of its session).
 	Streams api.StreamSlots
@@ -145,8 +145,8 @@ func Tools(svc Services) []server.ServerTool {
 		out = append(out, sentinelTools(svc.Sentinels)...)
 		out = append(out, adapterTools(svc.Sentinels)...)
 	}
-	if svc.Journal != nil {
-		out = append(out, explainTools(svc.Journal)...)
+	if svc.Explainer != nil {
+		out = append(out, explainTools(svc.Explainer)...)
 	}
 	if svc.Follows != nil {
 		out = append(out, followTools(svc.Follows)...)

@@ -32,7 +32,7 @@ type memSentinels struct {
 	api.Sentinels
 	mu     sync.Mutex
 	views  []sentinel.View
-	parked []api.Parked
+	parked []sentinel.Parked
 }
 
 func (m *memSentinels) add(v sentinel.View) {
@@ -72,37 +72,37 @@ func (m *memSentinels) Adapters(context.Context) ([]api.Adapter, error) {
 	return []api.Adapter{{Slug: "fake", Name: "Fake", Status: "ready", Version: "1"}}, nil
 }
 
-func (m *memSentinels) Parked(context.Context, string, int) ([]api.Parked, error) {
+func (m *memSentinels) Parked(context.Context, string, int) ([]sentinel.Parked, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return slices.Clone(m.parked), nil
 }
 
-// memJournal is an in-memory api.Journal recording replays.
-type memJournal struct {
+// memExplainer is an in-memory api.Explainer recording replays.
+type memExplainer struct {
 	mu       sync.Mutex
-	decs     []api.Decision
+	decs     []sentinel.Decision
 	replayed []string
 }
 
-func (j *memJournal) Decisions(_ context.Context, id string, _ int, _ uint64) (api.DecisionPage, error) {
+func (j *memExplainer) Decisions(_ context.Context, id string, _ int, _ uint64) (sentinel.DecisionPage, error) {
 	j.mu.Lock()
 	defer j.mu.Unlock()
-	return api.DecisionPage{Decisions: slices.Clone(j.decs)}, nil
+	return sentinel.DecisionPage{Decisions: slices.Clone(j.decs)}, nil
 }
 
-func (j *memJournal) Event(context.Context, string) (api.EventStory, error) {
+func (j *memExplainer) Event(context.Context, string) (api.EventStory, error) {
 	return api.EventStory{}, sentinel.Errorf(sentinel.CodeNotFound, "no such event")
 }
 
-func (j *memJournal) Replay(_ context.Context, id string, force bool) (api.Replay, error) {
+func (j *memExplainer) Replay(_ context.Context, id string, force bool) (api.Replay, error) {
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	j.replayed = append(j.replayed, id+map[bool]string{true: "+force", false: ""}[force])
 	return api.Replay{ParkID: id, Decision: "delivered", Session: "s1"}, nil
 }
 
-func (j *memJournal) replays() []string {
+func (j *memExplainer) replays() []string {
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	return slices.Clone(j.replayed)
@@ -115,7 +115,7 @@ type dash struct {
 	srv  *httptest.Server
 	h    *ui.Handler
 	sens *memSentinels
-	jr   *memJournal
+	jr   *memExplainer
 
 	mu    sync.Mutex
 	now   time.Time
@@ -173,8 +173,8 @@ func newDashOn(t *testing.T, addr string) *dash {
 // newDashListening builds the dashboard on addr ("" picks a port).
 func newDashListening(t *testing.T, tls bool, tok, addr string) *dash {
 	t.Helper()
-	d := &dash{t: t, sens: &memSentinels{}, jr: &memJournal{}, now: time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)}
-	h, err := ui.New(ui.Config{Token: tok, Services: ui.Services{Sentinels: d.sens, Journal: d.jr},
+	d := &dash{t: t, sens: &memSentinels{}, jr: &memExplainer{}, now: time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)}
+	h, err := ui.New(ui.Config{Token: tok, Services: ui.Services{Sentinels: d.sens, Explainer: d.jr},
 		Refresh: 20 * time.Millisecond, Now: d.clock, Sleep: d.sleep})
 	require.NoError(t, err)
 	d.h = h

@@ -26,14 +26,14 @@ func (h *Handler) loadParked(r *http.Request) (string, any, error) {
 // answers the parked page with the outcome.
 func (h *Handler) replay(w http.ResponseWriter, r *http.Request) {
 	p := h.parkedPage()
-	if h.cfg.Journal == nil {
+	if h.cfg.Explainer == nil {
 		v, _ := h.viewFor(p, r)
 		v.Error = "This node cannot replay (no decision journal)."
 		h.tmpl.render(w, p.tmpl, http.StatusNotFound, v)
 		return
 	}
 	id := chi.URLParam(r, "id")
-	res, err := h.cfg.Journal.Replay(r.Context(), id, r.PostForm.Get("force") == "on")
+	res, err := h.cfg.Explainer.Replay(r.Context(), id, r.PostForm.Get("force") == "on")
 	v, status := h.viewFor(p, r)
 	v.Stream = "/ui/parked/events"
 	if err != nil {

@@ -118,7 +118,7 @@ type sentinelData struct {
 	View       sentinel.View
 	Status     *api.SentinelStatus
 	StatusErr  string
-	Decisions  []api.Decision
+	Decisions  []sentinel.Decision
 	JournalErr string
 	// Story is the explain output of ?event=<id>.
 	Story    *api.EventStory
@@ -143,18 +143,18 @@ func (h *Handler) loadSentinel(r *http.Request) (string, any, error) {
 	} else {
 		_, d.StatusErr = errorText(err)
 	}
-	if h.cfg.Journal == nil {
+	if h.cfg.Explainer == nil {
 		d.JournalErr = "This node keeps no decision journal."
-	} else if pg, err := h.cfg.Journal.Decisions(r.Context(), id, decisionsShown, 0); err == nil {
+	} else if pg, err := h.cfg.Explainer.Decisions(r.Context(), id, decisionsShown, 0); err == nil {
 		d.Decisions = pg.Decisions
 	} else {
 		_, d.JournalErr = errorText(err)
 	}
-	if ev := r.URL.Query().Get("event"); ev != "" && h.cfg.Journal != nil && !streaming(r) {
+	if ev := r.URL.Query().Get("event"); ev != "" && h.cfg.Explainer != nil && !streaming(r) {
 		d.EventID = ev
 		if len(ev) > 200 {
 			d.StoryErr = "event id too long"
-		} else if st, err := h.cfg.Journal.Event(r.Context(), ev); err == nil {
+		} else if st, err := h.cfg.Explainer.Event(r.Context(), ev); err == nil {
 			d.Story = &st
 		} else {
 			_, d.StoryErr = errorText(err)

@@ -31,8 +31,8 @@ func (h *Handler) loadSessions(r *http.Request) (string, any, error) {
 // sessionData is the session page's data: the session and its inbox's
 // newest messages (oldest first).
 type sessionData struct {
-	Session  api.Session
-	Messages []api.Message
+	Session  sentinel.Session
+	Messages []sentinel.Message
 	// Total is how many messages were read; Truncated when more exist
 	// than the page read.
 	Total     int
@@ -54,7 +54,7 @@ func (h *Handler) loadSession(r *http.Request) (string, any, error) {
 	if errors.As(err, &de) && de.Code == sentinel.CodeSessionNotFound {
 		// Sentinels deliver to a session id whether or not it registered:
 		// its inbox is still worth showing.
-		s, err = api.Session{ID: id, Status: "not registered"}, nil
+		s, err = sentinel.Session{ID: id, Status: "not registered"}, nil
 	}
 	if err != nil {
 		return "Session", nil, err

@@ -13,7 +13,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentproto/sentinel"
-	"github.com/agentproto/sentinel/ingress/api"
 )
 
 // hostile is third-party text (a PR title, a comment) trying markup.
@@ -141,7 +140,7 @@ func TestUIStreamShowsNewSentinel(t *testing.T) {
 func TestUIReplayButton(t *testing.T) {
 	d := newDash(t, false)
 	d.sens.mu.Lock()
-	d.sens.parked = []api.Parked{{ID: "prk_7", SentinelID: "sen_1", Reason: "post_mortem", Ts: "2026-12-01T10:00:00Z",
+	d.sens.parked = []sentinel.Parked{{ID: "prk_7", SentinelID: "sen_1", Reason: "post_mortem", Ts: "2026-12-01T10:00:00Z",
 		Event: &sentinel.Event{ID: "evt_1", Type: "github.check_suite.completed", Summary: hostile}}}
 	d.sens.mu.Unlock()
 	c := d.client()

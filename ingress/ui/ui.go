@@ -37,14 +37,14 @@ const (
 )
 
 // Services are the node's services the pages read. Sentinels is
-// required; a nil Sessions, Inboxes, Follows, Journal or Cluster leaves
+// required; a nil Sessions, Inboxes, Follows, Explainer or Cluster leaves
 // its pages saying the node does not offer it.
 type Services struct {
 	Sentinels api.Sentinels
 	Sessions  api.Sessions
 	Inboxes   api.Inboxes
 	Follows   api.Follows
-	Journal   api.Journal
+	Explainer api.Explainer
 	Cluster   api.Cluster
 }
 

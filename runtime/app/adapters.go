@@ -90,14 +90,14 @@ func (a sentinelAPI) Setup(ctx context.Context, slug string, fields map[string]s
 	return api.SetupResult(res), err
 }
 
-func (a sentinelAPI) Parked(ctx context.Context, id string, limit int) ([]api.Parked, error) {
+func (a sentinelAPI) Parked(ctx context.Context, id string, limit int) ([]sentinel.Parked, error) {
 	recs, err := a.park.List(ctx, id, limit)
 	if err != nil {
 		return nil, err
 	}
-	out := make([]api.Parked, 0, len(recs))
+	out := make([]sentinel.Parked, 0, len(recs))
 	for _, r := range recs {
-		out = append(out, api.Parked(r))
+		out = append(out, sentinel.Parked(r))
 	}
 	return out, nil
 }

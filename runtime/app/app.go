@@ -289,7 +289,7 @@ func (a *App) wire(ctx context.Context) error {
 	pipeline := &deliver.Pipeline{Store: store, Seen: seen, Registry: a.Registry, Router: router, Park: a.Park,
 		Metrics: a.Metrics, Log: log.With("component", "deliver"), Now: now, Expirer: expirer, Journal: a.Journal, Batches: batches}
 	a.Workers = &deliver.Workers{Bus: b, Pipeline: pipeline, Park: a.Park, Metrics: a.Metrics, Log: log.With("component", "deliver"), Cfg: a.Cfg.Delivery}
-	routes.API = append(routes.API, func(r chi.Router) { httpapi.JournalRoutes(r, a.journalAPI()) })
+	routes.API = append(routes.API, func(r chi.Router) { httpapi.ExplainerRoutes(r, a.explainerAPI()) })
 
 	sapi := a.sentinelsAPI() // dryrun.go
 	in := &inbound.Handler{Svc: inboundAPI{svc: a.Sentinels, full: a.storage.Trip}, MaxBody: a.Cfg.MaxInboundBytes, MaxInFlight: a.Cfg.MaxInboundBytesInFlight,

@@ -6,7 +6,6 @@ import (
 
 	"github.com/agentproto/sentinel"
 	"github.com/agentproto/sentinel/ingress/api"
-	"github.com/agentproto/sentinel/runtime/journal"
 )
 
 // watchAPI is the sentinel service of the surfaces: sentinelAPI plus dry
@@ -45,7 +44,7 @@ func (w watchAPI) DryRun(ctx context.Context, req sentinel.WatchRequest, caller 
 	out := api.DryRun{Provider: prov.Info().Slug, Spec: spec, Examples: []api.DryRunExample{}}
 	// At most DryRunScan entries are read, so the set is bounded too.
 	seen := map[string]bool{}
-	first, cut, err := j.Recent(ctx, since, j.DryRunScan, func(e journal.Entry) bool {
+	first, cut, err := j.Recent(ctx, since, j.DryRunScan, func(e sentinel.Decision) bool {
 		if seen[e.EventID] {
 			return true
 		}

@@ -28,8 +28,8 @@ func (a *App) openJournal(ctx context.Context) error {
 	return nil
 }
 
-// journalAPI is the in-process api.Journal of the REST routes, MCP and
+// explainerAPI is the in-process api.Explainer of the REST routes, MCP and
 // the dashboard, as the request's principal may use it (scope.go).
-func (a *App) journalAPI() api.Journal {
-	return scopedJournal{next: journalAPI{a: a}, sentinels: a.sentinelsAPI()}
+func (a *App) explainerAPI() api.Explainer {
+	return scopedExplainer{next: explainerAPI{a: a}, sentinels: a.sentinelsAPI()}
 }

@@ -44,7 +44,7 @@ func (a *App) mcpServices(w *sessionWiring) mcp.Services {
 		Sentinels: a.sentinelsAPI(),
 		Follows:   follows,
 		Inbox:     inboxes,
-		Journal:   a.journalAPI(),
+		Explainer: a.explainerAPI(),
 		Streams:   a.streams,
 	}
 }

@@ -216,7 +216,7 @@ func (s scopedSentinels) Setup(ctx context.Context, slug string, fields map[stri
 	return s.next.Setup(ctx, slug, fields)
 }
 
-func (s scopedSentinels) Parked(ctx context.Context, id string, limit int) ([]api.Parked, error) {
+func (s scopedSentinels) Parked(ctx context.Context, id string, limit int) ([]sentinel.Parked, error) {
 	p := api.PrincipalFrom(ctx)
 	if p.CoversAll() {
 		return s.next.Parked(ctx, id, limit)

@@ -16,21 +16,21 @@ type scopedSessions struct{ next api.Sessions }
 
 var _ api.Sessions = scopedSessions{}
 
-func (s scopedSessions) Register(ctx context.Context, req api.RegisterSession) (api.Session, bool, error) {
+func (s scopedSessions) Register(ctx context.Context, req api.RegisterSession) (sentinel.Session, bool, error) {
 	p := api.PrincipalFrom(ctx)
 	if err := p.NeedWrite("register sessions"); err != nil {
-		return api.Session{}, false, err
+		return sentinel.Session{}, false, err
 	}
 	if err := coverSession(p, req.ID, "register a session"); err != nil {
-		return api.Session{}, false, err
+		return sentinel.Session{}, false, err
 	}
 	if req.Hooks != nil && !p.Admin() {
-		return api.Session{}, false, p.Refuse("register session hooks (a command hook runs on the node, a URL hook is called by it: an operator setting)")
+		return sentinel.Session{}, false, p.Refuse("register session hooks (a command hook runs on the node, a URL hook is called by it: an operator setting)")
 	}
 	return s.next.Register(ctx, req)
 }
 
-func (s scopedSessions) List(ctx context.Context) ([]api.Session, error) {
+func (s scopedSessions) List(ctx context.Context) ([]sentinel.Session, error) {
 	p := api.PrincipalFrom(ctx)
 	if p.Scope == "" {
 		return nil, p.Refuse("list sessions")
@@ -48,9 +48,9 @@ func (s scopedSessions) List(ctx context.Context) ([]api.Session, error) {
 	return out, nil
 }
 
-func (s scopedSessions) Get(ctx context.Context, id string) (api.Session, error) {
+func (s scopedSessions) Get(ctx context.Context, id string) (sentinel.Session, error) {
 	if err := coverSession(api.PrincipalFrom(ctx), id, "read a session"); err != nil {
-		return api.Session{}, err
+		return sentinel.Session{}, err
 	}
 	return s.next.Get(ctx, id)
 }
@@ -64,9 +64,9 @@ func writable(ctx context.Context, id, what string) error {
 	return coverSession(p, id, what)
 }
 
-func (s scopedSessions) End(ctx context.Context, id, reason string) (api.Session, error) {
+func (s scopedSessions) End(ctx context.Context, id, reason string) (sentinel.Session, error) {
 	if err := writable(ctx, id, "end a session"); err != nil {
-		return api.Session{}, err
+		return sentinel.Session{}, err
 	}
 	return s.next.End(ctx, id, reason)
 }
@@ -92,13 +92,13 @@ type scopedInboxes struct{ next api.Inboxes }
 
 var _ api.Inboxes = scopedInboxes{}
 
-func (s scopedInboxes) Send(ctx context.Context, to string, req api.SendMessage, caller string) (api.Message, error) {
+func (s scopedInboxes) Send(ctx context.Context, to string, req api.SendMessage, caller string) (sentinel.Message, error) {
 	if err := writable(ctx, to, "send messages"); err != nil {
-		return api.Message{}, err
+		return sentinel.Message{}, err
 	}
 	if caller != "" {
 		if err := coverSession(api.PrincipalFrom(ctx), caller, "send as the caller"); err != nil {
-			return api.Message{}, err
+			return sentinel.Message{}, err
 		}
 	}
 	return s.next.Send(ctx, to, req, caller)
@@ -140,14 +140,14 @@ type scopedFollows struct{ next api.Follows }
 
 var _ api.Follows = scopedFollows{}
 
-func (s scopedFollows) Upsert(ctx context.Context, req api.FollowRequest, caller string) (api.Follow, bool, error) {
+func (s scopedFollows) Upsert(ctx context.Context, req sentinel.FollowRequest, caller string) (sentinel.Follow, bool, error) {
 	p := api.PrincipalFrom(ctx)
 	if err := p.NeedWrite("follow sessions"); err != nil {
-		return api.Follow{}, false, err
+		return sentinel.Follow{}, false, err
 	}
 	if caller != "" {
 		if err := coverSession(p, caller, "follow as the caller"); err != nil {
-			return api.Follow{}, false, err
+			return sentinel.Follow{}, false, err
 		}
 	}
 	follower := req.Follower
@@ -156,23 +156,23 @@ func (s scopedFollows) Upsert(ctx context.Context, req api.FollowRequest, caller
 	}
 	if follower != "" {
 		if err := coverSession(p, follower, "follow"); err != nil {
-			return api.Follow{}, false, err
+			return sentinel.Follow{}, false, err
 		}
 	}
 	if !p.CoversAll() {
 		if req.Selector.All || req.Selector.CwdPrefix != "" {
-			return api.Follow{}, false, p.Refuse("follow every session or a folder's (selector all, cwdPrefix): name its own sessions in sessionIds")
+			return sentinel.Follow{}, false, p.Refuse("follow every session or a folder's (selector all, cwdPrefix): name its own sessions in sessionIds")
 		}
 		for _, id := range req.Selector.SessionIDs {
 			if err := coverSession(p, id, "follow"); err != nil {
-				return api.Follow{}, false, err
+				return sentinel.Follow{}, false, err
 			}
 		}
 	}
 	return s.next.Upsert(ctx, req, caller)
 }
 
-func (s scopedFollows) List(ctx context.Context, follower string) ([]api.Follow, error) {
+func (s scopedFollows) List(ctx context.Context, follower string) ([]sentinel.Follow, error) {
 	p := api.PrincipalFrom(ctx)
 	if p.Scope == "" {
 		return nil, p.Refuse("list follows")
@@ -219,26 +219,26 @@ func (s scopedFollows) Remove(ctx context.Context, idOrKey string) (string, erro
 	return s.next.Remove(ctx, idOrKey)
 }
 
-// scopedJournal is the decision journal as a principal may use it: the
+// scopedExplainer is the decision journal as a principal may use it: the
 // decisions about sentinels it sees; replays are the operator's.
-type scopedJournal struct {
-	next      api.Journal
+type scopedExplainer struct {
+	next      api.Explainer
 	sentinels scopedSentinels
 }
 
-var _ api.Journal = scopedJournal{}
+var _ api.Explainer = scopedExplainer{}
 
-func (j scopedJournal) Decisions(ctx context.Context, sentinelID string, limit int, after uint64) (api.DecisionPage, error) {
+func (j scopedExplainer) Decisions(ctx context.Context, sentinelID string, limit int, after uint64) (sentinel.DecisionPage, error) {
 	p := api.PrincipalFrom(ctx)
 	if !p.CoversAll() {
 		if _, err := j.sentinels.visible(ctx, p, sentinelID); err != nil {
-			return api.DecisionPage{}, err
+			return sentinel.DecisionPage{}, err
 		}
 	}
 	return j.next.Decisions(ctx, sentinelID, limit, after)
 }
 
-func (j scopedJournal) Event(ctx context.Context, eventID string) (api.EventStory, error) {
+func (j scopedExplainer) Event(ctx context.Context, eventID string) (api.EventStory, error) {
 	p := api.PrincipalFrom(ctx)
 	if p.Scope == "" {
 		return api.EventStory{}, p.Refuse("read event stories")
@@ -260,7 +260,7 @@ func (j scopedJournal) Event(ctx context.Context, eventID string) (api.EventStor
 	return story, nil
 }
 
-func (j scopedJournal) Replay(ctx context.Context, parkID string, force bool) (api.Replay, error) {
+func (j scopedExplainer) Replay(ctx context.Context, parkID string, force bool) (api.Replay, error) {
 	if err := api.PrincipalFrom(ctx).NeedAdmin("replay parked events (an operator's action)"); err != nil {
 		return api.Replay{}, err
 	}

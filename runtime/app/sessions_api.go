@@ -2,88 +2,58 @@ package app
 
 import (
 	"context"
-	"encoding/json"
-	"fmt"
 	"time"
 
 	"github.com/agentproto/sentinel"
 	"github.com/agentproto/sentinel/ingress/api"
 	"github.com/agentproto/sentinel/runtime/follow"
-	"github.com/agentproto/sentinel/runtime/inbox"
 	"github.com/agentproto/sentinel/runtime/sessions"
 )
 
-// convert copies between the runtime records and the wire DTOs, which
-// share their JSON shape.
-func convert[T any](v any) (T, error) {
-	var out T
-	raw, err := json.Marshal(v)
-	if err != nil {
-		return out, fmt.Errorf("convert %T: %w", v, err)
-	}
-	if err := json.Unmarshal(raw, &out); err != nil {
-		return out, fmt.Errorf("convert %T: %w", v, err)
-	}
-	return out, nil
-}
-
 // sessionView is the wire view of a session record, its hooks redacted.
-func sessionView(rec sessions.Session) (api.Session, error) {
-	v, err := convert[api.Session](rec)
-	return v.RedactHooks(), err
+func sessionView(rec sessions.Session) sentinel.Session {
+	return rec.Session.RedactHooks()
 }
 
 // sessionsAPI adapts the registry to api.Sessions.
 type sessionsAPI struct{ reg *sessions.Registry }
 
-func (s sessionsAPI) Register(ctx context.Context, req api.RegisterSession) (api.Session, bool, error) {
+func (s sessionsAPI) Register(ctx context.Context, req api.RegisterSession) (sentinel.Session, bool, error) {
 	in := sessions.RegisterInput{ID: req.ID, Label: req.Label, Cwd: req.Cwd, ParentSessionID: req.ParentSessionID,
-		HeartbeatTTLMs: req.HeartbeatTTLMs, Sentinel: req.Sentinel}
-	if req.Hooks != nil {
-		h, err := convert[sessions.Hooks](req.Hooks)
-		if err != nil {
-			return api.Session{}, false, err
-		}
-		in.Hooks = &h
-	}
+		HeartbeatTTLMs: req.HeartbeatTTLMs, Sentinel: req.Sentinel, Hooks: req.Hooks}
 	rec, created, err := s.reg.Register(ctx, in)
 	if err != nil {
-		return api.Session{}, false, err
+		return sentinel.Session{}, false, err
 	}
-	v, err := sessionView(rec.Effective(s.reg.Now()))
-	return v, created, err
+	return sessionView(rec.Effective(s.reg.Now())), created, nil
 }
 
-func (s sessionsAPI) List(ctx context.Context) ([]api.Session, error) {
+func (s sessionsAPI) List(ctx context.Context) ([]sentinel.Session, error) {
 	recs, err := s.reg.List(ctx)
 	if err != nil {
 		return nil, err
 	}
-	out := make([]api.Session, 0, len(recs))
+	out := make([]sentinel.Session, 0, len(recs))
 	for _, rec := range recs {
-		v, err := sessionView(rec)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, v)
+		out = append(out, sessionView(rec))
 	}
 	return out, nil
 }
 
-func (s sessionsAPI) Get(ctx context.Context, id string) (api.Session, error) {
+func (s sessionsAPI) Get(ctx context.Context, id string) (sentinel.Session, error) {
 	rec, err := s.reg.Get(ctx, id)
 	if err != nil {
-		return api.Session{}, err
+		return sentinel.Session{}, err
 	}
-	return sessionView(rec)
+	return sessionView(rec), nil
 }
 
-func (s sessionsAPI) End(ctx context.Context, id, reason string) (api.Session, error) {
+func (s sessionsAPI) End(ctx context.Context, id, reason string) (sentinel.Session, error) {
 	rec, err := s.reg.End(ctx, id, reason)
 	if err != nil {
-		return api.Session{}, err
+		return sentinel.Session{}, err
 	}
-	return sessionView(rec)
+	return sessionView(rec), nil
 }
 
 func (s sessionsAPI) ReportEvent(ctx context.Context, id string, ev api.SessionEvent) error {
@@ -97,7 +67,7 @@ func (s sessionsAPI) RecordPR(ctx context.Context, id string, pr api.RecordPR) e
 // inboxesAPI adapts the inbox service to api.Inboxes.
 type inboxesAPI struct{ svc *sessions.Inboxes }
 
-func (s inboxesAPI) Send(ctx context.Context, to string, req api.SendMessage, caller string) (api.Message, error) {
+func (s inboxesAPI) Send(ctx context.Context, to string, req api.SendMessage, caller string) (sentinel.Message, error) {
 	in := sessions.SendInput{Text: req.Text, Kind: req.Kind, Urgency: req.Urgency,
 		CorrelationID: req.CorrelationID, ReplyTo: req.ReplyTo, Data: req.Data}
 	if p := api.PrincipalFrom(ctx); !p.Admin() {
@@ -105,24 +75,21 @@ func (s inboxesAPI) Send(ctx context.Context, to string, req api.SendMessage, ca
 	}
 	msg, err := s.svc.Send(ctx, to, in, caller)
 	if err != nil {
-		return api.Message{}, err
+		return sentinel.Message{}, err
 	}
-	return convert[api.Message](msg)
+	return msg, nil
 }
 
 func (s inboxesAPI) query(q api.InboxQuery) sessions.Query {
 	return sessions.Query{SessionID: q.SessionID, After: q.After, Limit: q.Limit, CorrelationID: q.CorrelationID, Ack: q.Ack, Cursor: q.Cursor}
 }
 
-func (s inboxesAPI) page(msgs []inbox.Message, next uint64) (api.InboxPage, error) {
-	out, err := convert[[]api.Message](msgs)
-	if err != nil {
-		return api.InboxPage{}, err
+// page answers a read: an empty read has an empty list, never null.
+func (s inboxesAPI) page(msgs []sentinel.Message, next uint64) api.InboxPage {
+	if msgs == nil {
+		msgs = []sentinel.Message{}
 	}
-	if out == nil {
-		out = []api.Message{}
-	}
-	return api.InboxPage{Messages: out, Next: next}, nil
+	return api.InboxPage{Messages: msgs, Next: next}
 }
 
 func (s inboxesAPI) Read(ctx context.Context, q api.InboxQuery) (api.InboxPage, error) {
@@ -130,7 +97,7 @@ func (s inboxesAPI) Read(ctx context.Context, q api.InboxQuery) (api.InboxPage, 
 	if err != nil {
 		return api.InboxPage{}, err
 	}
-	return s.page(msgs, next)
+	return s.page(msgs, next), nil
 }
 
 func (s inboxesAPI) Wait(ctx context.Context, q api.InboxQuery, timeout time.Duration) (api.InboxPage, error) {
@@ -141,9 +108,9 @@ func (s inboxesAPI) Wait(ctx context.Context, q api.InboxQuery, timeout time.Dur
 	if err != nil {
 		return api.InboxPage{}, err
 	}
-	p, err := s.page(msgs, next)
+	p := s.page(msgs, next)
 	p.TimedOut = len(msgs) == 0
-	return p, err
+	return p, nil
 }
 
 func (s inboxesAPI) Done() <-chan struct{} { return s.svc.Done() }
@@ -151,25 +118,12 @@ func (s inboxesAPI) Done() <-chan struct{} { return s.svc.Done() }
 // followsAPI adapts the follow engine to api.Follows.
 type followsAPI struct{ engine *follow.Engine }
 
-func (s followsAPI) Upsert(ctx context.Context, req api.FollowRequest, caller string) (api.Follow, bool, error) {
-	in, err := convert[follow.Request](req)
-	if err != nil {
-		return api.Follow{}, false, err
-	}
-	f, created, err := s.engine.Upsert(ctx, in, caller)
-	if err != nil {
-		return api.Follow{}, false, err
-	}
-	v, err := convert[api.Follow](f)
-	return v, created, err
+func (s followsAPI) Upsert(ctx context.Context, req sentinel.FollowRequest, caller string) (sentinel.Follow, bool, error) {
+	return s.engine.Upsert(ctx, req, caller)
 }
 
-func (s followsAPI) List(ctx context.Context, follower string) ([]api.Follow, error) {
-	fs, err := s.engine.Store.List(ctx, follower)
-	if err != nil {
-		return nil, err
-	}
-	return convert[[]api.Follow](fs)
+func (s followsAPI) List(ctx context.Context, follower string) ([]sentinel.Follow, error) {
+	return s.engine.Store.List(ctx, follower)
 }
 
 func (s followsAPI) Remove(ctx context.Context, idOrKey string) (string, error) {

@@ -10,7 +10,7 @@ import (
 // returns its mount. Its event streams end when the node starts stopping
 // (a subsystem Drain), before the HTTP server drains.
 func (a *App) wireUI(sapi api.Sentinels) (ingress.Mounter, error) {
-	svc := ui.Services{Sentinels: sapi, Journal: a.journalAPI(), Cluster: scopedCluster{clusterAPI{a}}}
+	svc := ui.Services{Sentinels: sapi, Explainer: a.explainerAPI(), Cluster: scopedCluster{clusterAPI{a}}}
 	for _, s := range a.subsystems {
 		if w := s.sessions; w != nil {
 			svc.Sessions, svc.Inboxes, svc.Follows = scopedSessions{sessionsAPI{reg: w.registry}}, scopedInboxes{inboxesAPI{svc: w.inboxes}},

@@ -274,7 +274,7 @@ const errDupInProcess = 10158
 
 // appendDigest stores msg, asking again (up to 5 times, 20 ms apart) while
 // another node's store of the same digest is in process.
-func (b *Batches) appendDigest(ctx context.Context, msg inbox.Message) error {
+func (b *Batches) appendDigest(ctx context.Context, msg sentinel.Message) error {
 	for i := 0; ; i++ {
 		_, _, err := b.Append(ctx, msg)
 		var apiErr *jetstream.APIError

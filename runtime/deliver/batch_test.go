@@ -12,7 +12,6 @@ import (
 	"github.com/agentproto/sentinel"
 	"github.com/agentproto/sentinel/bus/bustest"
 	"github.com/agentproto/sentinel/runtime/deliver"
-	"github.com/agentproto/sentinel/runtime/inbox"
 	"github.com/agentproto/sentinel/runtime/runtimetest"
 )
 
@@ -48,7 +47,7 @@ type digestData struct {
 	} `json:"events"`
 }
 
-func digestOf(t *testing.T, m inbox.Message) digestData {
+func digestOf(t *testing.T, m sentinel.Message) digestData {
 	t.Helper()
 	var d digestData
 	require.NoError(t, json.Unmarshal(m.Data, &d))

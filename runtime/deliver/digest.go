@@ -148,7 +148,7 @@ func stateLine(items []batchItem) string {
 // notice, the highest urgency among its events, text "[<scheme>] <n>
 // events on <subject>: <state line>", data {digest, subject, state,
 // count, events (the oldest dropped to fit 16 KiB, counted in omitted)}.
-func DigestMessage(st *batchState, ts string) inbox.Message {
+func DigestMessage(st *batchState, ts string) sentinel.Message {
 	urg := sentinel.UrgencyFYI
 	for _, it := range st.Items {
 		if it.Urgency.Rank() > urg.Rank() {
@@ -166,11 +166,11 @@ func DigestMessage(st *batchState, ts string) inbox.Message {
 	}
 	state := stateLine(st.Items)
 	text := "[" + oneLine(scheme) + "] " + strconv.Itoa(n) + " " + word + " on " + oneLine(st.Subject) + ": " + state
-	return inbox.Message{
+	return sentinel.Message{
 		ID:            DigestID(st.To, st.SentinelID, st.BatchID),
 		Ts:            ts,
 		To:            st.To,
-		From:          inbox.From{Relation: inbox.RelationSystem},
+		From:          sentinel.MessageFrom{Relation: inbox.RelationSystem},
 		Kind:          inbox.KindNotice,
 		Urgency:       urg,
 		CorrelationID: "sentinel:" + st.Subject,

@@ -165,7 +165,7 @@ func (d DirectRouter) Plan(_ context.Context, rec *sentinel.Sentinel, ev *sentin
 func (d DirectRouter) Prepare(rec *sentinel.Sentinel, ev *sentinel.Event) (Send, error) {
 	t := rec.Spec.Target
 	msg := inbox.SentinelMessage(rec.ID, rec.Provider, t.SessionID, t.Urgency, ev, d.Now())
-	if err := msg.Validate(); err != nil {
+	if err := inbox.Validate(&msg); err != nil {
 		return nil, err
 	}
 	return func(ctx context.Context) (Outcome, error) {

@@ -13,12 +13,12 @@ import (
 // at once and never fail the delivery (the writer queues and drops under
 // overload). A nil Journal on the Pipeline records nothing.
 type Journal interface {
-	Record(e journal.Entry)
+	Record(e sentinel.Decision)
 }
 
 // note journals one decision about ev for a sentinel; rec may be nil (a
 // sentinel that is gone). with, when set, adds decision details.
-func (p *Pipeline) note(sentinelID string, rec *sentinel.Sentinel, ev *sentinel.Event, decision, reason string, with func(*journal.Entry)) {
+func (p *Pipeline) note(sentinelID string, rec *sentinel.Sentinel, ev *sentinel.Event, decision, reason string, with func(*sentinel.Decision)) {
 	if p.Journal == nil {
 		return
 	}
@@ -39,7 +39,7 @@ func (p *Pipeline) noteFiltered(rec *sentinel.Sentinel, ev *sentinel.Event, defa
 		return
 	}
 	misses := rec.Spec.Misses(ev, defaults)
-	p.note(rec.ID, rec, ev, journal.Filtered, journal.FilteredReason(misses, ev.Type), func(e *journal.Entry) { e.Clauses = misses })
+	p.note(rec.ID, rec, ev, journal.Filtered, journal.FilteredReason(misses, ev.Type), func(e *sentinel.Decision) { e.Clauses = misses })
 }
 
 // noteOutcome journals what routing a matched event produced: parked or
@@ -49,7 +49,7 @@ func (p *Pipeline) noteOutcome(rec *sentinel.Sentinel, ev *sentinel.Event, out O
 		return
 	}
 	target := rec.Spec.Target.SessionID
-	where := func(e *journal.Entry) {
+	where := func(e *sentinel.Decision) {
 		if out.Message != nil {
 			e.Session, e.MessageID = out.Message.To, out.Message.ID
 		}
@@ -78,5 +78,5 @@ func (p *Pipeline) noteOutcome(rec *sentinel.Sentinel, ev *sentinel.Event, out O
 
 // noteRetry journals a failed delivery that will be retried.
 func (p *Pipeline) noteRetry(sentinelID string, ev *sentinel.Event, cause error, attempt uint64, delay time.Duration) {
-	p.note(sentinelID, nil, ev, journal.Retrying, fmt.Sprintf("%v (retry in %s)", cause, delay), func(e *journal.Entry) { e.Attempt = int(attempt) })
+	p.note(sentinelID, nil, ev, journal.Retrying, fmt.Sprintf("%v (retry in %s)", cause, delay), func(e *sentinel.Decision) { e.Attempt = int(attempt) })
 }

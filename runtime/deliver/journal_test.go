@@ -24,7 +24,7 @@ func handle(t *testing.T, e *runtimetest.Env, sentinelID string, ev sentinel.Eve
 	return res
 }
 
-func decisionsOf(entries []journal.Entry) []string {
+func decisionsOf(entries []sentinel.Decision) []string {
 	out := make([]string, 0, len(entries))
 	for _, d := range entries {
 		out = append(out, d.Decision)
@@ -110,7 +110,7 @@ func TestJournalRecordsDeadTargets(t *testing.T) {
 		if mode.Load() == 0 {
 			return deliver.Outcome{Parked: true, Orphaned: true, Reason: "target session s1 no longer exists"}, nil
 		}
-		return deliver.Outcome{Message: &inbox.Message{ID: "msg_fwd", To: "parent"}}, nil
+		return deliver.Outcome{Message: &sentinel.Message{ID: "msg_fwd", To: "parent"}}, nil
 	}}
 	e := runtimetest.Start(t, runtimetest.Options{NoWorkers: true, Router: router})
 	rec := watchPR(e, "s1", nil, pr)

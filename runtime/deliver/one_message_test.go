@@ -11,7 +11,6 @@ import (
 
 	"github.com/agentproto/sentinel"
 	"github.com/agentproto/sentinel/bus/bustest"
-	"github.com/agentproto/sentinel/runtime/inbox"
 	"github.com/agentproto/sentinel/runtime/journal"
 	"github.com/agentproto/sentinel/runtime/runtimetest"
 )
@@ -25,7 +24,7 @@ func threeWatches(e *runtimetest.Env, session string) []*sentinel.Sentinel {
 	return []*sentinel.Sentinel{pr1, repo, pr2}
 }
 
-func msgEventID(t *testing.T, m inbox.Message) string {
+func msgEventID(t *testing.T, m sentinel.Message) string {
 	t.Helper()
 	var ev struct {
 		ID string `json:"id"`

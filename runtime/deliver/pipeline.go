@@ -135,7 +135,7 @@ func (p *Pipeline) Handle(ctx context.Context, sentinelID string, ev *sentinel.E
 	closure := closureFor(rec, ev)
 	if closure == closurePostMortem {
 		reason := fmt.Sprintf("subject %s already closed", ev.Subject)
-		if err := p.Park.Park(ctx, sentinelID, park.Record{SentinelID: sentinelID, Event: ev, Reason: reason}, "pm:"+sentinelID+":"+ev.ID); err != nil {
+		if err := p.Park.Park(ctx, sentinelID, sentinel.Parked{SentinelID: sentinelID, Event: ev, Reason: reason}, "pm:"+sentinelID+":"+ev.ID); err != nil {
 			return "", err
 		}
 		p.Metrics.IncVec(func(m *metrics.Metrics) prometheusCounterVec { return m.Parked }, "post_mortem")
@@ -225,7 +225,7 @@ func (p *Pipeline) Handle(ctx context.Context, sentinelID string, ev *sentinel.E
 func (p *Pipeline) GiveUp(ctx context.Context, sentinelID string, ev *sentinel.Event, reason string) error {
 	sctx, cancel := settleContext(ctx)
 	defer cancel()
-	if err := p.Park.Park(sctx, sentinelID, park.Record{SentinelID: sentinelID, Event: ev, Reason: reason}, "failed:"+sentinelID+":"+ev.ID); err != nil {
+	if err := p.Park.Park(sctx, sentinelID, sentinel.Parked{SentinelID: sentinelID, Event: ev, Reason: reason}, "failed:"+sentinelID+":"+ev.ID); err != nil {
 		return err
 	}
 	p.Metrics.IncVec(func(m *metrics.Metrics) prometheusCounterVec { return m.Parked }, "undeliverable")

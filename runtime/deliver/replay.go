@@ -61,7 +61,7 @@ func (p *Pipeline) Replay(ctx context.Context, sentinelID string, ev *sentinel.E
 			return Replayed{}, err
 		}
 	}
-	p.note(sentinelID, rec, ev, journal.Replayed, fmt.Sprintf("replay of %s: %s %s", parkID, res.Decision, res.Reason), func(e *journal.Entry) {
+	p.note(sentinelID, rec, ev, journal.Replayed, fmt.Sprintf("replay of %s: %s %s", parkID, res.Decision, res.Reason), func(e *sentinel.Decision) {
 		e.Session, e.MessageID = res.Session, res.MessageID
 	})
 	return res, nil

@@ -21,7 +21,7 @@ type Outcome struct {
 	// RetargetTo re-targets the sentinel to a resumed session's new id.
 	RetargetTo string
 	// Message is the stored inbox message, when one was stored.
-	Message *inbox.Message
+	Message *sentinel.Message
 	// Merged: another sentinel of the target session had already shown
 	// this event (one message per session and event, inbox.AppendEvent):
 	// nothing new was stored; the sentinel still counts the event.

@@ -194,7 +194,7 @@ func (w *Workers) handle(ctx context.Context, msg jetstream.Msg) {
 	var ev sentinel.Event
 	if err := json.Unmarshal(msg.Data(), &ev); err != nil || ev.ID == "" {
 		// Nothing publishes undecodable events; journal it rather than loop.
-		if w.Park.Park(ctx, sid, park.Record{SentinelID: sid, Item: string(msg.Data()), Reason: "undecodable event"}, "") == nil {
+		if w.Park.Park(ctx, sid, sentinel.Parked{SentinelID: sid, Item: string(msg.Data()), Reason: "undecodable event"}, "") == nil {
 			w.Metrics.IncVec(func(m *metrics.Metrics) prometheusCounterVec { return m.Parked }, "undecodable")
 		}
 		if msg.Term() == nil {

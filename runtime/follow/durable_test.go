@@ -11,6 +11,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/agentproto/sentinel"
 	"github.com/agentproto/sentinel/bus"
 	"github.com/agentproto/sentinel/bus/bustest"
 	"github.com/agentproto/sentinel/runtime/follow"
@@ -52,7 +53,7 @@ func TestAPendingBatchOfALostNodeIsDeliveredByTheNext(t *testing.T) {
 	require.NoError(t, err)
 	clockA := newFakeClock()
 	a := engineOn(busA, clockA)
-	_, _, err = a.Upsert(ctx, follow.Request{Follower: "chief", Selector: follow.Selector{All: true}, BatchMs: ms(60000)}, "")
+	_, _, err = a.Upsert(ctx, sentinel.FollowRequest{Follower: "chief", Selector: sentinel.FollowSelector{All: true}, BatchMs: ms(60000)}, "")
 	require.NoError(t, err)
 	require.NoError(t, a.Start(ctx, busA))
 

@@ -5,13 +5,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/agentproto/sentinel/runtime/metrics"
-	"github.com/prometheus/client_golang/prometheus"
 	"log/slog"
 	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/agentproto/sentinel/runtime/metrics"
+	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/nats-io/nats.go/jetstream"
 
@@ -91,17 +92,17 @@ func NewEngine(store *Store, reg *sessions.Registry, res *sessions.Resolver, app
 
 // Upsert validates and stores a follow (created = false for an update by
 // key). The follower must be known to the registry (session_not_found).
-func (e *Engine) Upsert(ctx context.Context, req Request, caller string) (Follow, bool, error) {
+func (e *Engine) Upsert(ctx context.Context, req sentinel.FollowRequest, caller string) (sentinel.Follow, bool, error) {
 	f, err := normalize(req, caller)
 	if err != nil {
-		return Follow{}, false, err
+		return sentinel.Follow{}, false, err
 	}
 	s, err := e.Registry.Lookup(ctx, f.Follower)
 	if err != nil {
-		return Follow{}, false, err
+		return sentinel.Follow{}, false, err
 	}
 	if s == nil || s.Forgotten {
-		return Follow{}, false, sentinel.Errorf(sentinel.CodeSessionNotFound, "follower session %q is not known to the registry", f.Follower)
+		return sentinel.Follow{}, false, sentinel.Errorf(sentinel.CodeSessionNotFound, "follower session %q is not known to the registry", f.Follower)
 	}
 	return e.Store.Upsert(ctx, f, sentinel.FormatTime(e.clock.Now()))
 }
@@ -216,9 +217,9 @@ func (e *Engine) deliver(ctx context.Context, follower string, entries []Entry) 
 		e.Log.Info("follows re-pointed to the resumed follower", "from", target, "to", res.To, "follows", n)
 	}
 	now := e.clock.Now()
-	msg := inbox.Message{
+	msg := sentinel.Message{
 		ID: inbox.DeterministicID("session-follow", res.To, followID, strconv.FormatInt(now.UnixNano(), 10), text),
-		Ts: sentinel.FormatTime(now), To: res.To, From: inbox.From{Relation: inbox.RelationSystem},
+		Ts: sentinel.FormatTime(now), To: res.To, From: sentinel.MessageFrom{Relation: inbox.RelationSystem},
 		Kind: inbox.KindNotice, Urgency: sentinel.UrgencyNextTurn, Text: text,
 		Source: "session-follow", Origin: "follow:" + res.To,
 	}
@@ -232,7 +233,7 @@ func (e *Engine) deliver(ctx context.Context, follower string, entries []Entry) 
 
 func (e *Engine) park(ctx context.Context, followID, follower, text, reason string) error {
 	e.Log.Info("follow digest parked", "follower", follower, "reason", reason)
-	if err := e.Park.Park(ctx, followID, park.Record{FollowID: followID, Follower: follower, Text: text, Reason: reason}, ""); err != nil {
+	if err := e.Park.Park(ctx, followID, sentinel.Parked{FollowID: followID, Follower: follower, Text: text, Reason: reason}, ""); err != nil {
 		return fmt.Errorf("park digest for %s: %w", follower, err)
 	}
 	e.Metrics.IncVec(func(m *metrics.Metrics) *prometheus.CounterVec { return m.Parked }, "follow_digest")

@@ -52,7 +52,7 @@ func (e *fenv) register(t *testing.T, id string, in sessions.RegisterInput) {
 	require.NoError(t, err)
 }
 
-func (e *fenv) follow(t *testing.T, req follow.Request) follow.Follow {
+func (e *fenv) follow(t *testing.T, req sentinel.FollowRequest) sentinel.Follow {
 	t.Helper()
 	f, _, err := e.engine.Upsert(context.Background(), req, "")
 	require.NoError(t, err)
@@ -66,7 +66,7 @@ func (e *fenv) handle(t *testing.T, evs ...sessions.LifecycleEvent) {
 	}
 }
 
-func (e *fenv) inboxOf(t *testing.T, id string) []inbox.Message {
+func (e *fenv) inboxOf(t *testing.T, id string) []sentinel.Message {
 	t.Helper()
 	msgs, _, err := e.inbox.Read(context.Background(), inbox.Query{SessionID: id, Limit: 500})
 	require.NoError(t, err)
@@ -79,7 +79,7 @@ func TestBatchBoundariesWithInjectedClock(t *testing.T) {
 	e := newFenv(t)
 	e.register(t, "chief", sessions.RegisterInput{})
 	e.register(t, "w1", sessions.RegisterInput{Label: ptr("worker"), Cwd: ptr("/src/app")})
-	e.follow(t, follow.Request{Follower: "chief", Selector: follow.Selector{All: true}, BatchMs: ms(1000)})
+	e.follow(t, sentinel.FollowRequest{Follower: "chief", Selector: sentinel.FollowSelector{All: true}, BatchMs: ms(1000)})
 
 	e.handle(t, sessions.LifecycleEvent{Kind: "turn-end", SessionID: "w1", Detail: "one"})
 	e.clock.Advance(999 * time.Millisecond)
@@ -111,7 +111,7 @@ func TestBatchBoundariesWithInjectedClock(t *testing.T) {
 func TestBatchMsZeroIsNextTick(t *testing.T) {
 	e := newFenv(t)
 	e.register(t, "chief", sessions.RegisterInput{})
-	e.follow(t, follow.Request{Follower: "chief", Selector: follow.Selector{SessionIDs: []string{"a", "b"}}, BatchMs: ms(0)})
+	e.follow(t, sentinel.FollowRequest{Follower: "chief", Selector: sentinel.FollowSelector{SessionIDs: []string{"a", "b"}}, BatchMs: ms(0)})
 	e.handle(t, sessions.LifecycleEvent{Kind: "exited", SessionID: "a", Reason: "operator-completed"},
 		sessions.LifecycleEvent{Kind: "exited", SessionID: "b", Reason: "exited"})
 	require.Empty(t, e.inboxOf(t, "chief"))
@@ -127,9 +127,9 @@ func TestOneEntryPerFollowerAndNeverOwnEvents(t *testing.T) {
 	for _, id := range []string{"chief", "deputy", "w"} {
 		e.register(t, id, sessions.RegisterInput{})
 	}
-	e.follow(t, follow.Request{Follower: "chief", Selector: follow.Selector{All: true}, BatchMs: ms(0)})
-	e.follow(t, follow.Request{Follower: "chief", Selector: follow.Selector{SessionIDs: []string{"w", "chief"}}, BatchMs: ms(0)})
-	e.follow(t, follow.Request{Follower: "deputy", Selector: follow.Selector{All: true}, BatchMs: ms(0)})
+	e.follow(t, sentinel.FollowRequest{Follower: "chief", Selector: sentinel.FollowSelector{All: true}, BatchMs: ms(0)})
+	e.follow(t, sentinel.FollowRequest{Follower: "chief", Selector: sentinel.FollowSelector{SessionIDs: []string{"w", "chief"}}, BatchMs: ms(0)})
+	e.follow(t, sentinel.FollowRequest{Follower: "deputy", Selector: sentinel.FollowSelector{All: true}, BatchMs: ms(0)})
 	e.handle(t, sessions.LifecycleEvent{Kind: "turn-end", SessionID: "w", Detail: "x"},
 		sessions.LifecycleEvent{Kind: "turn-end", SessionID: "chief", Detail: "mine"})
 	e.clock.Advance(0)
@@ -144,10 +144,10 @@ func TestOneEntryPerFollowerAndNeverOwnEvents(t *testing.T) {
 
 func TestDeadFollowerResumedAndRepointed(t *testing.T) {
 	e := newFenv(t)
-	e.register(t, "chief", sessions.RegisterInput{Hooks: &sessions.Hooks{Resume: &sessions.Hook{Command: []string{"echo", "chief-2"}}}})
+	e.register(t, "chief", sessions.RegisterInput{Hooks: &sentinel.SessionHooks{Resume: &sentinel.Hook{Command: []string{"echo", "chief-2"}}}})
 	e.register(t, "w", sessions.RegisterInput{})
-	f1 := e.follow(t, follow.Request{Follower: "chief", Key: "k1", Selector: follow.Selector{All: true}, BatchMs: ms(0)})
-	f2 := e.follow(t, follow.Request{Follower: "chief", Selector: follow.Selector{SessionIDs: []string{"x"}}, BatchMs: ms(0)})
+	f1 := e.follow(t, sentinel.FollowRequest{Follower: "chief", Key: "k1", Selector: sentinel.FollowSelector{All: true}, BatchMs: ms(0)})
+	f2 := e.follow(t, sentinel.FollowRequest{Follower: "chief", Selector: sentinel.FollowSelector{SessionIDs: []string{"x"}}, BatchMs: ms(0)})
 	require.NoError(t, e.reg.Report(context.Background(), "chief", sessions.ReportInput{Kind: "crashed"}))
 	e.handle(t, sessions.LifecycleEvent{Kind: "turn-end", SessionID: "w", Detail: "done"})
 	e.clock.Advance(0)
@@ -181,9 +181,9 @@ func TestDeadFollowerParkedNeverDropped(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			e := newFenv(t)
-			e.register(t, "chief", sessions.RegisterInput{Hooks: &sessions.Hooks{}})
+			e.register(t, "chief", sessions.RegisterInput{Hooks: &sentinel.SessionHooks{}})
 			e.register(t, "w", sessions.RegisterInput{})
-			f := e.follow(t, follow.Request{Follower: "chief", Selector: follow.Selector{All: true}, BatchMs: ms(0)})
+			f := e.follow(t, sentinel.FollowRequest{Follower: "chief", Selector: sentinel.FollowSelector{All: true}, BatchMs: ms(0)})
 			require.NoError(t, tc.end(e))
 			e.handle(t, sessions.LifecycleEvent{Kind: "turn-end", SessionID: "w", Detail: "done"})
 			e.clock.Advance(0)
@@ -204,9 +204,9 @@ func TestRepointMidBatchGoesToTheNewFollower(t *testing.T) {
 	e := newFenv(t)
 	e.register(t, "chief", sessions.RegisterInput{})
 	e.register(t, "chief-b", sessions.RegisterInput{})
-	e.follow(t, follow.Request{Follower: "chief", Key: "main", Selector: follow.Selector{All: true}, BatchMs: ms(100)})
+	e.follow(t, sentinel.FollowRequest{Follower: "chief", Key: "main", Selector: sentinel.FollowSelector{All: true}, BatchMs: ms(100)})
 	e.handle(t, sessions.LifecycleEvent{Kind: "turn-end", SessionID: "w", Detail: "x"})
-	f, created, err := e.engine.Upsert(context.Background(), follow.Request{Follower: "chief-b", Key: "main", Selector: follow.Selector{All: true}}, "")
+	f, created, err := e.engine.Upsert(context.Background(), sentinel.FollowRequest{Follower: "chief-b", Key: "main", Selector: sentinel.FollowSelector{All: true}}, "")
 	require.NoError(t, err)
 	require.False(t, created)
 	e.clock.Advance(100 * time.Millisecond)
@@ -221,17 +221,17 @@ func TestUpsertValidation(t *testing.T) {
 	ctx := context.Background()
 	cases := []struct {
 		name string
-		req  follow.Request
+		req  sentinel.FollowRequest
 		code string
 	}{
-		{"no follower", follow.Request{Selector: follow.Selector{All: true}}, sentinel.CodeNoFollower},
-		{"empty selector", follow.Request{Follower: "chief"}, sentinel.CodeInvalidSelector},
-		{"empty sessionIds is not a selector", follow.Request{Follower: "chief", Selector: follow.Selector{SessionIDs: []string{}}}, sentinel.CodeInvalidSelector},
-		{"unknown follower", follow.Request{Follower: "ghost", Selector: follow.Selector{All: true}}, sentinel.CodeSessionNotFound},
-		{"bad event", follow.Request{Follower: "chief", Selector: follow.Selector{All: true}, Events: []string{"nap"}}, sentinel.CodeInvalidInput},
-		{"batchMs too large", follow.Request{Follower: "chief", Selector: follow.Selector{All: true}, BatchMs: ms(600001)}, sentinel.CodeInvalidInput},
-		{"empty id in a list", follow.Request{Follower: "chief", Selector: follow.Selector{SessionIDs: []string{""}}}, sentinel.CodeInvalidInput},
-		{"key too long", follow.Request{Follower: "chief", Key: strings.Repeat("k", 201), Selector: follow.Selector{All: true}}, sentinel.CodeInvalidInput},
+		{"no follower", sentinel.FollowRequest{Selector: sentinel.FollowSelector{All: true}}, sentinel.CodeNoFollower},
+		{"empty selector", sentinel.FollowRequest{Follower: "chief"}, sentinel.CodeInvalidSelector},
+		{"empty sessionIds is not a selector", sentinel.FollowRequest{Follower: "chief", Selector: sentinel.FollowSelector{SessionIDs: []string{}}}, sentinel.CodeInvalidSelector},
+		{"unknown follower", sentinel.FollowRequest{Follower: "ghost", Selector: sentinel.FollowSelector{All: true}}, sentinel.CodeSessionNotFound},
+		{"bad event", sentinel.FollowRequest{Follower: "chief", Selector: sentinel.FollowSelector{All: true}, Events: []string{"nap"}}, sentinel.CodeInvalidInput},
+		{"batchMs too large", sentinel.FollowRequest{Follower: "chief", Selector: sentinel.FollowSelector{All: true}, BatchMs: ms(600001)}, sentinel.CodeInvalidInput},
+		{"empty id in a list", sentinel.FollowRequest{Follower: "chief", Selector: sentinel.FollowSelector{SessionIDs: []string{""}}}, sentinel.CodeInvalidInput},
+		{"key too long", sentinel.FollowRequest{Follower: "chief", Key: strings.Repeat("k", 201), Selector: sentinel.FollowSelector{All: true}}, sentinel.CodeInvalidInput},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -240,22 +240,22 @@ func TestUpsertValidation(t *testing.T) {
 		})
 	}
 
-	f, created, err := e.engine.Upsert(ctx, follow.Request{Key: "k", Selector: follow.Selector{All: true, SessionIDs: []string{"a", "a"}},
-		Exclude: &follow.Exclude{Labels: []string{"x", "x"}, SessionIDs: []string{}}, Events: []string{"crashed", "crashed"}}, "chief")
+	f, created, err := e.engine.Upsert(ctx, sentinel.FollowRequest{Key: "k", Selector: sentinel.FollowSelector{All: true, SessionIDs: []string{"a", "a"}},
+		Exclude: &sentinel.FollowExclude{Labels: []string{"x", "x"}, SessionIDs: []string{}}, Events: []string{"crashed", "crashed"}}, "chief")
 	require.NoError(t, err)
 	require.True(t, created)
 	require.Equal(t, "chief", f.Follower, "the caller is the default follower")
 	require.True(t, sentinel.ValidFollowID(f.ID))
 	require.Equal(t, []string{"a"}, f.Selector.SessionIDs)
 	require.True(t, *f.Selector.RootOnly, "rootOnly defaults to all")
-	require.Equal(t, &follow.Exclude{Labels: []string{"x"}}, f.Exclude)
+	require.Equal(t, &sentinel.FollowExclude{Labels: []string{"x"}}, f.Exclude)
 	require.Equal(t, []string{"crashed"}, f.Events)
 	require.Equal(t, follow.DefaultBatchMs, f.BatchMs)
 	require.True(t, f.SkipEmptyTurns)
 	require.True(t, f.ExcludeFollowerChildren)
 
 	e.clock.Advance(time.Hour)
-	g, created, err := e.engine.Upsert(ctx, follow.Request{Follower: "chief", Key: "k", Selector: follow.Selector{CwdPrefix: "/w"}}, "")
+	g, created, err := e.engine.Upsert(ctx, sentinel.FollowRequest{Follower: "chief", Key: "k", Selector: sentinel.FollowSelector{CwdPrefix: "/w"}}, "")
 	require.NoError(t, err)
 	require.False(t, created)
 	require.Equal(t, f.ID, g.ID)
@@ -273,7 +273,7 @@ func TestUpsertValidation(t *testing.T) {
 func TestEngineConsumesTheLifecycleStream(t *testing.T) {
 	e := newFenv(t)
 	e.register(t, "chief", sessions.RegisterInput{})
-	e.follow(t, follow.Request{Follower: "chief", Selector: follow.Selector{All: true}, BatchMs: ms(0)})
+	e.follow(t, sentinel.FollowRequest{Follower: "chief", Selector: sentinel.FollowSelector{All: true}, BatchMs: ms(0)})
 	require.NoError(t, e.engine.Start(context.Background(), e.bus.Bus))
 	require.NoError(t, e.reg.RecordPR(context.Background(), "w9", "https://github.com/o/r/pull/4", sessions.PRMerged, "Merge me"))
 	bustest.Eventually(t, 10*time.Second, func() bool {
@@ -293,7 +293,7 @@ func TestEngineConsumesOnlyWhileItOwnsTheJob(t *testing.T) {
 	var owns atomic.Bool
 	e.engine.Owns = owns.Load
 	e.register(t, "chief", sessions.RegisterInput{})
-	e.follow(t, follow.Request{Follower: "chief", Selector: follow.Selector{All: true}, BatchMs: ms(0)})
+	e.follow(t, sentinel.FollowRequest{Follower: "chief", Selector: sentinel.FollowSelector{All: true}, BatchMs: ms(0)})
 	require.NoError(t, e.engine.Start(context.Background(), e.bus.Bus))
 	require.NoError(t, e.reg.RecordPR(context.Background(), "w9", "https://github.com/o/r/pull/4", sessions.PRMerged, "Merge me"))
 	info, err := e.bus.Bus.Lifecycle.Info(context.Background())

@@ -3,6 +3,7 @@ package follow
 import (
 	"strings"
 
+	"github.com/agentproto/sentinel"
 	"github.com/agentproto/sentinel/runtime/sessions"
 )
 
@@ -14,14 +15,14 @@ type Lookup func(id string) *sessions.Session
 // against an event): a turn-end that left the
 // session awaiting input reads as awaiting-input when subscribed; an empty
 // turn is dropped under skipEmptyTurns unless it is awaiting input.
-func Wants(f *Follow, ev *sessions.LifecycleEvent) (string, bool) {
+func Wants(f *sentinel.Follow, ev *sessions.LifecycleEvent) (string, bool) {
 	if ev.Kind != sessions.KindTurnEnd {
-		return ev.Kind, f.wantsKind(ev.Kind)
+		return ev.Kind, wantsKind(f, ev.Kind)
 	}
-	if ev.AwaitingInput && f.wantsKind(sessions.KindAwaitingInput) {
+	if ev.AwaitingInput && wantsKind(f, sessions.KindAwaitingInput) {
 		return sessions.KindAwaitingInput, true
 	}
-	if !f.wantsKind(sessions.KindTurnEnd) {
+	if !wantsKind(f, sessions.KindTurnEnd) {
 		return "", false
 	}
 	if ev.Empty && f.SkipEmptyTurns && !ev.AwaitingInput {
@@ -33,7 +34,7 @@ func Wants(f *Follow, ev *sessions.LifecycleEvent) (string, bool) {
 // Covers reports whether the follow's selector covers the event's session,
 // read at event time (the session follows guide: matching a follow against
 // an event, steps in order).
-func Covers(f *Follow, ev *sessions.LifecycleEvent, lookup Lookup) bool {
+func Covers(f *sentinel.Follow, ev *sessions.LifecycleEvent, lookup Lookup) bool {
 	id := ev.SessionID
 	if id == f.Follower {
 		return false
@@ -70,7 +71,7 @@ func Covers(f *Follow, ev *sessions.LifecycleEvent, lookup Lookup) bool {
 			return false
 		}
 	}
-	if f.rootOnly() && desc != nil && desc.ParentSessionID != "" {
+	if rootsOnly(f) && desc != nil && desc.ParentSessionID != "" {
 		return false
 	}
 	return true

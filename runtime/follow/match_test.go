@@ -5,6 +5,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/agentproto/sentinel"
 	"github.com/agentproto/sentinel/runtime/follow"
 	"github.com/agentproto/sentinel/runtime/sessions"
 )
@@ -13,35 +14,35 @@ func b(v bool) *bool { return &v }
 
 func TestCovers(t *testing.T) {
 	descs := map[string]*sessions.Session{
-		"chief":      {ID: "chief", Cwd: "/home/u"},
-		"root":       {ID: "root", Cwd: "/home/u/proj/sub", Label: "builder"},
-		"other":      {ID: "other", Cwd: "/home/u/proj-other"},
-		"kid":        {ID: "kid", Cwd: "/tmp/x", ParentSessionID: "root"},
-		"chief-kid":  {ID: "chief-kid", Cwd: "/tmp/y", ParentSessionID: "chief"},
-		"chief-gkid": {ID: "chief-gkid", Cwd: "/tmp/z", ParentSessionID: "chief-kid"},
-		"noisy":      {ID: "noisy", Cwd: "/home/u/proj", Label: "noise"},
-		"nocwd":      {ID: "nocwd"},
+		"chief":      {Session: sentinel.Session{ID: "chief", Cwd: "/home/u"}},
+		"root":       {Session: sentinel.Session{ID: "root", Cwd: "/home/u/proj/sub", Label: "builder"}},
+		"other":      {Session: sentinel.Session{ID: "other", Cwd: "/home/u/proj-other"}},
+		"kid":        {Session: sentinel.Session{ID: "kid", Cwd: "/tmp/x", ParentSessionID: "root"}},
+		"chief-kid":  {Session: sentinel.Session{ID: "chief-kid", Cwd: "/tmp/y", ParentSessionID: "chief"}},
+		"chief-gkid": {Session: sentinel.Session{ID: "chief-gkid", Cwd: "/tmp/z", ParentSessionID: "chief-kid"}},
+		"noisy":      {Session: sentinel.Session{ID: "noisy", Cwd: "/home/u/proj", Label: "noise"}},
+		"nocwd":      {Session: sentinel.Session{ID: "nocwd"}},
 	}
 	lookup := func(id string) *sessions.Session { return descs[id] }
-	all := follow.Follow{Follower: "chief", Selector: follow.Selector{All: true, RootOnly: b(true)}, ExcludeFollowerChildren: true}
+	all := sentinel.Follow{Follower: "chief", Selector: sentinel.FollowSelector{All: true, RootOnly: b(true)}, ExcludeFollowerChildren: true}
 	allKids := all
 	allKids.ExcludeFollowerChildren = false
 	allNotRoot := all
 	allNotRoot.Selector.RootOnly = b(false)
-	cwd := follow.Follow{Follower: "chief", Selector: follow.Selector{CwdPrefix: "/home/u/proj/", RootOnly: b(false)}, ExcludeFollowerChildren: true}
+	cwd := sentinel.Follow{Follower: "chief", Selector: sentinel.FollowSelector{CwdPrefix: "/home/u/proj/", RootOnly: b(false)}, ExcludeFollowerChildren: true}
 	cwdKids := cwd
 	cwdKids.ExcludeFollowerChildren = false
-	ids := follow.Follow{Follower: "chief", Selector: follow.Selector{SessionIDs: []string{"kid", "chief", "chief-kid"}, RootOnly: b(false)}, ExcludeFollowerChildren: false}
+	ids := sentinel.Follow{Follower: "chief", Selector: sentinel.FollowSelector{SessionIDs: []string{"kid", "chief", "chief-kid"}, RootOnly: b(false)}, ExcludeFollowerChildren: false}
 	idsNoKids := ids
 	idsNoKids.ExcludeFollowerChildren = true
 	excl := all
-	excl.Exclude = &follow.Exclude{SessionIDs: []string{"other"}, Labels: []string{"noise"}}
+	excl.Exclude = &sentinel.FollowExclude{SessionIDs: []string{"other"}, Labels: []string{"noise"}}
 	exclEventLabel := all
-	exclEventLabel.Exclude = &follow.Exclude{Labels: []string{"late-label"}}
+	exclEventLabel.Exclude = &sentinel.FollowExclude{Labels: []string{"late-label"}}
 
 	cases := []struct {
 		name    string
-		f       follow.Follow
+		f       sentinel.Follow
 		session string
 		label   string
 		want    bool
@@ -63,7 +64,7 @@ func TestCovers(t *testing.T) {
 		{"cwdPrefix matches below the prefix", cwd, "root", "", true},
 		{"cwdPrefix matches the prefix itself", cwd, "noisy", "", true},
 		{"cwdPrefix respects path boundaries", cwd, "other", "", false},
-		{"cwdPrefix alone is not root-only", follow.Follow{Follower: "chief", Selector: follow.Selector{CwdPrefix: "/tmp", RootOnly: b(false)}, ExcludeFollowerChildren: true}, "kid", "", true},
+		{"cwdPrefix alone is not root-only", sentinel.Follow{Follower: "chief", Selector: sentinel.FollowSelector{CwdPrefix: "/tmp", RootOnly: b(false)}, ExcludeFollowerChildren: true}, "kid", "", true},
 		{"a missing cwd never matches a prefix", cwd, "nocwd", "", false},
 		{"exclude ids", excl, "other", "", false},
 		{"exclude labels from the descriptor", excl, "noisy", "", false},
@@ -79,13 +80,13 @@ func TestCovers(t *testing.T) {
 }
 
 func TestWants(t *testing.T) {
-	allEvents := follow.Follow{Events: follow.Events(), SkipEmptyTurns: true}
-	onlyTurns := follow.Follow{Events: []string{"turn-end"}, SkipEmptyTurns: true}
-	keepEmpty := follow.Follow{Events: follow.Events(), SkipEmptyTurns: false}
-	onlyPR := follow.Follow{Events: []string{"pr-merged"}, SkipEmptyTurns: true}
+	allEvents := sentinel.Follow{Events: follow.Events(), SkipEmptyTurns: true}
+	onlyTurns := sentinel.Follow{Events: []string{"turn-end"}, SkipEmptyTurns: true}
+	keepEmpty := sentinel.Follow{Events: follow.Events(), SkipEmptyTurns: false}
+	onlyPR := sentinel.Follow{Events: []string{"pr-merged"}, SkipEmptyTurns: true}
 	cases := []struct {
 		name string
-		f    follow.Follow
+		f    sentinel.Follow
 		ev   sessions.LifecycleEvent
 		kind string
 		ok   bool

@@ -20,50 +20,11 @@ func Events() []string {
 	return []string{sessions.KindTurnEnd, sessions.KindAwaitingInput, sessions.KindExited, sessions.KindCrashed, sessions.KindPROpened, sessions.KindPRMerged}
 }
 
-// Exclude never delivers these sessions.
-type Exclude struct {
-	SessionIDs []string `json:"sessionIds,omitempty"`
-	Labels     []string `json:"labels,omitempty"`
-}
+// rootsOnly reports whether the follow covers root sessions only.
+func rootsOnly(f *sentinel.Follow) bool { return f.Selector.RootOnly != nil && *f.Selector.RootOnly }
 
-// Selector picks the followed sessions.
-type Selector struct {
-	SessionIDs []string `json:"sessionIds,omitempty"`
-	All        bool     `json:"all,omitempty"`
-	CwdPrefix  string   `json:"cwdPrefix,omitempty"`
-	RootOnly   *bool    `json:"rootOnly,omitempty"`
-	Exclude    *Exclude `json:"exclude,omitempty"`
-}
-
-// Follow is a stored follow. RootOnly is stored resolved.
-type Follow struct {
-	ID                      string   `json:"id"`
-	Key                     string   `json:"key,omitempty"`
-	Follower                string   `json:"follower"`
-	CreatedAt               string   `json:"createdAt"`
-	Selector                Selector `json:"selector"`
-	Exclude                 *Exclude `json:"exclude,omitempty"`
-	Events                  []string `json:"events"`
-	BatchMs                 int      `json:"batchMs"`
-	SkipEmptyTurns          bool     `json:"skipEmptyTurns"`
-	ExcludeFollowerChildren bool     `json:"excludeFollowerChildren"`
-}
-
-// Request is a session_follow call / POST /follows body.
-type Request struct {
-	Follower                string   `json:"follower,omitempty"`
-	Key                     string   `json:"key,omitempty"`
-	Selector                Selector `json:"selector"`
-	Exclude                 *Exclude `json:"exclude,omitempty"`
-	Events                  []string `json:"events,omitempty"`
-	BatchMs                 *int     `json:"batchMs,omitempty"`
-	SkipEmptyTurns          *bool    `json:"skipEmptyTurns,omitempty"`
-	ExcludeFollowerChildren *bool    `json:"excludeFollowerChildren,omitempty"`
-}
-
-func (f *Follow) rootOnly() bool { return f.Selector.RootOnly != nil && *f.Selector.RootOnly }
-
-func (f *Follow) wantsKind(kind string) bool {
+// wantsKind reports whether the follow asked for the event kind.
+func wantsKind(f *sentinel.Follow, kind string) bool {
 	for _, e := range f.Events {
 		if e == kind {
 			return true
@@ -75,11 +36,11 @@ func (f *Follow) wantsKind(kind string) bool {
 // normalize validates a request into a follow (without id, follower
 // existence or createdAt). Errors: invalid_input, invalid_selector,
 // no_follower.
-func normalize(req Request, caller string) (Follow, error) {
-	bad := func(format string, args ...any) (Follow, error) {
-		return Follow{}, sentinel.Errorf(sentinel.CodeInvalidInput, format, args...)
+func normalize(req sentinel.FollowRequest, caller string) (sentinel.Follow, error) {
+	bad := func(format string, args ...any) (sentinel.Follow, error) {
+		return sentinel.Follow{}, sentinel.Errorf(sentinel.CodeInvalidInput, format, args...)
 	}
-	f := Follow{Key: req.Key, Follower: req.Follower}
+	f := sentinel.Follow{Key: req.Key, Follower: req.Follower}
 	if f.Follower == "" {
 		f.Follower = caller
 	}
@@ -89,16 +50,16 @@ func normalize(req Request, caller string) (Follow, error) {
 	sel := req.Selector
 	ids, err := cleanList("selector.sessionIds", sel.SessionIDs)
 	if err != nil {
-		return Follow{}, err
+		return sentinel.Follow{}, err
 	}
 	ex := mergeExclude(req.Exclude, sel.Exclude)
 	var exIDs, exLabels []string
 	if ex != nil {
 		if exIDs, err = cleanList("exclude.sessionIds", ex.SessionIDs); err != nil {
-			return Follow{}, err
+			return sentinel.Follow{}, err
 		}
 		if exLabels, err = cleanList("exclude.labels", ex.Labels); err != nil {
-			return Follow{}, err
+			return sentinel.Follow{}, err
 		}
 	}
 	events := []string{}
@@ -126,33 +87,33 @@ func normalize(req Request, caller string) (Follow, error) {
 	f.SkipEmptyTurns = req.SkipEmptyTurns == nil || *req.SkipEmptyTurns
 	f.ExcludeFollowerChildren = req.ExcludeFollowerChildren == nil || *req.ExcludeFollowerChildren
 	if f.Follower == "" {
-		return Follow{}, sentinel.Errorf(sentinel.CodeNoFollower, "no follower: pass follower (HTTP callers have no session identity)")
+		return sentinel.Follow{}, sentinel.Errorf(sentinel.CodeNoFollower, "no follower: pass follower (HTTP callers have no session identity)")
 	}
 	if !sentinel.ValidSessionID(f.Follower) {
 		return bad("follower: %q must be "+sentinel.SessionIDRule, f.Follower)
 	}
 	if len(ids) == 0 && !sel.All && sel.CwdPrefix == "" {
-		return Follow{}, sentinel.Errorf(sentinel.CodeInvalidSelector, "selector needs at least one of sessionIds (non-empty), all: true, cwdPrefix")
+		return sentinel.Follow{}, sentinel.Errorf(sentinel.CodeInvalidSelector, "selector needs at least one of sessionIds (non-empty), all: true, cwdPrefix")
 	}
 	rootOnly := sel.All
 	if sel.RootOnly != nil {
 		rootOnly = *sel.RootOnly
 	}
-	f.Selector = Selector{SessionIDs: ids, All: sel.All, CwdPrefix: sel.CwdPrefix, RootOnly: &rootOnly}
+	f.Selector = sentinel.FollowSelector{SessionIDs: ids, All: sel.All, CwdPrefix: sel.CwdPrefix, RootOnly: &rootOnly}
 	if len(exIDs) > 0 || len(exLabels) > 0 {
-		f.Exclude = &Exclude{SessionIDs: exIDs, Labels: exLabels}
+		f.Exclude = &sentinel.FollowExclude{SessionIDs: exIDs, Labels: exLabels}
 	}
 	return f, nil
 }
 
-func mergeExclude(a, b *Exclude) *Exclude {
+func mergeExclude(a, b *sentinel.FollowExclude) *sentinel.FollowExclude {
 	if a == nil {
 		return b
 	}
 	if b == nil {
 		return a
 	}
-	return &Exclude{SessionIDs: append(append([]string(nil), a.SessionIDs...), b.SessionIDs...), Labels: append(append([]string(nil), a.Labels...), b.Labels...)}
+	return &sentinel.FollowExclude{SessionIDs: append(append([]string(nil), a.SessionIDs...), b.SessionIDs...), Labels: append(append([]string(nil), a.Labels...), b.Labels...)}
 }
 
 // cleanList checks and dedupes a list (at most MaxListLen entries, each

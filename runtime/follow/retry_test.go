@@ -10,6 +10,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/agentproto/sentinel"
 	"github.com/agentproto/sentinel/bus"
 	"github.com/agentproto/sentinel/bus/bustest"
 	"github.com/agentproto/sentinel/runtime/follow"
@@ -35,7 +36,7 @@ func TestALifecycleEventOutlivesALongElection(t *testing.T) {
 	eng.RetryBase, eng.RetryMax = 10*time.Millisecond, 50*time.Millisecond
 	eng.Pause = pause.New()
 	failed := eng.Pause.Fail(follow.PointEvaluate, "w", 8, nil)
-	_, _, err := eng.Upsert(ctx, follow.Request{Follower: "chief", Selector: follow.Selector{All: true}, BatchMs: ms(0)}, "")
+	_, _, err := eng.Upsert(ctx, sentinel.FollowRequest{Follower: "chief", Selector: sentinel.FollowSelector{All: true}, BatchMs: ms(0)}, "")
 	require.NoError(t, err)
 	require.NoError(t, eng.Start(ctx, be.Bus))
 	t.Cleanup(eng.Stop)
@@ -45,7 +46,7 @@ func TestALifecycleEventOutlivesALongElection(t *testing.T) {
 	_, err = be.Bus.Publish(ctx, bus.LifecycleSubject("w"), raw, "lc_w_1")
 	require.NoError(t, err)
 
-	var msgs []inbox.Message
+	var msgs []sentinel.Message
 	bustest.Eventually(t, 20*time.Second, func() bool {
 		msgs, _, err = inbox.New(be.Bus).Read(ctx, inbox.Query{SessionID: "chief", Limit: 10})
 		return err == nil && len(msgs) == 1

@@ -76,7 +76,7 @@ func (s *Store) listKeys(ctx context.Context) ([]string, error) {
 }
 
 // Get returns one follow by id.
-func (s *Store) Get(ctx context.Context, id string) (*Follow, uint64, error) {
+func (s *Store) Get(ctx context.Context, id string) (*sentinel.Follow, uint64, error) {
 	if !sentinel.ValidFollowID(id) {
 		return nil, 0, fmt.Errorf("get follow %q: %w", id, ErrNotFound)
 	}
@@ -87,7 +87,7 @@ func (s *Store) Get(ctx context.Context, id string) (*Follow, uint64, error) {
 	if err != nil {
 		return nil, 0, fmt.Errorf("get follow %s: %w", id, err)
 	}
-	var f Follow
+	var f sentinel.Follow
 	if err := json.Unmarshal(e.Value(), &f); err != nil || f.Follower == "" {
 		return nil, 0, fmt.Errorf("decode follow %s: %w", id, ErrNotFound)
 	}
@@ -96,7 +96,7 @@ func (s *Store) Get(ctx context.Context, id string) (*Follow, uint64, error) {
 
 // List returns the follows (of one follower when follower is set), oldest
 // first.
-func (s *Store) List(ctx context.Context, follower string) ([]Follow, error) {
+func (s *Store) List(ctx context.Context, follower string) ([]sentinel.Follow, error) {
 	all, err := s.listKeys(ctx)
 	if err != nil {
 		// Neither the bucket's consumer nor a direct read of it answered:
@@ -110,7 +110,7 @@ func (s *Store) List(ctx context.Context, follower string) ([]Follow, error) {
 		}
 	}
 	sort.Strings(keys) // fol_<ULID>: creation order
-	out := []Follow{}
+	out := []sentinel.Follow{}
 	for _, k := range keys {
 		f, _, err := s.Get(ctx, k)
 		if errors.Is(err, ErrNotFound) {
@@ -127,7 +127,7 @@ func (s *Store) List(ctx context.Context, follower string) ([]Follow, error) {
 }
 
 // Find returns a follow by id, else by key.
-func (s *Store) Find(ctx context.Context, idOrKey string) (*Follow, error) {
+func (s *Store) Find(ctx context.Context, idOrKey string) (*sentinel.Follow, error) {
 	if f, _, err := s.Get(ctx, idOrKey); err == nil {
 		return f, nil
 	} else if !errors.Is(err, ErrNotFound) {
@@ -147,7 +147,7 @@ func (s *Store) Find(ctx context.Context, idOrKey string) (*Follow, error) {
 
 // Upsert stores f: a follow with the same key keeps its id and createdAt
 // and is replaced (created = false); otherwise a new id is minted.
-func (s *Store) Upsert(ctx context.Context, f Follow, createdAt string) (Follow, bool, error) {
+func (s *Store) Upsert(ctx context.Context, f sentinel.Follow, createdAt string) (sentinel.Follow, bool, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if f.Key == "" {
@@ -157,17 +157,17 @@ func (s *Store) Upsert(ctx context.Context, f Follow, createdAt string) (Follow,
 	}
 	id, err := s.claimKey(ctx, f.Key)
 	if err != nil {
-		return Follow{}, false, err
+		return sentinel.Follow{}, false, err
 	}
 	f.ID, f.CreatedAt = id, createdAt
 	created := true
 	if old, _, err := s.Get(ctx, id); err == nil {
 		f.CreatedAt, created = old.CreatedAt, false
 	} else if !errors.Is(err, ErrNotFound) {
-		return Follow{}, false, err
+		return sentinel.Follow{}, false, err
 	}
 	if err := s.Pause.At(ctx, PointUpsert, f.Key); err != nil {
-		return Follow{}, false, err
+		return sentinel.Follow{}, false, err
 	}
 	return f, created, s.put(ctx, f)
 }
@@ -204,7 +204,7 @@ func (s *Store) claimKey(ctx context.Context, key string) (string, error) {
 }
 
 // scanKey finds a follow by key among every follow.
-func (s *Store) scanKey(ctx context.Context, key string) (*Follow, error) {
+func (s *Store) scanKey(ctx context.Context, key string) (*sentinel.Follow, error) {
 	all, err := s.List(ctx, "")
 	if err != nil {
 		return nil, err
@@ -217,7 +217,7 @@ func (s *Store) scanKey(ctx context.Context, key string) (*Follow, error) {
 	return nil, fmt.Errorf("find follow %q: %w", key, ErrNotFound)
 }
 
-func (s *Store) put(ctx context.Context, f Follow) error {
+func (s *Store) put(ctx context.Context, f sentinel.Follow) error {
 	raw, err := json.Marshal(f)
 	if err != nil {
 		return fmt.Errorf("encode follow %s: %w", f.ID, err)

@@ -6,6 +6,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/agentproto/sentinel"
 	"github.com/agentproto/sentinel/bus/bustest"
 	"github.com/agentproto/sentinel/runtime/follow"
 	"github.com/agentproto/sentinel/runtime/pause"
@@ -23,10 +24,10 @@ func TestTwoNodesUpsertingOneKeyWriteOneFollow(t *testing.T) {
 	a.Pause = pause.New()
 	held := a.Pause.Hold(follow.PointUpsert, "k1")
 	ctx := context.Background()
-	f := follow.Follow{Follower: "chief", Key: "k1", Selector: follow.Selector{All: true}}
+	f := sentinel.Follow{Follower: "chief", Key: "k1", Selector: sentinel.FollowSelector{All: true}}
 
 	type result struct {
-		f       follow.Follow
+		f       sentinel.Follow
 		created bool
 		err     error
 	}

@@ -25,13 +25,13 @@ func EventMessageID(sessionID, eventID string, escalation sentinel.Urgency) stri
 
 // AppendFunc stores a message in an inbox (Inbox.Append, or a service
 // over it) and returns the stored message and whether it was there already.
-type AppendFunc func(ctx context.Context, msg Message) (Message, bool, error)
+type AppendFunc func(ctx context.Context, msg sentinel.Message) (sentinel.Message, bool, error)
 
 // EventAppend is what AppendEvent did.
 type EventAppend struct {
 	// Stored is the message that shows the event: the one just written,
 	// or the one already there.
-	Stored Message
+	Stored sentinel.Message
 	// Duplicate: this sentinel's own message for the event was already
 	// stored (a redelivery): nothing new.
 	Duplicate bool
@@ -66,7 +66,7 @@ type EventAppend struct {
 // holds one message per (session, event, urgency) at most, and one per
 // (session, event) unless a more urgent sentinel matched after a less
 // urgent one.
-func (i *Inbox) AppendEvent(ctx context.Context, add AppendFunc, msg Message, eventID string) (EventAppend, error) {
+func (i *Inbox) AppendEvent(ctx context.Context, add AppendFunc, msg sentinel.Message, eventID string) (EventAppend, error) {
 	stored, dup, err := add(ctx, msg)
 	if err != nil {
 		return EventAppend{}, err
@@ -109,17 +109,17 @@ func (i *Inbox) AppendEvent(ctx context.Context, add AppendFunc, msg Message, ev
 }
 
 // Lookup returns the message msgID of a session's inbox, if it is there.
-func (i *Inbox) Lookup(ctx context.Context, sessionID, msgID string) (Message, bool, error) {
+func (i *Inbox) Lookup(ctx context.Context, sessionID, msgID string) (sentinel.Message, bool, error) {
 	raw, err := i.b.Inbox.GetLastMsgForSubject(ctx, bus.InboxSubject(sessionID, msgID))
 	if errors.Is(err, jetstream.ErrMsgNotFound) {
-		return Message{}, false, nil
+		return sentinel.Message{}, false, nil
 	}
 	if err != nil {
-		return Message{}, false, fmt.Errorf("inbox lookup %s: %w", msgID, bus.Retryable(err))
+		return sentinel.Message{}, false, fmt.Errorf("inbox lookup %s: %w", msgID, bus.Retryable(err))
 	}
-	var m Message
+	var m sentinel.Message
 	if err := json.Unmarshal(raw.Data, &m); err != nil {
-		return Message{}, false, fmt.Errorf("inbox lookup %s: %w", msgID, err)
+		return sentinel.Message{}, false, fmt.Errorf("inbox lookup %s: %w", msgID, err)
 	}
 	m.Seq = raw.Sequence
 	return m, true, nil

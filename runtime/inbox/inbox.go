@@ -11,6 +11,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/agentproto/sentinel"
 	"github.com/agentproto/sentinel/bus"
 	"github.com/agentproto/sentinel/runtime/metrics"
 )
@@ -28,18 +29,18 @@ func New(b *bus.Bus) *Inbox { return &Inbox{b: b} }
 // Append stores msg in its recipient's inbox. The message id makes it
 // idempotent forever: a second Append of the same id returns the stored
 // message (as it was first written, its Origin included) and dup = true.
-func (i *Inbox) Append(ctx context.Context, msg Message) (Message, bool, error) {
-	if err := msg.Validate(); err != nil {
-		return Message{}, false, err
+func (i *Inbox) Append(ctx context.Context, msg sentinel.Message) (sentinel.Message, bool, error) {
+	if err := Validate(&msg); err != nil {
+		return sentinel.Message{}, false, err
 	}
 	msg.Seq = 0
 	raw, err := json.Marshal(msg)
 	if err != nil {
-		return Message{}, false, fmt.Errorf("encode message: %w", err)
+		return sentinel.Message{}, false, fmt.Errorf("encode message: %w", err)
 	}
 	seq, dup, err := i.b.PublishInbox(ctx, msg.To, msg.ID, raw)
 	if err != nil {
-		return Message{}, false, err
+		return sentinel.Message{}, false, err
 	}
 	if !dup {
 		i.Metrics.Inc(func(m *metrics.Metrics) prometheus.Counter { return m.InboxMessages })
@@ -62,7 +63,7 @@ type Query struct {
 // sequence to pass as After next time. It reads with next-by-subject gets
 // (no consumer to create), so a message stored before the call is always
 // seen.
-func (i *Inbox) Read(ctx context.Context, q Query) ([]Message, uint64, error) {
+func (i *Inbox) Read(ctx context.Context, q Query) ([]sentinel.Message, uint64, error) {
 	if q.Limit <= 0 {
 		q.Limit = 50
 	}
@@ -71,7 +72,7 @@ func (i *Inbox) Read(ctx context.Context, q Query) ([]Message, uint64, error) {
 	}
 	next := q.After
 	filter := bus.InboxFilter(q.SessionID)
-	var out []Message
+	var out []sentinel.Message
 	for len(out) < q.Limit {
 		raw, err := i.b.Inbox.GetMsg(ctx, next+1, jetstream.WithGetMsgSubject(filter))
 		if errors.Is(err, jetstream.ErrMsgNotFound) {
@@ -81,7 +82,7 @@ func (i *Inbox) Read(ctx context.Context, q Query) ([]Message, uint64, error) {
 			return nil, q.After, fmt.Errorf("inbox read: %w", bus.Retryable(err))
 		}
 		next = raw.Sequence
-		var msg Message
+		var msg sentinel.Message
 		if json.Unmarshal(raw.Data, &msg) != nil {
 			continue
 		}
@@ -102,7 +103,7 @@ func (i *Inbox) Read(ctx context.Context, q Query) ([]Message, uint64, error) {
 // message lands. A message routed just before that subscription existed,
 // but stored just after the first read, would wake nothing: re-reads at
 // 25 ms doubling to 1 s catch it.
-func (i *Inbox) Wait(ctx context.Context, q Query, timeout time.Duration) ([]Message, uint64, error) {
+func (i *Inbox) Wait(ctx context.Context, q Query, timeout time.Duration) ([]sentinel.Message, uint64, error) {
 	wake := make(chan struct{}, 1)
 	sub, err := i.b.NC.Subscribe(bus.InboxFilter(q.SessionID), func(*nats.Msg) {
 		select {

@@ -15,8 +15,8 @@ import (
 	"github.com/agentproto/sentinel/runtime/inbox"
 )
 
-func msg(id, to, corr string) inbox.Message {
-	return inbox.Message{ID: id, Ts: "2026-11-01T10:00:00.000Z", To: to, From: inbox.From{Relation: inbox.RelationSystem},
+func msg(id, to, corr string) sentinel.Message {
+	return sentinel.Message{ID: id, Ts: "2026-11-01T10:00:00.000Z", To: to, From: sentinel.MessageFrom{Relation: inbox.RelationSystem},
 		Kind: inbox.KindNotice, Urgency: sentinel.UrgencyNextTurn, CorrelationID: corr, Text: "hello " + id}
 }
 
@@ -65,7 +65,7 @@ func TestWaitReturnsAtOnceOrWakes(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, got, 1, "a match already there returns at once")
 
-	done := make(chan []inbox.Message, 1)
+	done := make(chan []sentinel.Message, 1)
 	go func() {
 		m, _, _ := in.Wait(ctx, inbox.Query{SessionID: "s1", CorrelationID: "y"}, 30*time.Second)
 		done <- m
@@ -90,12 +90,12 @@ func TestWaitReturnsAtOnceOrWakes(t *testing.T) {
 func TestAppendValidates(t *testing.T) {
 	env := bustest.Start(t)
 	in := inbox.New(env.Bus)
-	bad := []inbox.Message{
-		func() inbox.Message { m := msg("msg_1", "a.b", ""); return m }(),
-		func() inbox.Message { m := msg("bad id!", "s1", ""); return m }(),
-		func() inbox.Message { m := msg("msg_1", "s1", ""); m.Urgency = "now"; return m }(),
-		func() inbox.Message { m := msg("msg_1", "s1", ""); m.Kind = "chat"; return m }(),
-		func() inbox.Message {
+	bad := []sentinel.Message{
+		func() sentinel.Message { m := msg("msg_1", "a.b", ""); return m }(),
+		func() sentinel.Message { m := msg("bad id!", "s1", ""); return m }(),
+		func() sentinel.Message { m := msg("msg_1", "s1", ""); m.Urgency = "now"; return m }(),
+		func() sentinel.Message { m := msg("msg_1", "s1", ""); m.Kind = "chat"; return m }(),
+		func() sentinel.Message {
 			m := msg("msg_1", "s1", "")
 			m.Data = json.RawMessage(`"` + strings.Repeat("x", 20000) + `"`)
 			return m

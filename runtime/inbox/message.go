@@ -36,38 +36,10 @@ const MaxDataBytes = 16384
 // MaxTextBytes caps a message's text.
 const MaxTextBytes = 64 * 1024
 
-// From is the computed sender of a message; callers never set it.
-// Principal names the named token that posted it (never for the
-// operator's own token).
-type From struct {
-	Relation  string `json:"relation"`
-	SessionID string `json:"sessionId,omitempty"`
-	Label     string `json:"label,omitempty"`
-	Principal string `json:"principal,omitempty"`
-}
-
-// Message is an AIP-46 session message. Seq is the inbox stream sequence,
-// filled on read (it is not part of the stored body).
-type Message struct {
-	ID            string           `json:"id"`
-	Seq           uint64           `json:"seq,omitempty"`
-	Ts            string           `json:"ts"`
-	To            string           `json:"to"`
-	From          From             `json:"from"`
-	Kind          string           `json:"kind"`
-	Urgency       sentinel.Urgency `json:"urgency"`
-	CorrelationID string           `json:"correlationId,omitempty"`
-	ReplyTo       string           `json:"replyTo,omitempty"`
-	Text          string           `json:"text"`
-	Data          json.RawMessage  `json:"data,omitempty"`
-	// Source and Origin record what produced the message (sentinel,
-	// session-follow, api) and its origin id.
-	Source string `json:"source,omitempty"`
-	Origin string `json:"origin,omitempty"`
-}
-
-// Validate checks a message before it is stored.
-func (m *Message) Validate() error {
+// Validate checks a message before it is stored: a valid recipient
+// session id and message id, a known urgency and kind, text and data
+// within their caps.
+func Validate(m *sentinel.Message) error {
 	switch {
 	case !sentinel.ValidSessionID(m.To):
 		return sentinel.Errorf(sentinel.CodeInvalidSessionID, "recipient %q is not a valid session id", m.To)
@@ -110,24 +82,25 @@ func DeterministicID(parts ...string) string {
 	return "msg_" + hex.EncodeToString(h.Sum(nil)[:12])
 }
 
-// SentinelMessage builds the inbox message of a delivered sentinel event
-// (REFERENCE-NOTES 6.5): from system, kind notice, the target's urgency,
-// correlationId sentinel:<event subject>, text "[<scheme>] <summary>", and
-// data = the event trimmed to the 16 KiB cap (the full event; else the
-// event with data {truncated:true}; else an identity stub). The id is
-// derived from (recipient session, event id), not from the sentinel: two
-// sentinels of one session that match one event map to one message
-// (EventMessageID, AppendEvent); Origin names the sentinel that wrote it.
-func SentinelMessage(sentinelID, provider, to string, urgency sentinel.Urgency, ev *sentinel.Event, ts string) Message {
+// SentinelMessage builds the inbox message of a delivered sentinel event,
+// as docs/api.md describes it (the paragraph on inbox messages, and "One
+// message per event"). It is from system, of kind notice, at the target's
+// urgency. Its correlationId is sentinel:<event subject> and its text
+// "[<scheme>] <summary>". Its data is the event trimmed to the 16 KiB cap
+// (TrimEvent). The id is derived from the recipient session and the event
+// id, not from the sentinel: two sentinels of one session that match one
+// event map to one message (EventMessageID, AppendEvent). Origin names the
+// sentinel that wrote it.
+func SentinelMessage(sentinelID, provider, to string, urgency sentinel.Urgency, ev *sentinel.Event, ts string) sentinel.Message {
 	scheme := ev.Scheme()
 	if scheme == "" {
 		scheme = provider
 	}
-	return Message{
+	return sentinel.Message{
 		ID:            EventMessageID(to, ev.ID, ""),
 		Ts:            ts,
 		To:            to,
-		From:          From{Relation: RelationSystem},
+		From:          sentinel.MessageFrom{Relation: RelationSystem},
 		Kind:          KindNotice,
 		Urgency:       urgency,
 		CorrelationID: "sentinel:" + ev.Subject,
@@ -138,7 +111,9 @@ func SentinelMessage(sentinelID, provider, to string, urgency sentinel.Urgency, 
 	}
 }
 
-// TrimEvent encodes the event to fit MaxDataBytes by the spec's steps.
+// TrimEvent encodes the event to fit MaxDataBytes. It tries the whole
+// event, then the event with data {"truncated":true}, then an identity
+// stub (id, type, subject and summary, clipped, with truncated true).
 func TrimEvent(ev *sentinel.Event) json.RawMessage {
 	if raw, err := json.Marshal(ev); err == nil && len(raw) <= MaxDataBytes {
 		return raw

@@ -47,41 +47,10 @@ const (
 	maxField   = 512
 )
 
-// Entry is one decision about one event for one sentinel. It keeps the
-// event's identity and summary (the events stream forgets an event once
-// acked: the journal is its history), never its data.
-type Entry struct {
-	// Seq is the journal stream sequence (set when read).
-	Seq        uint64   `json:"seq,omitempty"`
-	EventID    string   `json:"eventId"`
-	SentinelID string   `json:"sentinelId"`
-	Subject    string   `json:"subject"`
-	Subjects   []string `json:"subjects,omitempty"`
-	Type       string   `json:"type"`
-	// Time is the event's own time; Ts the decision's.
-	Time       string `json:"time,omitempty"`
-	Summary    string `json:"summary,omitempty"`
-	Source     string `json:"source,omitempty"`
-	Terminal   bool   `json:"terminal,omitempty"`
-	SelfCaused bool   `json:"selfCaused,omitempty"`
-	Provider   string `json:"provider,omitempty"`
-	Ts         string `json:"ts"`
-	Decision   string `json:"decision"`
-	Reason     string `json:"reason,omitempty"`
-	// Session and MessageID name where a delivered (or forwarded) event went.
-	Session   string                `json:"session,omitempty"`
-	MessageID string                `json:"messageId,omitempty"`
-	Clauses   []sentinel.ClauseMiss `json:"clauses,omitempty"`
-	// Attempt is the delivery attempt of a retrying or undeliverable event.
-	Attempt int `json:"attempt,omitempty"`
-	// Node is the node that decided.
-	Node string `json:"node,omitempty"`
-}
-
 // FromEvent starts an entry for a decision about ev by a sentinel, with
 // the event's identity and clipped summary.
-func FromEvent(sentinelID string, ev *sentinel.Event, decision, reason string) Entry {
-	e := Entry{SentinelID: sentinelID, Decision: decision, Reason: clip(reason, maxReason)}
+func FromEvent(sentinelID string, ev *sentinel.Event, decision, reason string) sentinel.Decision {
+	e := sentinel.Decision{SentinelID: sentinelID, Decision: decision, Reason: clip(reason, maxReason)}
 	if ev != nil {
 		e.EventID = ev.ID
 		e.Subject = clip(ev.Subject, maxField)
@@ -96,12 +65,6 @@ func FromEvent(sentinelID string, ev *sentinel.Event, decision, reason string) E
 		}
 	}
 	return e
-}
-
-// Event rebuilds the envelope fields a dry run matches on (no data).
-func (e Entry) Event() *sentinel.Event {
-	return &sentinel.Event{ID: e.EventID, Subject: e.Subject, Subjects: e.Subjects, Type: e.Type,
-		Time: e.Time, Summary: e.Summary, Source: e.Source, Terminal: e.Terminal, SelfCaused: e.SelfCaused}
 }
 
 // FilteredReason renders the clause misses of a filtered event.

@@ -28,7 +28,7 @@ func (d *drops) get(reason string) int {
 	return d.n[reason]
 }
 
-func entry(sentinelID, eventID, decision string) journal.Entry {
+func entry(sentinelID, eventID, decision string) sentinel.Decision {
 	ev := sentinel.NewEvent(eventID, "//test", "a.b.c", "github:acme/widgets#7", nil, time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC), "summary of "+eventID, false, nil)
 	e := journal.FromEvent(sentinelID, &ev, decision, "")
 	e.Ts = sentinel.FormatTime(time.Now())
@@ -114,7 +114,7 @@ func TestReaderPagesAndStories(t *testing.T) {
 	require.Less(t, time.Since(start), 400*time.Millisecond, "an empty read answers without waiting for a fetch")
 
 	var seen int
-	firstTs, err := j.Since(ctx, time.Now().Add(-time.Hour), func(journal.Entry) bool { seen++; return true })
+	firstTs, err := j.Since(ctx, time.Now().Add(-time.Hour), func(sentinel.Decision) bool { seen++; return true })
 	require.NoError(t, err)
 	require.Equal(t, 11, seen)
 	require.False(t, firstTs.IsZero())
@@ -139,7 +139,7 @@ func TestJournalStreamIsAsyncPersistedAlone(t *testing.T) {
 	require.Equal(t, time.Hour, s.CachedInfo().Config.MaxAge)
 }
 
-func ids(es []journal.Entry) []string {
+func ids(es []sentinel.Decision) []string {
 	out := make([]string, 0, len(es))
 	for _, e := range es {
 		out = append(out, e.EventID)

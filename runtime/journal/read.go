@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agentproto/sentinel"
 	"github.com/nats-io/nats.go/jetstream"
 )
 
@@ -16,14 +17,6 @@ import (
 // read costs what it matches, not the whole stream.
 type Reader struct {
 	Stream jetstream.Stream
-}
-
-// Page is a page of one sentinel's decisions, oldest first. Next is the
-// cursor of the next page (pass it as after): the sequence of the last
-// entry returned, or the after given when the page is empty.
-type Page struct {
-	Decisions []Entry `json:"decisions"`
-	Next      uint64  `json:"next"`
 }
 
 // Limits of a read.
@@ -40,16 +33,16 @@ const (
 
 // Sentinel returns a page of a sentinel's decisions: with after 0 the
 // newest limit ones, else the first limit ones after that sequence.
-func (r *Reader) Sentinel(ctx context.Context, sentinelID string, limit int, after uint64) (Page, error) {
+func (r *Reader) Sentinel(ctx context.Context, sentinelID string, limit int, after uint64) (sentinel.DecisionPage, error) {
 	if limit <= 0 || limit > MaxLimit {
 		limit = DefaultLimit
 	}
-	out := Page{Decisions: []Entry{}, Next: after}
+	out := sentinel.DecisionPage{Decisions: []sentinel.Decision{}, Next: after}
 	if !oneToken(sentinelID) {
 		return out, nil // no sentinel id holds a dot, a wildcard or a space
 	}
 	filter := SentinelFilter(sentinelID)
-	err := r.scanFrom(ctx, filter, after+1, func(e Entry) bool {
+	err := r.scanFrom(ctx, filter, after+1, func(e sentinel.Decision) bool {
 		out.Decisions = append(out.Decisions, e)
 		if after > 0 {
 			return len(out.Decisions) < limit
@@ -60,7 +53,7 @@ func (r *Reader) Sentinel(ctx context.Context, sentinelID string, limit int, aft
 		return true
 	})
 	if err != nil {
-		return Page{}, err
+		return sentinel.DecisionPage{}, err
 	}
 	if n := len(out.Decisions); n > 0 {
 		out.Next = out.Decisions[n-1].Seq
@@ -75,9 +68,9 @@ func oneToken(s string) bool {
 
 // Event returns every decision about one event, whatever sentinel made
 // it, oldest first.
-func (r *Reader) Event(ctx context.Context, eventID string) ([]Entry, error) {
-	out := []Entry{}
-	err := r.scanFrom(ctx, EventFilter(eventID), 1, func(e Entry) bool {
+func (r *Reader) Event(ctx context.Context, eventID string) ([]sentinel.Decision, error) {
+	out := []sentinel.Decision{}
+	err := r.scanFrom(ctx, EventFilter(eventID), 1, func(e sentinel.Decision) bool {
 		if e.EventID == eventID {
 			out = append(out, e)
 		}
@@ -89,11 +82,11 @@ func (r *Reader) Event(ctx context.Context, eventID string) ([]Entry, error) {
 // Since calls fn with every entry stored at or after since, oldest first,
 // until fn returns false. It returns the time of the first entry it read
 // (zero when none).
-func (r *Reader) Since(ctx context.Context, since time.Time, fn func(Entry) bool) (time.Time, error) {
+func (r *Reader) Since(ctx context.Context, since time.Time, fn func(sentinel.Decision) bool) (time.Time, error) {
 	var first time.Time
 	cfg := jetstream.OrderedConsumerConfig{FilterSubjects: []string{AllSubjects},
 		DeliverPolicy: jetstream.DeliverByStartTimePolicy, OptStartTime: &since}
-	err := r.scan(ctx, cfg, func(e Entry, stored time.Time) bool {
+	err := r.scan(ctx, cfg, func(e sentinel.Decision, stored time.Time) bool {
 		if first.IsZero() {
 			first = stored
 		}
@@ -107,7 +100,7 @@ func (r *Reader) Since(ctx context.Context, since time.Time, fn func(Entry) bool
 // since skipped), oldest first, until fn returns false. It returns the
 // time of the first entry it passed to fn (zero when none) and whether the
 // window was cut: entries at or after since were left unread.
-func (r *Reader) Recent(ctx context.Context, since time.Time, limit int, fn func(Entry) bool) (first time.Time, cut bool, err error) {
+func (r *Reader) Recent(ctx context.Context, since time.Time, limit int, fn func(sentinel.Decision) bool) (first time.Time, cut bool, err error) {
 	info, err := r.Stream.Info(ctx)
 	if err != nil {
 		return time.Time{}, false, fmt.Errorf("journal read: %w", err)
@@ -122,7 +115,7 @@ func (r *Reader) Recent(ctx context.Context, since time.Time, limit int, fn func
 	}
 	cfg := jetstream.OrderedConsumerConfig{FilterSubjects: []string{AllSubjects},
 		DeliverPolicy: jetstream.DeliverByStartSequencePolicy, OptStartSeq: start}
-	err = r.scan(ctx, cfg, func(e Entry, stored time.Time) bool {
+	err = r.scan(ctx, cfg, func(e sentinel.Decision, stored time.Time) bool {
 		if stored.Before(since) {
 			return true
 		}
@@ -152,7 +145,7 @@ func (r *Reader) storedAtOrAfter(ctx context.Context, seq uint64, since time.Tim
 
 // scanFrom reads the entries of filter from sequence from on. A probe
 // (next message by subject) answers an empty range without waiting.
-func (r *Reader) scanFrom(ctx context.Context, filter string, from uint64, fn func(Entry) bool) error {
+func (r *Reader) scanFrom(ctx context.Context, filter string, from uint64, fn func(sentinel.Decision) bool) error {
 	first, err := r.Stream.GetMsg(ctx, from, jetstream.WithGetMsgSubject(filter))
 	if errors.Is(err, jetstream.ErrMsgNotFound) {
 		return nil
@@ -162,13 +155,13 @@ func (r *Reader) scanFrom(ctx context.Context, filter string, from uint64, fn fu
 	}
 	cfg := jetstream.OrderedConsumerConfig{FilterSubjects: []string{filter},
 		DeliverPolicy: jetstream.DeliverByStartSequencePolicy, OptStartSeq: first.Sequence}
-	return r.scan(ctx, cfg, func(e Entry, _ time.Time) bool { return fn(e) })
+	return r.scan(ctx, cfg, func(e sentinel.Decision, _ time.Time) bool { return fn(e) })
 }
 
 // scan runs an ordered consumer until it has delivered every matching
 // entry (a message's pending count reaches 0), fn returns false, nothing
 // more arrives within fetchWait, or maxScan entries were read.
-func (r *Reader) scan(ctx context.Context, cfg jetstream.OrderedConsumerConfig, fn func(Entry, time.Time) bool) error {
+func (r *Reader) scan(ctx context.Context, cfg jetstream.OrderedConsumerConfig, fn func(sentinel.Decision, time.Time) bool) error {
 	cfg.InactiveThreshold = 30 * time.Second
 	cons, err := r.Stream.OrderedConsumer(ctx, cfg)
 	if err != nil {
@@ -194,7 +187,7 @@ func (r *Reader) scan(ctx context.Context, cfg jetstream.OrderedConsumerConfig, 
 			if err != nil {
 				continue
 			}
-			var e Entry
+			var e sentinel.Decision
 			if json.Unmarshal(msg.Data(), &e) == nil {
 				e.Seq = md.Sequence.Stream
 				if !fn(e, md.Timestamp) {

@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/agentproto/sentinel"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 )
@@ -56,7 +57,7 @@ type WriterConfig struct {
 type Writer struct {
 	cfg   WriterConfig
 	js    jetstream.JetStream
-	queue chan Entry
+	queue chan sentinel.Decision
 
 	stopping atomic.Bool
 	stopOnce sync.Once
@@ -84,7 +85,7 @@ func NewWriter(nc *nats.Conn, cfg WriterConfig) (*Writer, error) {
 	if cfg.Log == nil {
 		cfg.Log = slog.New(slog.DiscardHandler)
 	}
-	w := &Writer{cfg: cfg, queue: make(chan Entry, cfg.QueueSize), stop: make(chan struct{}), done: make(chan struct{})}
+	w := &Writer{cfg: cfg, queue: make(chan sentinel.Decision, cfg.QueueSize), stop: make(chan struct{}), done: make(chan struct{})}
 	js, err := jetstream.New(nc,
 		jetstream.WithPublishAsyncMaxPending(cfg.MaxPending),
 		jetstream.WithPublishAsyncTimeout(ackTimeout),
@@ -104,7 +105,7 @@ func (w *Writer) Start() { go w.run() }
 // Record queues an entry and returns at once; it never blocks. A full
 // queue (or a stopped writer) drops the entry and counts it. The entry's
 // Ts and Node are filled when empty. Safe for concurrent use.
-func (w *Writer) Record(e Entry) {
+func (w *Writer) Record(e sentinel.Decision) {
 	if w == nil {
 		return
 	}
@@ -170,7 +171,7 @@ func (w *Writer) run() {
 // publish sends one entry without waiting for its ack; while MaxPending
 // acks are outstanding it waits (back-pressure onto the queue, which
 // drops past its bound), giving up once the writer stops.
-func (w *Writer) publish(e Entry) {
+func (w *Writer) publish(e sentinel.Decision) {
 	raw, err := json.Marshal(e)
 	if err != nil {
 		w.drop(DropPublish)

@@ -26,7 +26,7 @@ const (
 // stub (id, type, subject) and the reason is clipped. A trimmed record's
 // reason ends with TrimmedNote. Only a max too small for the stub itself
 // is an error.
-func Fit(rec Record, max int) ([]byte, error) {
+func Fit(rec sentinel.Parked, max int) ([]byte, error) {
 	raw, err := json.Marshal(rec)
 	if err != nil {
 		return nil, fmt.Errorf("park: encode: %w", err)

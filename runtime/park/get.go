@@ -27,24 +27,24 @@ func ParkID(seq uint64) string { return idPrefix + strconv.FormatUint(seq, 10) }
 var ErrNotFound = sentinel.Errorf(sentinel.CodeParkedNotFound, "parked record not found")
 
 // Get returns the parked record with the id.
-func (j *Journal) Get(ctx context.Context, id string) (Record, error) {
+func (j *Journal) Get(ctx context.Context, id string) (sentinel.Parked, error) {
 	n, err := strconv.ParseUint(strings.TrimPrefix(id, idPrefix), 10, 64)
 	if !strings.HasPrefix(id, idPrefix) || err != nil || n == 0 {
-		return Record{}, sentinel.Errorf(sentinel.CodeParkedNotFound, "%q is not a parked record id (prk_<n>, see GET /parked)", id)
+		return sentinel.Parked{}, sentinel.Errorf(sentinel.CodeParkedNotFound, "%q is not a parked record id (prk_<n>, see GET /parked)", id)
 	}
 	raw, err := j.b.Parked.GetMsg(ctx, n)
 	if errors.Is(err, jetstream.ErrMsgNotFound) {
-		return Record{}, sentinel.Errorf(sentinel.CodeParkedNotFound, "no parked record %s (aged out, or never parked)", id)
+		return sentinel.Parked{}, sentinel.Errorf(sentinel.CodeParkedNotFound, "no parked record %s (aged out, or never parked)", id)
 	}
 	if err != nil {
-		return Record{}, fmt.Errorf("parked read: %w", err)
+		return sentinel.Parked{}, fmt.Errorf("parked read: %w", err)
 	}
 	if !strings.HasPrefix(raw.Subject, strings.TrimSuffix(bus.ParkedAll, "*")) {
-		return Record{}, sentinel.Errorf(sentinel.CodeParkedNotFound, "no parked record %s", id)
+		return sentinel.Parked{}, sentinel.Errorf(sentinel.CodeParkedNotFound, "no parked record %s", id)
 	}
-	var r Record
+	var r sentinel.Parked
 	if err := json.Unmarshal(raw.Data, &r); err != nil {
-		return Record{}, sentinel.Errorf(sentinel.CodeParkedNotFound, "parked record %s is not readable", id)
+		return sentinel.Parked{}, sentinel.Errorf(sentinel.CodeParkedNotFound, "parked record %s is not readable", id)
 	}
 	r.Seq, r.ID = raw.Sequence, ParkID(raw.Sequence)
 	return r, nil

@@ -17,23 +17,6 @@ import (
 	"github.com/agentproto/sentinel/bus"
 )
 
-// Record is one parked item: {sentinelId, event, reason, ts} for sentinel
-// events; follow digests carry followId/follower and text instead.
-type Record struct {
-	// ID is the record's stable id (ParkID of its stream sequence), set
-	// when read; the replay routes take it.
-	ID         string          `json:"id,omitempty"`
-	SentinelID string          `json:"sentinelId,omitempty"`
-	FollowID   string          `json:"followId,omitempty"`
-	Follower   string          `json:"follower,omitempty"`
-	Event      *sentinel.Event `json:"event,omitempty"`
-	Item       any             `json:"item,omitempty"`
-	Text       string          `json:"text,omitempty"`
-	Reason     string          `json:"reason"`
-	Ts         string          `json:"ts"`
-	Seq        uint64          `json:"seq,omitempty"`
-}
-
 // Journal writes and lists parked records.
 type Journal struct {
 	b   *bus.Bus
@@ -59,7 +42,7 @@ const Timeout = 10 * time.Second
 // larger than the bus's max payload is trimmed to fit (see Fit) rather
 // than refused. msgID, when set, deduplicates a re-park inside the
 // stream's window.
-func (j *Journal) Park(ctx context.Context, id string, rec Record, msgID string) error {
+func (j *Journal) Park(ctx context.Context, id string, rec sentinel.Parked, msgID string) error {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), Timeout)
 	defer cancel()
 	if rec.Ts == "" {
@@ -93,7 +76,7 @@ func (j *Journal) maxRecord() int {
 
 // List returns up to limit parked records, newest last; id filters to one
 // sentinel or follow id when non-empty.
-func (j *Journal) List(ctx context.Context, id string, limit int) ([]Record, error) {
+func (j *Journal) List(ctx context.Context, id string, limit int) ([]sentinel.Parked, error) {
 	if limit <= 0 || limit > 1000 {
 		limit = 100
 	}
@@ -102,7 +85,7 @@ func (j *Journal) List(ctx context.Context, id string, limit int) ([]Record, err
 		filter = bus.ParkedSubject(id)
 	}
 	// Keep the newest limit records, reading with next-by-subject gets.
-	var out []Record
+	var out []sentinel.Parked
 	for seq := uint64(1); ; {
 		raw, err := j.b.Parked.GetMsg(ctx, seq, jetstream.WithGetMsgSubject(filter))
 		if errors.Is(err, jetstream.ErrMsgNotFound) {
@@ -112,7 +95,7 @@ func (j *Journal) List(ctx context.Context, id string, limit int) ([]Record, err
 			return nil, fmt.Errorf("parked read: %w", err)
 		}
 		seq = raw.Sequence + 1
-		var r Record
+		var r sentinel.Parked
 		if json.Unmarshal(raw.Data, &r) != nil {
 			continue
 		}
@@ -123,7 +106,7 @@ func (j *Journal) List(ctx context.Context, id string, limit int) ([]Record, err
 		}
 	}
 	if out == nil {
-		out = []Record{}
+		out = []sentinel.Parked{}
 	}
 	return out, nil
 }

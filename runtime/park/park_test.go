@@ -29,8 +29,8 @@ func TestParkTrimsARecordOverTheMaxPayload(t *testing.T) {
 	j := park.New(env.Bus, nil)
 	ctx := context.Background()
 	max := int(env.Bus.NC.MaxPayload())
-	require.NoError(t, j.Park(ctx, "sen_a", park.Record{SentinelID: "sen_a", Event: bigEvent(max, 100), Reason: "too big"}, ""))
-	require.NoError(t, j.Park(ctx, "sen_a", park.Record{SentinelID: "sen_a", Item: strings.Repeat("i", 2*max), Reason: "undecodable event"}, ""))
+	require.NoError(t, j.Park(ctx, "sen_a", sentinel.Parked{SentinelID: "sen_a", Event: bigEvent(max, 100), Reason: "too big"}, ""))
+	require.NoError(t, j.Park(ctx, "sen_a", sentinel.Parked{SentinelID: "sen_a", Item: strings.Repeat("i", 2*max), Reason: "undecodable event"}, ""))
 	recs, err := j.List(ctx, "sen_a", 10)
 	require.NoError(t, err)
 	require.Len(t, recs, 2)
@@ -48,7 +48,7 @@ func TestParkRunsOnAFreshContext(t *testing.T) {
 	j := park.New(env.Bus, nil)
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	require.NoError(t, j.Park(ctx, "sen_a", park.Record{SentinelID: "sen_a", Reason: "late"}, ""))
+	require.NoError(t, j.Park(ctx, "sen_a", sentinel.Parked{SentinelID: "sen_a", Reason: "late"}, ""))
 	recs, err := j.List(context.Background(), "sen_a", 10)
 	require.NoError(t, err)
 	require.Len(t, recs, 1)
@@ -57,20 +57,20 @@ func TestParkRunsOnAFreshContext(t *testing.T) {
 func TestFit(t *testing.T) {
 	cases := []struct {
 		name    string
-		rec     park.Record
+		rec     sentinel.Parked
 		max     int
 		trimmed bool
-		check   func(t *testing.T, r park.Record)
+		check   func(t *testing.T, r sentinel.Parked)
 	}{
-		{name: "small record unchanged", rec: park.Record{Event: bigEvent(10, 10), Reason: "r"}, max: 4096,
-			check: func(t *testing.T, r park.Record) { require.Contains(t, string(r.Event.Data), "blob") }},
-		{name: "data dropped first", rec: park.Record{Event: bigEvent(8000, 10), Reason: "r"}, max: 4096, trimmed: true,
-			check: func(t *testing.T, r park.Record) {
+		{name: "small record unchanged", rec: sentinel.Parked{Event: bigEvent(10, 10), Reason: "r"}, max: 4096,
+			check: func(t *testing.T, r sentinel.Parked) { require.Contains(t, string(r.Event.Data), "blob") }},
+		{name: "data dropped first", rec: sentinel.Parked{Event: bigEvent(8000, 10), Reason: "r"}, max: 4096, trimmed: true,
+			check: func(t *testing.T, r sentinel.Parked) {
 				require.JSONEq(t, `{"truncated":true}`, string(r.Event.Data))
 				require.Len(t, r.Event.Summary, 10, "the summary stays when it fits")
 			}},
-		{name: "identity stub last", rec: park.Record{Event: bigEvent(10, 3000), Reason: strings.Repeat("r", 9000)}, max: 6000, trimmed: true,
-			check: func(t *testing.T, r park.Record) {
+		{name: "identity stub last", rec: sentinel.Parked{Event: bigEvent(10, 3000), Reason: strings.Repeat("r", 9000)}, max: 6000, trimmed: true,
+			check: func(t *testing.T, r sentinel.Parked) {
 				require.Equal(t, "evt_big", r.Event.ID)
 				require.Empty(t, r.Event.Summary)
 				require.LessOrEqual(t, len(r.Reason), 4096+len(park.TrimmedNote))
@@ -81,7 +81,7 @@ func TestFit(t *testing.T) {
 			raw, err := park.Fit(tc.rec, tc.max)
 			require.NoError(t, err)
 			require.LessOrEqual(t, len(raw), tc.max)
-			var r park.Record
+			var r sentinel.Parked
 			require.NoError(t, json.Unmarshal(raw, &r))
 			require.Equal(t, tc.trimmed, strings.HasSuffix(r.Reason, park.TrimmedNote))
 			tc.check(t, r)

@@ -288,7 +288,7 @@ func (l *Loop) pollOne(ctx context.Context, rec *sentinel.Sentinel) {
 		if item.Seq != nil {
 			msgID += ":" + strconv.FormatInt(*item.Seq, 10)
 		}
-		if err := l.Park.Park(pctx, rec.ID, park.Record{SentinelID: rec.ID, Item: item, Reason: "malformed: " + item.Error}, msgID); err != nil {
+		if err := l.Park.Park(pctx, rec.ID, sentinel.Parked{SentinelID: rec.ID, Item: item, Reason: "malformed: " + item.Error}, msgID); err != nil {
 			log().Warn("parking a malformed item failed; batch not acknowledged", "err", err)
 			l.setLastError(ctx, rec.ID, "quarantine write failed; batch not acknowledged")
 			return

@@ -230,7 +230,7 @@ func (e *Env) Watch(req sentinel.WatchRequest) *sentinel.Sentinel {
 }
 
 // InboxOf reads a session's whole inbox.
-func (e *Env) InboxOf(session string) []inbox.Message {
+func (e *Env) InboxOf(session string) []sentinel.Message {
 	e.T.Helper()
 	msgs, _, err := e.Inbox.Read(context.Background(), inbox.Query{SessionID: session, Limit: 500})
 	if err != nil {
@@ -241,9 +241,9 @@ func (e *Env) InboxOf(session string) []inbox.Message {
 
 // WaitInbox waits until the session's inbox holds n messages and returns
 // them.
-func (e *Env) WaitInbox(session string, n int) []inbox.Message {
+func (e *Env) WaitInbox(session string, n int) []sentinel.Message {
 	e.T.Helper()
-	var msgs []inbox.Message
+	var msgs []sentinel.Message
 	bustest.Eventually(e.T, 10*time.Second, func() bool {
 		msgs = e.InboxOf(session)
 		return len(msgs) >= n
@@ -294,9 +294,9 @@ func (e *Env) Drained() {
 
 // Decisions waits until the journal holds at least n decisions of a
 // sentinel and returns them, oldest first.
-func (e *Env) Decisions(sentinelID string, n int) []journal.Entry {
+func (e *Env) Decisions(sentinelID string, n int) []sentinel.Decision {
 	e.T.Helper()
-	var page journal.Page
+	var page sentinel.DecisionPage
 	bustest.Eventually(e.T, 10*time.Second, func() bool {
 		var err error
 		page, err = e.Journal.Sentinel(context.Background(), sentinelID, journal.MaxLimit, 0)

@@ -41,7 +41,7 @@ type AutoLink struct {
 }
 
 // PROpened is the registry's PR hook: it starts one auto-link run.
-func (a *AutoLink) PROpened(ctx context.Context, s Session, pr PR, isNew bool) {
+func (a *AutoLink) PROpened(ctx context.Context, s Session, pr sentinel.SessionPR, isNew bool) {
 	if !isNew || pr.State != PROpen {
 		return
 	}

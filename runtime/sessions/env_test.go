@@ -14,7 +14,6 @@ import (
 	"github.com/agentproto/sentinel"
 	"github.com/agentproto/sentinel/providers"
 	"github.com/agentproto/sentinel/runtime/deliver"
-	"github.com/agentproto/sentinel/runtime/inbox"
 	"github.com/agentproto/sentinel/runtime/runtimetest"
 	"github.com/agentproto/sentinel/runtime/sessions"
 )
@@ -84,9 +83,9 @@ func wireEnv(t *testing.T, rt *runtimetest.Env, p *proxyRouter) *env {
 	e.Inboxes = sessions.NewInboxes(b, rt.Inbox, e.Reg, e.Notifier)
 	e.Inboxes.Pause = rt.Pause
 	e.Resolver = &sessions.Resolver{Registry: e.Reg, Runner: runner, Log: log, Pause: rt.Pause}
-	appendFn := func(ctx context.Context, m inbox.Message) (inbox.Message, bool, error) {
+	appendFn := func(ctx context.Context, m sentinel.Message) (sentinel.Message, bool, error) {
 		if e.reject.Load() {
-			return inbox.Message{}, false, sentinel.Errorf(sentinel.CodeSessionNotAlive, "session %q is not alive", m.To)
+			return sentinel.Message{}, false, sentinel.Errorf(sentinel.CodeSessionNotAlive, "session %q is not alive", m.To)
 		}
 		return e.Inboxes.Append(ctx, m)
 	}

@@ -12,8 +12,8 @@ import (
 
 	"github.com/nats-io/nats.go"
 
+	"github.com/agentproto/sentinel"
 	"github.com/agentproto/sentinel/bus"
-	"github.com/agentproto/sentinel/runtime/inbox"
 )
 
 // Homes runs the command hooks of a session on its home node (the node it
@@ -80,15 +80,15 @@ var ErrHomeUnreachable = errors.New("the session's home node is unreachable")
 type hookJob struct {
 	Kind string `json:"kind"`
 	// From is the node that enqueued it; Hops how often it was handed on.
-	From    string        `json:"from"`
-	Hops    int           `json:"hops"`
-	Message inbox.Message `json:"message"`
+	From    string           `json:"from"`
+	Hops    int              `json:"hops"`
+	Message sentinel.Message `json:"message"`
 }
 
 // remoteHome returns the node that must run hook for s, and true, when
 // that is not this node: hook is a command and s lives elsewhere. It is
 // nil-safe (a single node runs everything locally).
-func (h *Homes) remoteHome(s *Session, hook *Hook) (string, bool) {
+func (h *Homes) remoteHome(s *Session, hook *sentinel.Hook) (string, bool) {
 	if h == nil || hook == nil || hook.URL != "" || len(hook.Command) == 0 {
 		return "", false
 	}
@@ -106,7 +106,7 @@ func (h *Homes) logger() *slog.Logger {
 }
 
 // enqueueNotify hands msg's notify hook to home as a durable job.
-func (h *Homes) enqueueNotify(ctx context.Context, home string, msg inbox.Message, hops int) error {
+func (h *Homes) enqueueNotify(ctx context.Context, home string, msg sentinel.Message, hops int) error {
 	raw, err := json.Marshal(hookJob{Kind: jobNotify, From: h.Node, Hops: hops, Message: msg})
 	if err != nil {
 		return fmt.Errorf("%w (node %s): encode: %w", errHandOver, home, err)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/agentproto/sentinel"
 	"github.com/agentproto/sentinel/bus/bustest"
 	"github.com/agentproto/sentinel/runtime/sessions"
 )
@@ -49,10 +50,10 @@ func newPeer(t *testing.T, e *env, name string, serve bool) *peer {
 
 // nodeMarker returns a command hook that writes $SENTINEL_NODE to
 // <dir>/<name> and a reader of what it wrote.
-func nodeMarker(t *testing.T, name string) (*sessions.Hook, func() string) {
+func nodeMarker(t *testing.T, name string) (*sentinel.Hook, func() string) {
 	t.Helper()
 	file := filepath.Join(t.TempDir(), name)
-	hook := &sessions.Hook{Command: []string{"sh", "-c", `printf '%s\n' "$SENTINEL_NODE" >> "$0"`, file}}
+	hook := &sentinel.Hook{Command: []string{"sh", "-c", `printf '%s\n' "$SENTINEL_NODE" >> "$0"`, file}}
 	return hook, func() string { raw, _ := os.ReadFile(file); return string(raw) }
 }
 
@@ -84,7 +85,7 @@ func TestNotifyCommandHookRunsOnTheHomeNode(t *testing.T) {
 	ctx := context.Background()
 	a, b := newPeer(t, e, "a", true), newPeer(t, e, "b", true)
 	hook, ran := nodeMarker(t, "notify")
-	_, _, err := a.reg.Register(ctx, sessions.RegisterInput{ID: "on-a", Hooks: &sessions.Hooks{Notify: hook}})
+	_, _, err := a.reg.Register(ctx, sessions.RegisterInput{ID: "on-a", Hooks: &sentinel.SessionHooks{Notify: hook}})
 	require.NoError(t, err)
 	_, err = b.inboxes.Send(ctx, "on-a", sessions.SendInput{Text: "wake up"}, "")
 	require.NoError(t, err)
@@ -92,7 +93,7 @@ func TestNotifyCommandHookRunsOnTheHomeNode(t *testing.T) {
 	require.Equal(t, "a\n", ran())
 
 	local, ranLocal := nodeMarker(t, "local")
-	_, _, err = b.reg.Register(ctx, sessions.RegisterInput{ID: "on-b", Hooks: &sessions.Hooks{Notify: local}})
+	_, _, err = b.reg.Register(ctx, sessions.RegisterInput{ID: "on-b", Hooks: &sentinel.SessionHooks{Notify: local}})
 	require.NoError(t, err)
 	_, err = b.inboxes.Send(ctx, "on-b", sessions.SendInput{Text: "wake up"}, "")
 	require.NoError(t, err)
@@ -108,7 +109,7 @@ func TestResumeCommandHookRunsOnTheHomeNode(t *testing.T) {
 	ctx := context.Background()
 	a, b := newPeer(t, e, "a", true), newPeer(t, e, "b", true)
 	hook, ran := nodeMarker(t, "resume")
-	_, _, err := b.reg.Register(ctx, sessions.RegisterInput{ID: "r", Hooks: &sessions.Hooks{Resume: hook}})
+	_, _, err := b.reg.Register(ctx, sessions.RegisterInput{ID: "r", Hooks: &sentinel.SessionHooks{Resume: hook}})
 	require.NoError(t, err)
 	require.NoError(t, b.reg.Report(ctx, "r", sessions.ReportInput{Kind: sessions.KindCrashed}))
 
@@ -123,7 +124,7 @@ func TestResumeCommandHookRunsOnTheHomeNode(t *testing.T) {
 	require.Equal(t, sessions.StatusRunning, s.Status, "the home node recorded the resume")
 
 	c := newPeer(t, e, "c", false) // registered through c, which serves nothing: it is down
-	_, _, err = c.reg.Register(ctx, sessions.RegisterInput{ID: "r", Hooks: &sessions.Hooks{Resume: hook}})
+	_, _, err = c.reg.Register(ctx, sessions.RegisterInput{ID: "r", Hooks: &sentinel.SessionHooks{Resume: hook}})
 	require.NoError(t, err)
 	require.NoError(t, c.reg.Report(ctx, "r", sessions.ReportInput{Kind: sessions.KindCrashed}))
 	_, err = a.resolver.Resolve(rctx, "r", true)

@@ -44,7 +44,7 @@ type HookRunner struct {
 // Run runs h with vars substituted into its argv ({name} placeholders) and
 // payload on stdin or as the body, and returns its standard output or
 // answer body.
-func (r *HookRunner) Run(ctx context.Context, h *Hook, vars map[string]string, payload []byte) ([]byte, error) {
+func (r *HookRunner) Run(ctx context.Context, h *sentinel.Hook, vars map[string]string, payload []byte) ([]byte, error) {
 	if h == nil {
 		return nil, errors.New("no hook")
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/agentproto/sentinel"
 	"github.com/agentproto/sentinel/runtime/sessions"
 )
 
@@ -39,14 +40,14 @@ func TestURLHookRefusesRedirectsToAnotherHost(t *testing.T) {
 	ctx := context.Background()
 
 	t.Run("another host is refused", func(t *testing.T) {
-		_, err := runner.Run(ctx, &sessions.Hook{URL: hook.URL + "/away?token=s3cret"}, nil, []byte(`{"text":"private"}`))
+		_, err := runner.Run(ctx, &sentinel.Hook{URL: hook.URL + "/away?token=s3cret"}, nil, []byte(`{"text":"private"}`))
 		require.Error(t, err)
 		require.Contains(t, err.Error(), "refused a redirect")
 		require.NotContains(t, err.Error(), "s3cret")
 		require.Zero(t, elsewhere.Load(), "the other host was never called")
 	})
 	t.Run("the same host is followed", func(t *testing.T) {
-		out, err := runner.Run(ctx, &sessions.Hook{URL: hook.URL + "/moved"}, nil, []byte(`{"text":"hi"}`))
+		out, err := runner.Run(ctx, &sentinel.Hook{URL: hook.URL + "/moved"}, nil, []byte(`{"text":"hi"}`))
 		require.NoError(t, err)
 		require.Equal(t, `{"text":"hi"}`, string(out))
 	})
@@ -70,7 +71,7 @@ func TestURLHookErrorsRedactTheURL(t *testing.T) {
 		{name: "unparsable", url: "http://h/%zz?token=s3cret", want: "[redacted]"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := runner.Run(context.Background(), &sessions.Hook{URL: tc.url, TimeoutMs: 5000}, nil, []byte(`{}`))
+			_, err := runner.Run(context.Background(), &sentinel.Hook{URL: tc.url, TimeoutMs: 5000}, nil, []byte(`{}`))
 			require.Error(t, err)
 			require.NotContains(t, err.Error(), "s3cret")
 			require.Contains(t, err.Error(), tc.want)

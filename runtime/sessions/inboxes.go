@@ -58,13 +58,13 @@ const PointNotify pause.Point = "sessions.notify"
 // it. The notifier runs a message's hook once per node (Notifier.Notify)
 // and a home node's job is stored once per message id within its window,
 // so a repeat costs at most one more wake-up, never a lost one.
-func (s *Inboxes) Append(ctx context.Context, msg inbox.Message) (inbox.Message, bool, error) {
+func (s *Inboxes) Append(ctx context.Context, msg sentinel.Message) (sentinel.Message, bool, error) {
 	stored, dup, err := s.Inbox.Append(ctx, msg)
 	if err != nil {
-		return inbox.Message{}, false, err
+		return sentinel.Message{}, false, err
 	}
 	if err := s.Pause.At(ctx, PointNotify, stored.ID); err != nil {
-		return inbox.Message{}, false, err
+		return sentinel.Message{}, false, err
 	}
 	s.Notifier.Notify(stored)
 	return stored, dup, nil
@@ -87,25 +87,25 @@ type SendInput struct {
 // the named token in.Principal) in to's inbox. The relation is computed from the registry: parent when the
 // caller is the recipient's parent, child when it is the recipient's
 // child, else sibling.
-func (s *Inboxes) Send(ctx context.Context, to string, in SendInput, callerSession string) (inbox.Message, error) {
+func (s *Inboxes) Send(ctx context.Context, to string, in SendInput, callerSession string) (sentinel.Message, error) {
 	if !sentinel.ValidSessionID(to) {
-		return inbox.Message{}, sentinel.Errorf(sentinel.CodeInvalidSessionID, "session id %q must be "+sentinel.SessionIDRule, to)
+		return sentinel.Message{}, sentinel.Errorf(sentinel.CodeInvalidSessionID, "session id %q must be "+sentinel.SessionIDRule, to)
 	}
 	if in.Text == "" {
-		return inbox.Message{}, sentinel.Errorf(sentinel.CodeInvalidInput, "text is required")
+		return sentinel.Message{}, sentinel.Errorf(sentinel.CodeInvalidInput, "text is required")
 	}
 	if in.ReplyTo != "" && !ValidReplyTo(in.ReplyTo) {
-		return inbox.Message{}, sentinel.Errorf(sentinel.CodeInvalidReplyTo, "replyTo %q must be a message id: %s", in.ReplyTo, replyToRule)
+		return sentinel.Message{}, sentinel.Errorf(sentinel.CodeInvalidReplyTo, "replyTo %q must be a message id: %s", in.ReplyTo, replyToRule)
 	}
 	if len(in.Data) > 0 {
 		var obj map[string]any
 		if json.Unmarshal(in.Data, &obj) != nil {
-			return inbox.Message{}, sentinel.Errorf(sentinel.CodeInvalidInput, "data must be a JSON object")
+			return sentinel.Message{}, sentinel.Errorf(sentinel.CodeInvalidInput, "data must be a JSON object")
 		}
 	}
 	from, err := s.from(ctx, to, callerSession)
 	if err != nil {
-		return inbox.Message{}, err
+		return sentinel.Message{}, err
 	}
 	if in.Principal != "" {
 		from.Principal = in.Principal
@@ -124,7 +124,7 @@ func (s *Inboxes) Send(ctx context.Context, to string, in SendInput, callerSessi
 			urgency = sentinel.UrgencySteer
 		}
 	}
-	msg := inbox.Message{
+	msg := sentinel.Message{
 		ID: newMessageID(), Ts: sentinel.FormatTime(s.Registry.Now()), To: to, From: from, Kind: kind, Urgency: urgency,
 		ReplyTo: in.ReplyTo, Text: in.Text, Data: in.Data, Source: "api",
 	}
@@ -154,17 +154,17 @@ func ValidReplyTo(v string) bool {
 	return true
 }
 
-func (s *Inboxes) from(ctx context.Context, to, caller string) (inbox.From, error) {
+func (s *Inboxes) from(ctx context.Context, to, caller string) (sentinel.MessageFrom, error) {
 	if caller == "" {
-		return inbox.From{Relation: inbox.RelationHuman}, nil
+		return sentinel.MessageFrom{Relation: inbox.RelationHuman}, nil
 	}
 	if !sentinel.ValidSessionID(caller) {
-		return inbox.From{}, sentinel.Errorf(sentinel.CodeInvalidSessionID, "caller session id %q is invalid", caller)
+		return sentinel.MessageFrom{}, sentinel.Errorf(sentinel.CodeInvalidSessionID, "caller session id %q is invalid", caller)
 	}
-	from := inbox.From{Relation: inbox.RelationSibling, SessionID: caller}
+	from := sentinel.MessageFrom{Relation: inbox.RelationSibling, SessionID: caller}
 	cs, err := s.Registry.Lookup(ctx, caller)
 	if err != nil {
-		return inbox.From{}, err
+		return sentinel.MessageFrom{}, err
 	}
 	if cs != nil {
 		from.Label = cs.Label
@@ -175,7 +175,7 @@ func (s *Inboxes) from(ctx context.Context, to, caller string) (inbox.From, erro
 	}
 	ts, err := s.Registry.Lookup(ctx, to)
 	if err != nil {
-		return inbox.From{}, err
+		return sentinel.MessageFrom{}, err
 	}
 	if ts != nil && ts.ParentSessionID == caller {
 		from.Relation = inbox.RelationParent
@@ -203,7 +203,7 @@ type Query struct {
 }
 
 // Read returns a page of messages without waiting.
-func (s *Inboxes) Read(ctx context.Context, q Query) ([]inbox.Message, uint64, error) {
+func (s *Inboxes) Read(ctx context.Context, q Query) ([]sentinel.Message, uint64, error) {
 	iq, err := s.query(ctx, q)
 	if err != nil {
 		return nil, 0, err
@@ -217,7 +217,7 @@ func (s *Inboxes) Read(ctx context.Context, q Query) ([]inbox.Message, uint64, e
 
 // Wait returns at once when a match is there, else waits up to timeout
 // for one; an empty page means it timed out.
-func (s *Inboxes) Wait(ctx context.Context, q Query, timeout time.Duration) ([]inbox.Message, uint64, error) {
+func (s *Inboxes) Wait(ctx context.Context, q Query, timeout time.Duration) ([]sentinel.Message, uint64, error) {
 	iq, err := s.query(ctx, q)
 	if err != nil {
 		return nil, 0, err
@@ -251,7 +251,7 @@ func (s *Inboxes) query(ctx context.Context, q Query) (inbox.Query, error) {
 
 // ack advances the read cursor past the page: to the last returned
 // message when the page was cut by the limit, else to next.
-func (s *Inboxes) ack(ctx context.Context, q Query, msgs []inbox.Message, next uint64) error {
+func (s *Inboxes) ack(ctx context.Context, q Query, msgs []sentinel.Message, next uint64) error {
 	if !q.Ack || q.CorrelationID != "" || len(msgs) == 0 {
 		return nil
 	}

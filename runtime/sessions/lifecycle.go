@@ -65,7 +65,7 @@ func (r *Registry) Report(ctx context.Context, id string, in ReportInput) error 
 	s, _, err := r.mutate(ctx, id, true, func(s *Session, _ bool) error {
 		publish := true
 		if s.Forgotten {
-			*s = Session{ID: id, CreatedTs: r.now().UnixMilli(), Sentinel: true}
+			*s = Session{Session: sentinel.Session{ID: id, CreatedTs: r.now().UnixMilli(), Sentinel: true}}
 		}
 		wasEnded := s.Status == StatusEnded
 		s.LastSeenTs = r.now().UnixMilli()
@@ -162,16 +162,16 @@ func (r *Registry) RecordPR(ctx context.Context, id, rawURL, state, title string
 	}
 	var isNew bool
 	var prev string
-	var pr PR
+	var pr sentinel.SessionPR
 	s, _, err := r.mutate(ctx, id, true, func(s *Session, _ bool) error {
 		if s.Forgotten {
-			*s = Session{ID: id, CreatedTs: r.now().UnixMilli(), Sentinel: true, Status: StatusRunning}
+			*s = Session{Session: sentinel.Session{ID: id, CreatedTs: r.now().UnixMilli(), Sentinel: true, Status: StatusRunning}}
 		}
 		p := s.PR(url)
 		isNew = p == nil
 		prev = ""
 		if p == nil {
-			s.PRs = append(s.PRs, PR{URL: url})
+			s.PRs = append(s.PRs, sentinel.SessionPR{URL: url})
 			p = &s.PRs[len(s.PRs)-1]
 		} else {
 			prev = p.State

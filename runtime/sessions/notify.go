@@ -10,7 +10,6 @@ import (
 	"sync/atomic"
 
 	"github.com/agentproto/sentinel"
-	"github.com/agentproto/sentinel/runtime/inbox"
 )
 
 // Notifier runs a session's notify hook when a message lands in its
@@ -30,7 +29,7 @@ type Notifier struct {
 	Workers int
 	Queue   int
 
-	queue    chan inbox.Message
+	queue    chan sentinel.Message
 	recent   recentIDs
 	ctx      context.Context //nolint:containedctx // the notifier's own lifecycle
 	cancel   context.CancelFunc
@@ -54,7 +53,7 @@ func (n *Notifier) Start() {
 	if n.Log == nil {
 		n.Log = slog.New(slog.DiscardHandler)
 	}
-	n.queue = make(chan inbox.Message, n.Queue)
+	n.queue = make(chan sentinel.Message, n.Queue)
 	n.ctx, n.cancel = context.WithCancel(context.Background())
 	for i := 0; i < n.Workers; i++ {
 		n.wg.Add(1)
@@ -80,7 +79,7 @@ func (n *Notifier) Stop() {
 // same message appended again, a redelivery, wakes nobody twice). It never
 // blocks: a full queue drops the notification with a warning (and forgets
 // it was asked, so a later repeat queues it).
-func (n *Notifier) Notify(msg inbox.Message) {
+func (n *Notifier) Notify(msg sentinel.Message) {
 	if n == nil || msg.Urgency == sentinel.UrgencyFYI || !n.started.Load() {
 		return
 	}
@@ -139,7 +138,7 @@ func (n *Notifier) work() {
 	}
 }
 
-func (n *Notifier) run(msg inbox.Message) {
+func (n *Notifier) run(msg sentinel.Message) {
 	ctx := n.ctx
 	if err := n.dispatch(ctx, msg, 0); err != nil {
 		n.Log.Warn("notify hook not run", "session", msg.To, "message", msg.ID, "err", err)
@@ -156,7 +155,7 @@ func (n *Notifier) run(msg inbox.Message) {
 // the hand-overs so far; past maxHomeHops it runs here). It fails only
 // when the session could not be read or the hand-over failed
 // (errHandOver); a failing hook is recorded on the session, not returned.
-func (n *Notifier) dispatch(ctx context.Context, msg inbox.Message, hops int) error {
+func (n *Notifier) dispatch(ctx context.Context, msg sentinel.Message, hops int) error {
 	s, err := n.Registry.Lookup(ctx, msg.To)
 	if err != nil {
 		return err
@@ -173,7 +172,7 @@ func (n *Notifier) dispatch(ctx context.Context, msg inbox.Message, hops int) er
 
 // runHook runs the notify hook of s for msg on this node and records a
 // failure on the session.
-func (n *Notifier) runHook(ctx context.Context, s *Session, msg inbox.Message) {
+func (n *Notifier) runHook(ctx context.Context, s *Session, msg sentinel.Message) {
 	payload, err := json.Marshal(msg)
 	if err != nil {
 		return

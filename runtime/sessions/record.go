@@ -2,6 +2,8 @@ package sessions
 
 import (
 	"time"
+
+	"github.com/agentproto/sentinel"
 )
 
 // Session statuses.
@@ -42,53 +44,13 @@ func Deliberate(reason string) bool {
 	return false
 }
 
-// Hook is a command argv template (no shell) or an http(s) URL.
-type Hook struct {
-	Command   []string `json:"command,omitempty"`
-	URL       string   `json:"url,omitempty"`
-	TimeoutMs int      `json:"timeoutMs,omitempty"`
-}
-
-// Hooks are a session's resume and notify hooks.
-type Hooks struct {
-	Resume *Hook `json:"resume,omitempty"`
-	Notify *Hook `json:"notify,omitempty"`
-}
-
-// PR is one PR a session recorded.
-type PR struct {
-	URL   string `json:"url"`
-	State string `json:"state"`
-	Title string `json:"title,omitempty"`
-	Ts    string `json:"ts,omitempty"`
-}
-
-// Session is the stored record of one session.
+// Session is the stored record of one session: the view every surface
+// shows (sentinel.Session) and what only the node reads.
 type Session struct {
-	ID              string `json:"id"`
-	Label           string `json:"label,omitempty"`
-	Cwd             string `json:"cwd,omitempty"`
-	ParentSessionID string `json:"parentSessionId,omitempty"`
-	Status          string `json:"status"`
-	EndedReason     string `json:"endedReason,omitempty"`
-	CreatedTs       int64  `json:"createdTs"`
-	LastSeenTs      int64  `json:"lastSeenTs"`
-	HeartbeatTTLMs  int64  `json:"heartbeatTtlMs,omitempty"`
-	// Sentinel false opts the session out of PR auto-link.
-	Sentinel bool   `json:"sentinel"`
-	Hooks    *Hooks `json:"hooks,omitempty"`
-	// HomeNode is the node the session last registered through: where its
-	// harness lives, so where its command hooks run (see Homes).
-	HomeNode    string `json:"homeNode,omitempty"`
-	ContinuedTo string `json:"continuedTo,omitempty"`
-	RetiredAt   int64  `json:"retiredAt,omitempty"`
+	sentinel.Session
+	RetiredAt int64 `json:"retiredAt,omitempty"`
 	// Forgotten marks a removed row (a tombstone): deliveries to it park.
-	Forgotten     bool   `json:"forgotten,omitempty"`
-	LastOutput    string `json:"lastOutput,omitempty"`
-	LastError     string `json:"lastError,omitempty"`
-	NotifyError   string `json:"notifyError,omitempty"`
-	NotifyErrorTs int64  `json:"notifyErrorTs,omitempty"`
-	PRs           []PR   `json:"prs,omitempty"`
+	Forgotten bool `json:"forgotten,omitempty"`
 	// Pending is the lifecycle outbox (outbox.go): events decided with a
 	// change of this record and not yet published; LifecycleSeq numbers
 	// them.
@@ -127,7 +89,7 @@ func (s *Session) Retired() bool {
 }
 
 // PR returns the recorded PR with the URL, or nil.
-func (s *Session) PR(url string) *PR {
+func (s *Session) PR(url string) *sentinel.SessionPR {
 	for i := range s.PRs {
 		if s.PRs[i].URL == url {
 			return &s.PRs[i]

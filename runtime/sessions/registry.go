@@ -31,7 +31,7 @@ type Registry struct {
 	// registered here; set by SetNode.
 	node string
 	// onPR is called after a PR was recorded (auto-link); set by SetPRHook.
-	onPR func(ctx context.Context, s Session, pr PR, isNew bool)
+	onPR func(ctx context.Context, s Session, pr sentinel.SessionPR, isNew bool)
 	// pause holds the named pause points (tests; nil in production).
 	pause *pause.Points
 }
@@ -49,7 +49,9 @@ func NewRegistry(b *bus.Bus, now func() time.Time, log *slog.Logger) *Registry {
 
 // SetPRHook installs the function called after a PR is recorded. It must
 // be set before the registry is used.
-func (r *Registry) SetPRHook(fn func(ctx context.Context, s Session, pr PR, isNew bool)) { r.onPR = fn }
+func (r *Registry) SetPRHook(fn func(ctx context.Context, s Session, pr sentinel.SessionPR, isNew bool)) {
+	r.onPR = fn
+}
 
 // SetPause installs the registry's named pause points (tests): the
 // lifecycle outbox's PointLifecycle.
@@ -156,7 +158,7 @@ func (r *Registry) mutate(ctx context.Context, id string, create bool, fn func(s
 				return Session{}, false, err
 			}
 			created = true
-			cur = &Session{ID: id, Status: StatusRunning, CreatedTs: r.now().UnixMilli(), LastSeenTs: r.now().UnixMilli(), Sentinel: true}
+			cur = &Session{Session: sentinel.Session{ID: id, Status: StatusRunning, CreatedTs: r.now().UnixMilli(), LastSeenTs: r.now().UnixMilli(), Sentinel: true}}
 		case err != nil:
 			return Session{}, false, err
 		}
@@ -196,7 +198,7 @@ type RegisterInput struct {
 	Label           *string
 	Cwd             *string
 	ParentSessionID *string
-	Hooks           *Hooks
+	Hooks           *sentinel.SessionHooks
 	HeartbeatTTLMs  *int64
 	Sentinel        *bool
 }
@@ -219,7 +221,7 @@ func (r *Registry) Register(ctx context.Context, in RegisterInput) (Session, boo
 	s, created, err := r.mutate(ctx, in.ID, true, func(s *Session, _ bool) error {
 		revived = s.Forgotten
 		if s.Forgotten {
-			*s = Session{ID: s.ID, CreatedTs: r.now().UnixMilli(), Sentinel: true}
+			*s = Session{Session: sentinel.Session{ID: s.ID, CreatedTs: r.now().UnixMilli(), Sentinel: true}}
 		}
 		setStr(&s.Label, in.Label)
 		setStr(&s.Cwd, in.Cwd)
@@ -360,8 +362,8 @@ func (r *Registry) ContinueTo(ctx context.Context, id, next string) (string, err
 	}
 	_, _, err = r.mutate(ctx, next, true, func(s *Session, created bool) error {
 		if created || s.Forgotten {
-			*s = Session{ID: next, Label: old.Label, Cwd: old.Cwd, ParentSessionID: old.ParentSessionID, Hooks: old.Hooks, HomeNode: old.HomeNode,
-				HeartbeatTTLMs: old.HeartbeatTTLMs, Sentinel: old.Sentinel, CreatedTs: r.now().UnixMilli()}
+			*s = Session{Session: sentinel.Session{ID: next, Label: old.Label, Cwd: old.Cwd, ParentSessionID: old.ParentSessionID, Hooks: old.Hooks, HomeNode: old.HomeNode,
+				HeartbeatTTLMs: old.HeartbeatTTLMs, Sentinel: old.Sentinel, CreatedTs: r.now().UnixMilli()}}
 		}
 		s.Status = StatusRunning
 		s.EndedReason = ""

@@ -32,8 +32,8 @@ func TestResumeHookLongerThanTheHandleDeadlineParksOnce(t *testing.T) {
 	t.Cleanup(w.Stop)
 
 	runs := filepath.Join(t.TempDir(), "runs")
-	slow := &sessions.Hook{Command: []string{"sh", "-c", "echo run >> " + runs + "; exec sleep 30"}, TimeoutMs: 120000}
-	e.register(t, sessions.RegisterInput{ID: "slow", Hooks: &sessions.Hooks{Resume: slow}})
+	slow := &sentinel.Hook{Command: []string{"sh", "-c", "echo run >> " + runs + "; exec sleep 30"}, TimeoutMs: 120000}
+	e.register(t, sessions.RegisterInput{ID: "slow", Hooks: &sentinel.SessionHooks{Resume: slow}})
 	rec := e.Watch(sentinel.WatchRequest{Subject: "github:acme/slow#1", SessionID: "slow", Types: []string{"*"}, Provider: "fake"})
 	require.NoError(t, e.Reg.Report(context.Background(), "slow", sessions.ReportInput{Kind: sessions.KindCrashed}))
 	e.Fake.Emit(runtimetest.Event("evt_1", "github.check_suite.completed", "github:acme/slow#1", false))

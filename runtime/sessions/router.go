@@ -17,7 +17,7 @@ import (
 
 // AppendFunc stores a message in an inbox; session_not_alive from it means
 // the recipient rejected the delivery.
-type AppendFunc func(ctx context.Context, msg inbox.Message) (inbox.Message, bool, error)
+type AppendFunc func(ctx context.Context, msg sentinel.Message) (sentinel.Message, bool, error)
 
 // Router is the dead-target deliver.Router (AIP-60 sentinel delivery): it
 // resolves the target session (successor, parent forward as fyi, resume
@@ -96,7 +96,7 @@ func (r *Router) Plan(ctx context.Context, rec *sentinel.Sentinel, ev *sentinel.
 func (r *Router) Prepare(rec *sentinel.Sentinel, ev *sentinel.Event) (deliver.Send, error) {
 	id, label, group, t := rec.ID, rec.Spec.Label, rec.Spec.Group, rec.Spec.Target
 	msg := inbox.SentinelMessage(rec.ID, rec.Provider, t.SessionID, t.Urgency, ev, sentinel.FormatTime(r.Now()))
-	if err := msg.Validate(); err != nil {
+	if err := inbox.Validate(&msg); err != nil {
 		return nil, err
 	}
 	return func(ctx context.Context) (deliver.Outcome, error) {
@@ -116,7 +116,7 @@ func (r *Router) Prepare(rec *sentinel.Sentinel, ev *sentinel.Event) (deliver.Se
 // once per (session, event) when the router reads the inbox
 // (inbox.AppendEvent: a second sentinel of the session merges into the
 // first's message, or escalates it).
-func (r *Router) appendEvent(ctx context.Context, msg inbox.Message, eventID string) (deliver.Outcome, error) {
+func (r *Router) appendEvent(ctx context.Context, msg sentinel.Message, eventID string) (deliver.Outcome, error) {
 	if r.Inbox == nil {
 		stored, dup, err := r.Append(ctx, msg)
 		if err != nil {
@@ -136,7 +136,7 @@ func (r *Router) park(ctx context.Context, rec *sentinel.Sentinel, ev *sentinel.
 }
 
 func (r *Router) parkID(ctx context.Context, id string, ev *sentinel.Event, reason string) (deliver.Outcome, error) {
-	if err := r.Park.Park(ctx, id, park.Record{SentinelID: id, Event: ev, Reason: reason}, "dead:"+id+":"+ev.ID); err != nil {
+	if err := r.Park.Park(ctx, id, sentinel.Parked{SentinelID: id, Event: ev, Reason: reason}, "dead:"+id+":"+ev.ID); err != nil {
 		return deliver.Outcome{}, err
 	}
 	r.Log.Info("sentinel event parked", "sentinel", id, "event", ev.ID, "reason", reason)

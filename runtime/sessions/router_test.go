@@ -119,7 +119,7 @@ func TestRouterBranches(t *testing.T) {
 		require.Equal(t, sentinel.StatusActive, got.Status)
 	})
 	t.Run("dead session is resumed under a new id and the sentinel retargeted", func(t *testing.T) {
-		e.register(t, sessions.RegisterInput{ID: "res1", Hooks: &sessions.Hooks{Resume: &sessions.Hook{Command: []string{"echo", "res1-b"}}}})
+		e.register(t, sessions.RegisterInput{ID: "res1", Hooks: &sentinel.SessionHooks{Resume: &sentinel.Hook{Command: []string{"echo", "res1-b"}}}})
 		rec := e.Watch(sentinel.WatchRequest{Subject: "github:acme/res#1", SessionID: "res1", Types: []string{"*"}, Provider: "fake"})
 		require.NoError(t, e.Reg.Report(ctx, "res1", sessions.ReportInput{Kind: sessions.KindCrashed, Reason: "oom"}))
 		fireOn(t, e, rec, "evt_1")
@@ -132,7 +132,7 @@ func TestRouterBranches(t *testing.T) {
 		require.Equal(t, "res1-b", old.ContinuedTo)
 	})
 	t.Run("resumed in place keeps the target", func(t *testing.T) {
-		e.register(t, sessions.RegisterInput{ID: "res2", Hooks: &sessions.Hooks{Resume: &sessions.Hook{Command: []string{"true"}}}})
+		e.register(t, sessions.RegisterInput{ID: "res2", Hooks: &sentinel.SessionHooks{Resume: &sentinel.Hook{Command: []string{"true"}}}})
 		rec := e.Watch(sentinel.WatchRequest{Subject: "github:acme/res#2", SessionID: "res2", Types: []string{"*"}, Provider: "fake"})
 		require.NoError(t, e.Reg.Report(ctx, "res2", sessions.ReportInput{Kind: sessions.KindExited}))
 		fireOn(t, e, rec, "evt_1")
@@ -143,7 +143,7 @@ func TestRouterBranches(t *testing.T) {
 		require.Equal(t, sessions.StatusRunning, s.Status)
 	})
 	t.Run("failed resume parks, and the next delivery flips back to active", func(t *testing.T) {
-		e.register(t, sessions.RegisterInput{ID: "res3", Hooks: &sessions.Hooks{Resume: &sessions.Hook{Command: []string{"false"}}}})
+		e.register(t, sessions.RegisterInput{ID: "res3", Hooks: &sentinel.SessionHooks{Resume: &sentinel.Hook{Command: []string{"false"}}}})
 		rec := e.Watch(sentinel.WatchRequest{Subject: "github:acme/res#3", SessionID: "res3", Types: []string{"*"}, Provider: "fake"})
 		require.NoError(t, e.Reg.Report(ctx, "res3", sessions.ReportInput{Kind: sessions.KindCrashed}))
 		fireOn(t, e, rec, "evt_1")

@@ -10,16 +10,16 @@ import (
 	"github.com/agentproto/sentinel/ingress/api"
 )
 
-// Journal implements api.Journal over the node's REST API (the stdio MCP
+// Explainer implements api.Explainer over the node's REST API (the stdio MCP
 // bridge's sentinel_explain).
-type Journal struct {
+type Explainer struct {
 	C *Client
 }
 
-var _ api.Journal = Journal{}
+var _ api.Explainer = Explainer{}
 
 // Decisions pages a sentinel's decisions (GET /sentinels/{id}/decisions).
-func (j Journal) Decisions(ctx context.Context, sentinelID string, limit int, after uint64) (api.DecisionPage, error) {
+func (j Explainer) Decisions(ctx context.Context, sentinelID string, limit int, after uint64) (sentinel.DecisionPage, error) {
 	q := url.Values{}
 	if limit > 0 {
 		q.Set("limit", strconv.Itoa(limit))
@@ -31,13 +31,13 @@ func (j Journal) Decisions(ctx context.Context, sentinelID string, limit int, af
 	if len(q) > 0 {
 		path += "?" + q.Encode()
 	}
-	var out api.DecisionPage
+	var out sentinel.DecisionPage
 	err := j.C.Do(ctx, http.MethodGet, path, nil, &out)
 	return out, AsDomain(err)
 }
 
 // Event tells an event's story (GET /events/{eventId}).
-func (j Journal) Event(ctx context.Context, eventID string) (api.EventStory, error) {
+func (j Explainer) Event(ctx context.Context, eventID string) (api.EventStory, error) {
 	var out struct {
 		Event api.EventStory `json:"event"`
 	}
@@ -46,7 +46,7 @@ func (j Journal) Event(ctx context.Context, eventID string) (api.EventStory, err
 }
 
 // Replay re-runs a parked event (POST /parked/{id}/replay?force=).
-func (j Journal) Replay(ctx context.Context, parkID string, force bool) (api.Replay, error) {
+func (j Explainer) Replay(ctx context.Context, parkID string, force bool) (api.Replay, error) {
 	path := "/parked/" + url.PathEscape(parkID) + "/replay"
 	if force {
 		path += "?force=true"
@@ -68,6 +68,12 @@ func (s Sentinels) DryRun(ctx context.Context, req sentinel.WatchRequest, caller
 		return api.DryRun{}, sentinel.Errorf(sentinel.CodeNoCallerIdentity,
 			"no sessionId given and the caller has no session identity; pass sessionId (or start the bridge with --session)")
 	}
+	return s.CreateDryRun(ctx, req)
+}
+
+// CreateDryRun dry-runs a watch as it is given (POST
+// /sentinels?dryRun=true): the node checks it, its sessionId included.
+func (s Sentinels) CreateDryRun(ctx context.Context, req sentinel.WatchRequest) (api.DryRun, error) {
 	var out api.DryRun
 	err := s.C.Do(ctx, http.MethodPost, "/sentinels?dryRun=true", req, &out)
 	return out, AsDomain(err)

@@ -10,18 +10,18 @@ import (
 	"github.com/agentproto/sentinel/ingress/api"
 )
 
-// JournalRoutes mounts the decision journal's routes: a sentinel's
+// ExplainerRoutes mounts the decision journal's routes: a sentinel's
 // decisions, an event's story and the replay of a parked event.
-func JournalRoutes(r chi.Router, svc api.Journal) {
-	h := journalHandlers{svc: svc}
+func ExplainerRoutes(r chi.Router, svc api.Explainer) {
+	h := explainerHandlers{svc: svc}
 	r.Get("/sentinels/{id}/decisions", h.decisions)
 	r.Get("/events/{eventId}", h.event)
 	r.Post("/parked/{id}/replay", h.replay)
 }
 
-type journalHandlers struct{ svc api.Journal }
+type explainerHandlers struct{ svc api.Explainer }
 
-func (h journalHandlers) decisions(w http.ResponseWriter, r *http.Request) {
+func (h explainerHandlers) decisions(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	limit := 50
 	if s := q.Get("limit"); s != "" {
@@ -47,12 +47,12 @@ func (h journalHandlers) decisions(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if page.Decisions == nil {
-		page.Decisions = []api.Decision{}
+		page.Decisions = []sentinel.Decision{}
 	}
 	WriteJSON(w, http.StatusOK, map[string]any{"ok": true, "decisions": page.Decisions, "next": page.Next})
 }
 
-func (h journalHandlers) event(w http.ResponseWriter, r *http.Request) {
+func (h explainerHandlers) event(w http.ResponseWriter, r *http.Request) {
 	story, err := h.svc.Event(r.Context(), chi.URLParam(r, "eventId"))
 	if err != nil {
 		WriteError(w, err)
@@ -61,7 +61,7 @@ func (h journalHandlers) event(w http.ResponseWriter, r *http.Request) {
 	WriteJSON(w, http.StatusOK, map[string]any{"ok": true, "event": story})
 }
 
-func (h journalHandlers) replay(w http.ResponseWriter, r *http.Request) {
+func (h explainerHandlers) replay(w http.ResponseWriter, r *http.Request) {
 	force, err := boolParam(r, "force")
 	if err != nil {
 		WriteError(w, err)

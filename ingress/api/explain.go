@@ -6,54 +6,21 @@ import (
 	"github.com/agentproto/sentinel"
 )
 
-// Decision is one decision-journal entry: what the pipeline did with one
-// event for one sentinel (docs/api.md, "Decision journal"). Ts is the
-// decision's time, Time the event's.
-type Decision struct {
-	Seq        uint64                `json:"seq,omitempty"`
-	EventID    string                `json:"eventId"`
-	SentinelID string                `json:"sentinelId"`
-	Subject    string                `json:"subject"`
-	Subjects   []string              `json:"subjects,omitempty"`
-	Type       string                `json:"type"`
-	Time       string                `json:"time,omitempty"`
-	Summary    string                `json:"summary,omitempty"`
-	Source     string                `json:"source,omitempty"`
-	Terminal   bool                  `json:"terminal,omitempty"`
-	SelfCaused bool                  `json:"selfCaused,omitempty"`
-	Provider   string                `json:"provider,omitempty"`
-	Ts         string                `json:"ts"`
-	Decision   string                `json:"decision"`
-	Reason     string                `json:"reason,omitempty"`
-	Session    string                `json:"session,omitempty"`
-	MessageID  string                `json:"messageId,omitempty"`
-	Clauses    []sentinel.ClauseMiss `json:"clauses,omitempty"`
-	Attempt    int                   `json:"attempt,omitempty"`
-	Node       string                `json:"node,omitempty"`
-}
-
-// DecisionPage is the answer of GET /sentinels/{id}/decisions (with ok):
-// decisions oldest first; Next is the after of the next page.
-type DecisionPage struct {
-	Decisions []Decision `json:"decisions"`
-	Next      uint64     `json:"next"`
-}
-
 // EventStory is the answer of GET /events/{eventId} (with ok): the event
 // as the journal knows it, when it was first handled and every decision
 // about it, whatever sentinel made it.
 type EventStory struct {
-	EventID    string     `json:"eventId"`
-	Subject    string     `json:"subject"`
-	Type       string     `json:"type"`
-	Time       string     `json:"time,omitempty"`
-	Summary    string     `json:"summary,omitempty"`
-	Source     string     `json:"source,omitempty"`
-	Provider   string     `json:"provider,omitempty"`
-	Terminal   bool       `json:"terminal,omitempty"`
-	SelfCaused bool       `json:"selfCaused,omitempty"`
-	Received   string     `json:"received"`
-	Decisions  []Decision `json:"decisions"`
+	EventID    string              `json:"eventId"`
+	Subject    string              `json:"subject"`
+	Type       string              `json:"type"`
+	Time       string              `json:"time,omitempty"`
+	Summary    string              `json:"summary,omitempty"`
+	Source     string              `json:"source,omitempty"`
+	Provider   string              `json:"provider,omitempty"`
+	Terminal   bool                `json:"terminal,omitempty"`
+	SelfCaused bool                `json:"selfCaused,omitempty"`
+	Received   string              `json:"received"`
+	Decisions  []sentinel.Decision `json:"decisions"`
 }
 
 // DryRun is the answer of a dry run (POST /sentinels?dryRun=true, with ok
@@ -94,13 +61,14 @@ type Replay struct {
 	MessageID  string `json:"messageId,omitempty"`
 }
 
-// Journal is the decision journal's service: explain, event stories and
-// replays. Errors are *sentinel.Error values with catalogue codes.
-type Journal interface {
+// Explainer is the reader service of the decision journal, behind
+// explain: a sentinel's decisions, an event's story, and the replay of a
+// parked event. Errors are *sentinel.Error values with catalogue codes.
+type Explainer interface {
 	// Decisions pages a sentinel's decisions: after 0 gives the newest
 	// limit, else the first limit after that cursor. A sentinel that is
 	// neither known nor journaled is sentinel_not_found.
-	Decisions(ctx context.Context, sentinelID string, limit int, after uint64) (DecisionPage, error)
+	Decisions(ctx context.Context, sentinelID string, limit int, after uint64) (sentinel.DecisionPage, error)
 	// Event tells an event's story; event_not_found when the journal
 	// holds no decision about it.
 	Event(ctx context.Context, eventID string) (EventStory, error)

@@ -1,4 +1,0 @@
-package cli
-
-// benchVerbs are the benchmark harness verbs (sentinel bench ...).
-var benchVerbs = []verbBuilder{newBenchCmd}
