@@ -66,6 +66,8 @@ type Server struct {
 	quotaUsed    int
 	remaining    int
 	noLinkOn304  bool
+	// app is the GitHub App (app.go); nil until SetApp.
+	app *app
 
 	certs    *certs
 	caFile   string
@@ -252,6 +254,8 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if f := s.matchFault(r.Method, path); f != nil {
 		entry.Fault = true
 		rep = reply{status: f.Status, body: []byte(f.Body), header: f.Header}
+	} else if ar, ok := s.routeApp(r, path, body); ok {
+		rep = ar
 	} else if !s.authorized(r.Header.Get("Authorization")) {
 		rep = jsonReply(http.StatusUnauthorized, msgBody("Bad credentials"))
 	} else {
