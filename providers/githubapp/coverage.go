@@ -293,4 +293,3 @@ func refs(names []string) []repoRef {
 	}
 	return out
 }
-
