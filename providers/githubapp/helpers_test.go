@@ -191,3 +191,21 @@ func containsAll(s string, parts ...string) bool {
 	}
 	return true
 }
+
+var (
+	otherOnce sync.Once
+	other     *rsa.PrivateKey
+)
+
+// otherKey is a second RSA key, one the fake App does not know.
+func otherKey(t *testing.T) *rsa.PrivateKey {
+	t.Helper()
+	otherOnce.Do(func() {
+		k, err := rsa.GenerateKey(rand.Reader, 2048)
+		if err != nil {
+			panic(err)
+		}
+		other = k
+	})
+	return other
+}

@@ -94,6 +94,14 @@ func (s *Server) Uninstall(id int64) {
 	}
 }
 
+// RevokeTokens revokes every installation token issued so far (a token
+// GitHub stopped honouring before its expires_at).
+func (s *Server) RevokeTokens() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	clear(s.app.tokens)
+}
+
 // SetTokenTTL sets the lifetime of the installation tokens issued from now.
 func (s *Server) SetTokenTTL(d time.Duration) { s.mu.Lock(); s.app.tokenTTL = d; s.mu.Unlock() }
 

@@ -15,7 +15,7 @@ import (
 // jwtMaxLifetime is the longest exp-iat GitHub accepts (10 minutes), and
 // jwtSkew the clock drift it allows an iat in the future.
 const (
-	jwtMaxLifetime = 10*time.Minute + time.Minute
+	jwtMaxLifetime = 10 * time.Minute
 	jwtSkew        = time.Minute
 )
 
