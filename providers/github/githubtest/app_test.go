@@ -97,4 +97,3 @@ func TestInstallationTokenReachesOnlyItsRepositories(t *testing.T) {
 	require.Equal(t, http.StatusUnauthorized, status, "expired")
 	s.Verify(t)
 }
-
