@@ -33,8 +33,9 @@ type EventPublisher interface {
 }
 
 // DefaultSelectionOrder is the auto-selection order: agentpush when ready,
-// webhook when a stable public URL exists and it is ready, else local-gh.
-var DefaultSelectionOrder = []string{"agentpush", "webhook", "local-gh"}
+// github-app when it is installed on the subject's repository, webhook
+// when a stable public URL exists and it is ready, else local-gh.
+var DefaultSelectionOrder = []string{"agentpush", "github-app", "webhook", "local-gh"}
 
 // Service is the sentinel service behind every surface.
 type Service struct {
@@ -418,7 +419,7 @@ func (s *Service) selectReady(ctx context.Context, spec *sentinel.Spec) (provide
 		if p.Capabilities().NeedsPublicURL && (pub.URL == "" || !pub.Stable) {
 			continue
 		}
-		if r := ready(p); r.Ready {
+		if r := ready(p); r.Ready && covers(ctx, p, spec) {
 			return p, r, nil
 		}
 	}
