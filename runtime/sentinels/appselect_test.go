@@ -36,7 +36,7 @@ type lateKV struct {
 	kv providers.KV
 }
 
-func (l *lateKV) get() providers.KV { l.mu.Lock(); defer l.mu.Unlock(); return l.kv }
+func (l *lateKV) get() providers.KV   { l.mu.Lock(); defer l.mu.Unlock(); return l.kv }
 func (l *lateKV) set(kv providers.KV) { l.mu.Lock(); l.kv = kv; l.mu.Unlock() }
 func (l *lateKV) Get(ctx context.Context, k string) ([]byte, uint64, error) {
 	return l.get().Get(ctx, k)
@@ -50,7 +50,7 @@ func (l *lateKV) Update(ctx context.Context, k string, v []byte, rev uint64) (ui
 func (l *lateKV) Put(ctx context.Context, k string, v []byte) (uint64, error) {
 	return l.get().Put(ctx, k, v)
 }
-func (l *lateKV) Delete(ctx context.Context, k string) error  { return l.get().Delete(ctx, k) }
+func (l *lateKV) Delete(ctx context.Context, k string) error { return l.get().Delete(ctx, k) }
 func (l *lateKV) Keys(ctx context.Context) ([]string, error) { return l.get().Keys(ctx) }
 
 type mapCreds map[string]string
