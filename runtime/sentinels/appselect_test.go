@@ -68,10 +68,8 @@ func (m mapCreds) Credentials(context.Context, string) (map[string]string, error
 // (not ready), webhook (needs a public URL) and local-gh.
 func appEnv(t *testing.T) (*runtimetest.Env, *githubtest.Server) {
 	t.Helper()
-	key, err := rsa.GenerateKey(rand.Reader, 2048)
-	require.NoError(t, err)
-	path := filepath.Join(t.TempDir(), "app.pem")
-	require.NoError(t, os.WriteFile(path, pem.EncodeToMemory(&pem.Block{Type: "RSA PRIVATE KEY", Bytes: x509.MarshalPKCS1PrivateKey(key)}), 0o600))
+	key := appTestKey(t)
+	path := writeAppKey(t, key)
 	gh := githubtest.New(t, githubtest.Options{})
 	gh.SetApp(77, "sentinel", &key.PublicKey)
 	gh.Install("Codertocat", appRepo, "acme/widgets")
@@ -153,4 +151,30 @@ func appDelivery(event string, body []byte) providers.Inbound {
 	h.Set("X-GitHub-Delivery", "8e4b1a6e-cc78-11e3-81ab-4c9367dc0958")
 	h.Set(github.WebhookSignatureHeader, github.SignWebhook(appSecret, body))
 	return providers.Inbound{HookKey: githubapp.RouteKey, Body: body, Header: h}
+}
+
+var (
+	appKeyOnce sync.Once
+	appKeyVal  *rsa.PrivateKey
+)
+
+// appTestKey is one RSA key for the package's App tests.
+func appTestKey(t *testing.T) *rsa.PrivateKey {
+	t.Helper()
+	appKeyOnce.Do(func() {
+		k, err := rsa.GenerateKey(rand.Reader, 2048)
+		if err != nil {
+			panic(err)
+		}
+		appKeyVal = k
+	})
+	return appKeyVal
+}
+
+// writeAppKey writes the key as GitHub hands it out, mode 0600.
+func writeAppKey(t *testing.T, key *rsa.PrivateKey) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "app.pem")
+	require.NoError(t, os.WriteFile(path, pem.EncodeToMemory(&pem.Block{Type: "RSA PRIVATE KEY", Bytes: x509.MarshalPKCS1PrivateKey(key)}), 0o600))
+	return path
 }
