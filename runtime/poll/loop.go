@@ -81,6 +81,9 @@ type Loop struct {
 	// FenceTimeout bounds the fence's read of the cursor through the
 	// records bucket's leader (0: DefaultFenceTimeout).
 	FenceTimeout time.Duration
+	// Budget, when set, admits each poll within its credential's quota
+	// (budget.go; the GitHub quota governor).
+	Budget Budget
 
 	tick sync.Mutex
 	kick chan struct{}
@@ -195,7 +198,7 @@ func (l *Loop) TryTick(ctx context.Context) bool {
 func (l *Loop) PollNow(ctx context.Context) {
 	l.tick.Lock()
 	defer l.tick.Unlock()
-	l.runTick(ctx)
+	l.runTick(withInteractive(ctx))
 }
 
 func (l *Loop) owner() cluster.Ownership {
@@ -253,6 +256,9 @@ func (l *Loop) pollOne(ctx context.Context, rec *sentinel.Sentinel) {
 	}
 	poller, ok := prov.(providers.Poller)
 	if !ok || !prov.Capabilities().Poll {
+		return
+	}
+	if !l.admitted(ctx, rec) {
 		return
 	}
 	// The logger with the sentinel's attributes is built only when

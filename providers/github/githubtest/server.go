@@ -68,6 +68,8 @@ type Server struct {
 	noLinkOn304  bool
 	// app is the GitHub App (app.go); nil until SetApp.
 	app *app
+	// lim is the enforced rate limit (ratelimit.go); nil: none.
+	lim *limiter
 
 	certs    *certs
 	caFile   string
@@ -254,6 +256,8 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if f := s.matchFault(r.Method, path); f != nil {
 		entry.Fault = true
 		rep = reply{status: f.Status, body: []byte(f.Body), header: f.Header}
+	} else if lr, ok := s.refuse(r.Header.Get("Authorization")); ok {
+		rep = lr
 	} else if ar, ok := s.routeApp(r, path, body); ok {
 		rep = ar
 	} else if !s.authorized(r.Header.Get("Authorization")) {
@@ -295,6 +299,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			}
 		}
 	}
+	s.charge(r.Header.Get("Authorization"), rep.status, h)
 	if rep.status != http.StatusNotModified {
 		s.quotaUsed++
 		if s.remaining > 0 {
