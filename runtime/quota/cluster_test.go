@@ -60,7 +60,9 @@ func newQuotaCluster(t *testing.T, sentinels int) *quotaCluster {
 		mu.Lock()
 		defer mu.Unlock()
 		g, err := quota.Open(ctx, be.Bus, quota.Config{Node: fmt.Sprintf("n%d", len(qc.govs)+1), Now: qc.gh.Now, Nodes: func() int { return 3 },
-			CredentialOf: func(provider string, _ sentinel.Handle) (string, string, bool) { return "token", "core", provider == slug }})
+			CredentialOf: func(provider string, _ sentinel.Handle) (string, string, bool) {
+				return "token", "core", provider == slug
+			}})
 		require.NoError(t, err)
 		t.Cleanup(g.Stop)
 		qc.govs = append(qc.govs, g)
