@@ -49,7 +49,7 @@ func buildProviders(cfg Config, deps providerDeps) ([]providers.Provider, error)
 	if err != nil {
 		return nil, err
 	}
-	client, err := github.NewClient(github.ClientConfig{BaseURL: creds.APIBase, Token: creds.Token, Now: deps.now})
+	client, err := github.NewClient(github.ClientConfig{BaseURL: creds.APIBase, Token: creds.Token, Now: deps.now, Credential: "token", Observe: deps.observe})
 	if err != nil {
 		return nil, err
 	}

@@ -1,0 +1,66 @@
+package app
+
+import (
+	"context"
+	"fmt"
+	"sync/atomic"
+
+	"github.com/agentproto/sentinel"
+	"github.com/agentproto/sentinel/providers/github"
+	"github.com/agentproto/sentinel/providers/localgh"
+	"github.com/agentproto/sentinel/runtime/quota"
+)
+
+// quotaSink hands GitHub rate samples to the node's governor once it is
+// open (the providers and their clients are built before it).
+type quotaSink struct {
+	g atomic.Pointer[quota.Governor]
+}
+
+// observe is the github.RateObserver of every in-process client.
+func (s *quotaSink) observe(r github.RateSample) {
+	if g := s.g.Load(); g != nil {
+		g.Observe(quota.Sample{Credential: r.Credential, Resource: r.Resource, Limit: r.Limit, Remaining: r.Remaining,
+			Used: r.Used, Reset: r.Reset, Known: r.Known, Secondary: r.Secondary, RetryAfter: r.RetryAfter})
+	}
+}
+
+// credentialOf names what a poll spends: local-gh polls with the node's
+// GitHub token ("token"; its REST calls report under that id). Other
+// providers' polls spend no GitHub quota the governor knows of.
+func credentialOf(provider string, _ sentinel.Handle) (string, string, bool) {
+	if provider == localgh.Slug {
+		return "token", "core", true
+	}
+	return "", "", false
+}
+
+// openQuota opens the quota governor (its bucket provisioned) and points
+// the poll loop and the providers' clients at it.
+func (a *App) openQuota(ctx context.Context) error {
+	nodes := func() int {
+		if a.Cluster == nil {
+			return 1
+		}
+		return max(len(a.Cluster.LiveMembers()), 1)
+	}
+	g, err := quota.Open(ctx, a.Bus, quota.Config{Node: a.Cfg.Node.Name, Now: a.now, Log: a.Log.With("component", "quota"),
+		Nodes: nodes, CredentialOf: credentialOf})
+	if err != nil {
+		return fmt.Errorf("quota governor: %w", err)
+	}
+	a.push("quota governor", func(context.Context) error { g.Stop(); return nil })
+	a.quota.g.Store(g)
+	a.Loop.Budget = g
+	a.Metrics.RegisterThrottledPolls(func() float64 { return float64(g.Throttled()) })
+	return nil
+}
+
+// QuotaBudgets returns the cluster's GitHub budgets as this node knows
+// them (none before the governor opened).
+func (a *App) QuotaBudgets() []quota.Budget {
+	if g := a.quota.g.Load(); g != nil {
+		return g.Budgets()
+	}
+	return nil
+}
