@@ -250,6 +250,7 @@ func (a *App) wire(ctx context.Context) error {
 		PublicURL: a.publicURL, SelectionOrder: a.Cfg.SelectionOrder,
 		Poller: poller, Publisher: publisher, Log: log.With("component", "sentinels"), Now: now,
 		ActiveIntervalMs: int(a.Cfg.Poll.ActiveInterval / time.Millisecond),
+		Quota:            a.quotaFor,
 	}
 	if err := a.openEvents(ctx); err != nil {
 		return err

@@ -3,11 +3,14 @@ package app
 import (
 	"context"
 	"fmt"
+	"strings"
 	"sync/atomic"
 
 	"github.com/agentproto/sentinel"
 	"github.com/agentproto/sentinel/providers/github"
+	"github.com/agentproto/sentinel/providers/githubapp"
 	"github.com/agentproto/sentinel/providers/localgh"
+	"github.com/agentproto/sentinel/providers/webhook"
 	"github.com/agentproto/sentinel/runtime/quota"
 )
 
@@ -63,4 +66,31 @@ func (a *App) QuotaBudgets() []quota.Budget {
 		return g.Budgets()
 	}
 	return nil
+}
+
+// quotaFor is the sentinels service's Quota: the budgets of the
+// credentials a provider's calls spend, as plain maps (the same shape in
+// process and over the API): local-gh and webhook spend the node's token,
+// github-app its App and installation credentials.
+func (a *App) quotaFor(provider string) []map[string]any {
+	var out []map[string]any
+	for _, b := range a.QuotaBudgets() {
+		var mine bool
+		switch provider {
+		case localgh.Slug, webhook.Slug:
+			mine = b.Credential == "token"
+		case githubapp.Slug:
+			mine = b.Credential == "app" || strings.HasPrefix(b.Credential, "installation:")
+		}
+		if !mine || b.Remaining < 0 {
+			continue
+		}
+		m := map[string]any{"credential": b.Credential, "resource": b.Resource, "limit": b.Limit,
+			"remaining": b.Remaining, "used": b.Used, "reset": sentinel.FormatTime(b.Reset)}
+		if b.Paused(a.now()) {
+			m["pausedUntil"] = sentinel.FormatTime(b.PausedUntil)
+		}
+		out = append(out, m)
+	}
+	return out
 }

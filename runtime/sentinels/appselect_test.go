@@ -178,3 +178,26 @@ func writeAppKey(t *testing.T, key *rsa.PrivateKey) string {
 	require.NoError(t, os.WriteFile(path, pem.EncodeToMemory(&pem.Block{Type: "RSA PRIVATE KEY", Bytes: x509.MarshalPKCS1PrivateKey(key)}), 0o600))
 	return path
 }
+
+func TestListingsAndStatusShowTheQuotaOfTheProvidersCredentials(t *testing.T) {
+	e := runtimetest.Start(t, runtimetest.Options{NoWorkers: true})
+	budget := map[string]any{"credential": "token", "resource": "core", "limit": 5000, "remaining": 4990}
+	e.Service.Quota = func(provider string) []map[string]any {
+		if provider == "fake" {
+			return []map[string]any{budget}
+		}
+		return nil
+	}
+	var seen bool
+	for _, a := range e.Service.Adapters(context.Background()) {
+		if a.Slug == "fake" {
+			require.Equal(t, []map[string]any{budget}, a.Info["quota"])
+			seen = true
+		}
+	}
+	require.True(t, seen)
+	rec := e.Watch(req("fake"))
+	st, err := e.Service.Status(context.Background(), rec.ID)
+	require.NoError(t, err)
+	require.Equal(t, []map[string]any{budget}, st.Extra["quota"])
+}

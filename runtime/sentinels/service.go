@@ -62,6 +62,10 @@ type Service struct {
 	// Index is the watch index (watchindex.go): with it watches are
 	// idempotent and keyed; nil creates a sentinel for every watch.
 	Index *WatchIndex
+	// Quota, when set, returns the GitHub budgets a provider's calls
+	// spend (the quota governor's view; no credential in it): listings
+	// show them in info.quota, a sentinel's status in extra.quota.
+	Quota func(provider string) []map[string]any
 
 	// misses keeps unknown hook keys cheap (hookmiss.go).
 	misses hookMisses
@@ -570,6 +574,12 @@ func (s *Service) Status(ctx context.Context, id string) (StatusReport, error) {
 			rep.Extra = map[string]any{}
 		}
 		rep.Extra["pending"] = *h.Pending
+	}
+	if q := s.quotaOf(rec.Provider); q != nil {
+		if rep.Extra == nil {
+			rep.Extra = map[string]any{}
+		}
+		rep.Extra["quota"] = q
 	}
 	return rep, nil
 }
