@@ -3,6 +3,7 @@ package githubapp
 import (
 	"context"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -34,6 +35,8 @@ type Provider struct {
 	// clients are the in-process clients per installation (their calls
 	// spend that installation's quota), for authFor's App.
 	clients map[int64]*github.Client
+	// repoCache remembers InstallationOf's answers (mu guards it).
+	repoCache map[string]cachedRepo
 }
 
 // New returns the provider, or an error naming the missing dependencies.
@@ -42,7 +45,7 @@ func New(cfg Config) (*Provider, error) {
 		return nil, err
 	}
 	cfg.setDefaults()
-	return &Provider{cfg: cfg, clients: map[int64]*github.Client{}}, nil
+	return &Provider{cfg: cfg, clients: map[int64]*github.Client{}, repoCache: map[string]cachedRepo{}}, nil
 }
 
 // Info returns the provider's metadata.
@@ -147,11 +150,11 @@ func (p *Provider) InstallationClient(ctx context.Context, installation int64) (
 }
 
 // RepoClient returns the client of the installation covering repo
-// (owner/repo), or ok false when the App does not cover it: polls of a
-// covered repository spend the installation's quota.
+// (owner/repo), or ok false when the App is not set up or does not cover
+// it: polls of a covered repository spend the installation's quota.
 func (p *Provider) RepoClient(ctx context.Context, repo string) (*github.Client, bool) {
-	inst, ok, err := p.covering(ctx, repo)
-	if err != nil || !ok {
+	inst, ok := p.InstallationOf(ctx, repo)
+	if !ok {
 		return nil, false
 	}
 	c, err := p.InstallationClient(ctx, inst)
@@ -160,6 +163,46 @@ func (p *Provider) RepoClient(ctx context.Context, repo string) (*github.Client,
 	}
 	return c, true
 }
+
+// repoCacheFor is how long InstallationOf trusts an answer in memory.
+const repoCacheFor = time.Minute
+
+// cachedRepo is one remembered answer of InstallationOf.
+type cachedRepo struct {
+	installation int64
+	at           time.Time
+}
+
+// InstallationOf returns the installation covering repo, answered from
+// memory for a minute (it is asked for every poll), else from the store
+// (listing GitHub when the listing is stale); ok false when the App is
+// not set up or does not cover repo.
+func (p *Provider) InstallationOf(ctx context.Context, repo string) (int64, bool) {
+	k := strings.ToLower(repo)
+	now := p.cfg.Now()
+	p.mu.Lock()
+	c, hit := p.repoCache[k]
+	p.mu.Unlock()
+	if hit && now.Sub(c.at) < repoCacheFor && now.Sub(c.at) >= 0 {
+		return c.installation, c.installation > 0
+	}
+	var inst int64
+	if p.configured(ctx) {
+		if i, ok, err := p.covering(ctx, repo); err == nil && ok {
+			inst = i
+		}
+	}
+	p.mu.Lock()
+	if len(p.repoCache) >= maxRepoCache {
+		clear(p.repoCache)
+	}
+	p.repoCache[k] = cachedRepo{installation: inst, at: now}
+	p.mu.Unlock()
+	return inst, inst > 0
+}
+
+// maxRepoCache bounds InstallationOf's memory.
+const maxRepoCache = 10000
 
 // Interface guards.
 var (

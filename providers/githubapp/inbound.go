@@ -56,6 +56,7 @@ func (p *Provider) ParseInbound(ctx context.Context, in providers.Inbound, _ sen
 			p.cfg.Log.Warn("github-app installation change not recorded", "event", event, "err", err)
 			return nil, &providers.InboundError{Status: http.StatusServiceUnavailable, Code: CodeCoverageFailed, Reason: providers.ReasonOf(err).String()}
 		}
+		p.forgetRepos()
 		p.cfg.Log.Info("github-app installation change recorded", "event", event)
 		return []sentinel.Event{}, nil
 	}
@@ -89,4 +90,11 @@ func header(h http.Header, name string) string {
 		}
 	}
 	return ""
+}
+
+// forgetRepos drops InstallationOf's memory (after an installation change).
+func (p *Provider) forgetRepos() {
+	p.mu.Lock()
+	clear(p.repoCache)
+	p.mu.Unlock()
 }

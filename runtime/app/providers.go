@@ -61,7 +61,15 @@ func buildProviders(cfg Config, deps providerDeps) ([]providers.Provider, error)
 	}
 	deps.log.Info("GitHub credentials", "source", creds.Source, "api", creds.APIBase)
 
-	lg, err := localgh.New(localgh.Config{Runner: runner, Credentials: creds, Client: client, Now: deps.now, Logger: deps.log.With("provider", localgh.Slug), SelfLogin: cfg.GitHub.SelfLogin})
+	// The App is built first: local-gh polls a repository it covers with
+	// its installation's token.
+	ga, gaErr := githubapp.New(githubapp.Config{Creds: deps.creds, Store: deps.hooks, HTTP: deps.githubHTTP, Now: deps.now,
+		Log: deps.log.With("provider", githubapp.Slug), Observe: deps.observe})
+	var repoClient localgh.RepoClientFunc
+	if gaErr == nil {
+		repoClient = ga.RepoClient
+	}
+	lg, err := localgh.New(localgh.Config{Runner: runner, Credentials: creds, Client: client, RepoClient: repoClient, Now: deps.now, Logger: deps.log.With("provider", localgh.Slug), SelfLogin: cfg.GitHub.SelfLogin})
 	if err != nil {
 		errs = append(errs, err)
 	} else {
@@ -76,10 +84,8 @@ func buildProviders(cfg Config, deps providerDeps) ([]providers.Provider, error)
 		out = append(out, wh)
 	}
 
-	ga, err := githubapp.New(githubapp.Config{Creds: deps.creds, Store: deps.hooks, HTTP: deps.githubHTTP, Now: deps.now,
-		Log: deps.log.With("provider", githubapp.Slug), Observe: deps.observe})
-	if err != nil {
-		errs = append(errs, err)
+	if gaErr != nil {
+		errs = append(errs, gaErr)
 	} else {
 		out = append(out, ga)
 	}

@@ -3,8 +3,10 @@ package app
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"strings"
 	"sync/atomic"
+	"time"
 
 	"github.com/agentproto/sentinel"
 	"github.com/agentproto/sentinel/providers/github"
@@ -28,14 +30,30 @@ func (s *quotaSink) observe(r github.RateSample) {
 	}
 }
 
-// credentialOf names what a poll spends: local-gh polls with the node's
-// GitHub token ("token"; its REST calls report under that id). Other
-// providers' polls spend no GitHub quota the governor knows of.
-func credentialOf(provider string, _ sentinel.Handle) (string, string, bool) {
-	if provider == localgh.Slug {
-		return "token", "core", true
+// installationOf is what the github-app provider answers of a
+// repository's installation (githubapp.Provider.InstallationOf).
+type installationOf interface {
+	InstallationOf(ctx context.Context, repo string) (int64, bool)
+}
+
+// credentialOf names what a poll spends: local-gh polls a repository the
+// GitHub App covers with that installation's token ("installation:<id>"),
+// others with the node's token ("token"), as their clients report them.
+// Other providers' polls spend no GitHub quota the governor knows of.
+func (a *App) credentialOf(provider string, h sentinel.Handle) (string, string, bool) {
+	if provider != localgh.Slug {
+		return "", "", false
 	}
-	return "", "", false
+	if p, ok := a.Registry.Get(githubapp.Slug); ok {
+		if io, ok := p.(installationOf); ok {
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer cancel()
+			if inst, ok := io.InstallationOf(ctx, h.StateString("repo")); ok {
+				return "installation:" + strconv.FormatInt(inst, 10), "core", true
+			}
+		}
+	}
+	return "token", "core", true
 }
 
 // openQuota opens the quota governor (its bucket provisioned) and points
@@ -48,7 +66,7 @@ func (a *App) openQuota(ctx context.Context) error {
 		return max(len(a.Cluster.LiveMembers()), 1)
 	}
 	g, err := quota.Open(ctx, a.Bus, quota.Config{Node: a.Cfg.Node.Name, Now: a.now, Log: a.Log.With("component", "quota"),
-		Nodes: nodes, CredentialOf: credentialOf})
+		Nodes: nodes, CredentialOf: a.credentialOf})
 	if err != nil {
 		return fmt.Errorf("quota governor: %w", err)
 	}
