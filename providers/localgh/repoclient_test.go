@@ -32,7 +32,9 @@ func TestPollsOfAnInstalledRepositorySpendTheInstallationsQuota(t *testing.T) {
 	user, err := github.NewClient(github.ClientConfig{HTTP: s.HTTPClient(), Token: github.StaticToken(s.Token()), Now: s.Now})
 	require.NoError(t, err)
 	app, err := github.NewAppAuth(github.AppAuthConfig{HTTP: s.HTTPClient(), Now: s.Now,
-		Sign: func(_ context.Context, now time.Time) (string, time.Time, error) { return github.SignAppJWT(key, "9", now) }})
+		Sign: func(_ context.Context, now time.Time) (string, time.Time, error) {
+			return github.SignAppJWT(key, "9", now)
+		}})
 	require.NoError(t, err)
 	installed, err := github.NewClient(github.ClientConfig{HTTP: s.HTTPClient(), Token: app.Installation(inst), Now: s.Now, Credential: "installation"})
 	require.NoError(t, err)
