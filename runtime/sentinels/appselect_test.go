@@ -6,6 +6,7 @@ import (
 	"crypto/rsa"
 	"crypto/x509"
 	"encoding/pem"
+	"fmt"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -200,4 +201,51 @@ func TestListingsAndStatusShowTheQuotaOfTheProvidersCredentials(t *testing.T) {
 	st, err := e.Service.Status(context.Background(), rec.ID)
 	require.NoError(t, err)
 	require.Equal(t, []map[string]any{budget}, st.Extra["quota"])
+}
+
+// lateCreds is the credential store of the runtime, known once it started.
+type lateCreds struct {
+	mu sync.Mutex
+	cs providers.CredentialSource
+}
+
+func (l *lateCreds) Credentials(ctx context.Context, slug string) (map[string]string, error) {
+	l.mu.Lock()
+	cs := l.cs
+	l.mu.Unlock()
+	return cs.Credentials(ctx, slug)
+}
+
+func TestSetupOfTheAppThroughTheService(t *testing.T) {
+	key := appTestKey(t)
+	gh := githubtest.New(t, githubtest.Options{})
+	gh.SetApp(77, "sentinel", &key.PublicKey)
+	gh.Install("acme", "acme/widgets")
+	store, creds := &lateKV{}, &lateCreds{}
+	app, err := githubapp.New(githubapp.Config{Creds: creds, Store: store, HTTP: gh.HTTPClient(), Now: gh.Now})
+	require.NoError(t, err)
+	e := runtimetest.Start(t, runtimetest.Options{NoWorkers: true, Extra: []providers.Provider{app}})
+	store.set(bus.NewKV(e.Bus.Bus.Hooks))
+	creds.mu.Lock()
+	creds.cs = e.Service.Creds
+	creds.mu.Unlock()
+	ctx := context.Background()
+
+	loose := filepath.Join(t.TempDir(), "loose.pem")
+	require.NoError(t, os.WriteFile(loose, pem.EncodeToMemory(&pem.Block{Type: "RSA PRIVATE KEY", Bytes: x509.MarshalPKCS1PrivateKey(key)}), 0o644))
+	_, err = e.Service.Setup(ctx, githubapp.Slug, map[string]string{githubapp.FieldAppID: "77", githubapp.FieldPrivateKeyFile: loose, githubapp.FieldWebhookSecret: appSecret})
+	require.Equal(t, sentinel.CodeInvalidSetup, codeOf(t, err))
+	require.Contains(t, err.Error(), "chmod 600")
+	got, err := e.Service.Creds.Credentials(ctx, githubapp.Slug)
+	require.NoError(t, err)
+	require.Empty(t, got, "a refused setup stores nothing")
+
+	res, err := e.Service.Setup(ctx, githubapp.Slug, map[string]string{githubapp.FieldAppID: "77", githubapp.FieldPrivateKeyFile: writeAppKey(t, key), githubapp.FieldWebhookSecret: appSecret})
+	require.NoError(t, err)
+	require.True(t, res.Readiness.Ready, res.Readiness.Reason)
+	require.NotContains(t, fmt.Sprint(res), appSecret, "the secret is never echoed")
+
+	rec, err := e.Service.Create(ctx, sentinel.WatchRequest{SessionID: "s1", PRURL: "https://github.com/acme/widgets/pull/1"}, "")
+	require.NoError(t, err)
+	require.Equal(t, githubapp.Slug, rec.Provider, "set up and installed: auto-selected")
 }
