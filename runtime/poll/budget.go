@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/agentproto/sentinel"
+	"github.com/agentproto/sentinel/providers"
 )
 
 // Budget admits polls within a spending budget: the GitHub quota governor
@@ -25,7 +26,35 @@ func withInteractive(ctx context.Context) context.Context {
 
 func interactive(ctx context.Context) bool { v, _ := ctx.Value(interactiveKey{}).(bool); return v }
 
-// admitted asks the budget, when there is one, for the poll of rec.
+// admitted asks the budget, when there is one, for the poll of rec (a
+// provider that does not poll is not asked).
 func (l *Loop) admitted(ctx context.Context, rec *sentinel.Sentinel) bool {
-	return l.Budget == nil || l.Budget.Admit(ctx, rec.Provider, rec.Handle, interactive(ctx))
+	if l.Budget == nil {
+		return true
+	}
+	prov, ok := l.Registry.Get(rec.Provider)
+	if !ok || !prov.Capabilities().Poll {
+		return true
+	}
+	if _, ok := prov.(providers.Poller); !ok {
+		return true
+	}
+	return l.Budget.Admit(ctx, rec.Provider, rec.Handle, interactive(ctx))
+}
+
+// startOf is where a tick over n records starts: 0 without a budget, else
+// the turn the last tick left.
+func (l *Loop) startOf(n int) int {
+	if l.Budget == nil || n == 0 {
+		return 0
+	}
+	return int(l.turn.Load() % int64(n))
+}
+
+// nextTurn records where the next tick starts: at the first record the
+// budget refused (refused >= 0), else where this one started.
+func (l *Loop) nextTurn(refused int) {
+	if refused >= 0 {
+		l.turn.Store(int64(refused))
+	}
 }

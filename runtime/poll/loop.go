@@ -103,6 +103,11 @@ type Loop struct {
 	lastPublishMs atomic.Int64
 	// lastPruneMs is when the tick last purged delete markers.
 	lastPruneMs atomic.Int64
+	// turn is where the next tick starts in the record list when a Budget
+	// deferred polls (budget.go): the first sentinel the budget refused
+	// goes first next time, so a small budget reaches every sentinel in
+	// turn.
+	turn atomic.Int64
 }
 
 func (l *Loop) init() {
@@ -235,15 +240,26 @@ func (l *Loop) runTick(ctx context.Context) {
 	// The polls of one tick share a providers.Tick (local-gh makes each GET
 	// once per tick for every sentinel of a PR or repository).
 	ctx = providers.WithTick(ctx)
-	for _, r := range recs {
+	start := l.startOf(len(recs))
+	refused := -1
+	for i := range recs {
 		if ctx.Err() != nil {
 			return
 		}
+		at := (start + i) % len(recs)
+		r := recs[at]
 		if !r.Status.Pollable() || !own.OwnsPoll(pollKey(r)) {
+			continue
+		}
+		if !l.admitted(ctx, r) {
+			if refused < 0 {
+				refused = at
+			}
 			continue
 		}
 		l.pollOne(ctx, r)
 	}
+	l.nextTurn(refused)
 }
 
 // pollOne polls one sentinel and persists what the poll moved. rec may be
@@ -256,9 +272,6 @@ func (l *Loop) pollOne(ctx context.Context, rec *sentinel.Sentinel) {
 	}
 	poller, ok := prov.(providers.Poller)
 	if !ok || !prov.Capabilities().Poll {
-		return
-	}
-	if !l.admitted(ctx, rec) {
 		return
 	}
 	// The logger with the sentinel's attributes is built only when

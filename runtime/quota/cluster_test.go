@@ -30,6 +30,7 @@ type ghPoller struct {
 	*fake.Provider
 	client *github.Client
 	polls  *atomic.Int64
+	polled *sync.Map // handle remote ids polled
 }
 
 func (p *ghPoller) Poll(ctx context.Context, h sentinel.Handle, _ int) (providers.PollResult, error) {
@@ -38,16 +39,18 @@ func (p *ghPoller) Poll(ctx context.Context, h sentinel.Handle, _ int) (provider
 		return providers.PollResult{}, err
 	}
 	p.polls.Add(1)
+	p.polled.Store(h.RemoteID, true)
 	return providers.PollResult{Cursor: h.Cursor}, nil
 }
 
 // quotaCluster is three nodes polling through one token, each with its
 // governor over the shared bucket.
 type quotaCluster struct {
-	gh    *githubtest.Server
-	nodes []*runtimetest.Env
-	govs  []*quota.Governor
-	polls atomic.Int64
+	gh     *githubtest.Server
+	nodes  []*runtimetest.Env
+	govs   []*quota.Governor
+	polls  atomic.Int64
+	polled sync.Map
 }
 
 func newQuotaCluster(t *testing.T, sentinels int) *quotaCluster {
@@ -69,7 +72,7 @@ func newQuotaCluster(t *testing.T, sentinels int) *quotaCluster {
 		c, err := github.NewClient(github.ClientConfig{HTTP: qc.gh.HTTPClient(), Token: github.StaticToken(qc.gh.Token()), Now: qc.gh.Now,
 			Credential: "token", Observe: func(s github.RateSample) { g.Observe(sampleOf(s)) }})
 		require.NoError(t, err)
-		return []providers.Provider{&ghPoller{Provider: fake.New(fake.Config{Slug: slug}), client: c, polls: &qc.polls}}
+		return []providers.Provider{&ghPoller{Provider: fake.New(fake.Config{Slug: slug}), client: c, polls: &qc.polls, polled: &qc.polled}}
 	}})
 	for i, n := range qc.nodes {
 		n.Loop.Budget = qc.govs[i]
@@ -150,6 +153,9 @@ func TestManySentinelsOverThreeNodesStayWithinTheBudget(t *testing.T) {
 	require.Positive(t, qc.throttled(), "most polls wait for their turn")
 	spent := quarters[0] + quarters[1] + quarters[2] + quarters[3]
 	require.LessOrEqual(t, spent, int64(limit-limit/10), "the reserve is kept for interactive calls")
+	distinct := int64(0)
+	qc.polled.Range(func(any, any) bool { distinct++; return true })
+	require.GreaterOrEqual(t, distinct, spent/3, "each node's polls go to sentinels in turn, not to the first ones again")
 
 	// The window reset: polling resumes.
 	qc.gh.Advance(time.Minute)
