@@ -78,11 +78,38 @@ func readinessNote(info map[string]any) string {
 	s, _ := r["reason"].(string)
 	if src, _ := info["credentialSource"].(string); src != "" {
 		if s == "" {
-			return "credentials: " + src
+			s = "credentials: " + src
+		} else {
+			s = "credentials: " + src + "; " + s
 		}
-		return "credentials: " + src + "; " + s
+	}
+	if q := quotaNote(info); q != "" {
+		if s != "" {
+			s += "; "
+		}
+		s += q
 	}
 	return s
+}
+
+// quotaNote summarises info.quota: each GitHub credential's budget as
+// "credential remaining/limit" (paused when a secondary limit holds it).
+func quotaNote(info map[string]any) string {
+	list, _ := info["quota"].([]any)
+	var parts []string
+	for _, item := range list {
+		b, _ := item.(map[string]any)
+		cred, _ := b["credential"].(string)
+		if cred == "" {
+			continue
+		}
+		note := fmt.Sprintf("quota %s %v/%v", cred, b["remaining"], b["limit"])
+		if _, paused := b["pausedUntil"]; paused {
+			note += " paused"
+		}
+		parts = append(parts, note)
+	}
+	return strings.Join(parts, ", ")
 }
 
 // SetupOptions are the options of `sentinel setup`.

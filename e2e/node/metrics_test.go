@@ -245,7 +245,7 @@ func TestMetricsAfterScriptedFlow(t *testing.T) {
 		// even when GitHub fails; only its presence is asserted.
 		_, ok = after.get(`sentinel_poll_errors_total{provider="local-gh"}`)
 		require.True(t, ok)
-		quota, ok := after.get(`sentinel_github_quota_remaining{provider="local-gh"}`)
+		quota, ok := after.get(`sentinel_github_quota_remaining{credential="token",resource="core"}`)
 		require.True(t, ok, "the GitHub quota gauge is exported once GitHub answered")
 		require.Equal(t, float64(githubtest.DefaultLimit-gh.QuotaUsed()), quota, "quota remaining as the fake GitHub counts it")
 	}

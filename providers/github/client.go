@@ -44,6 +44,12 @@ type ClientConfig struct {
 	// MaxPages bounds the pages GetPages fetches of one list (default
 	// DefaultMaxPages).
 	MaxPages int
+	// Credential is the non-secret id of the client's credential in rate
+	// samples (default "token"): never the token itself.
+	Credential string
+	// Observe, when set, is told the rate-limit headers of every answer
+	// (ratesample.go), outside the client's lock.
+	Observe RateObserver
 }
 
 // Client is an in-process GitHub REST client. Every GET is conditional:
@@ -59,6 +65,8 @@ type Client struct {
 	ua       string
 	maxEnts  int
 	maxPages int
+	cred     string
+	observe  RateObserver
 
 	mu    sync.Mutex
 	cache map[string]cacheEntry
@@ -119,9 +127,13 @@ func NewClient(cfg ClientConfig) (*Client, error) {
 	if cfg.MaxPages <= 0 {
 		cfg.MaxPages = DefaultMaxPages
 	}
+	if cfg.Credential == "" {
+		cfg.Credential = "token"
+	}
 	return &Client{
 		base: strings.TrimSuffix(cfg.BaseURL, "/"), http: cfg.HTTP, token: cfg.Token,
 		now: cfg.Now, ua: cfg.UserAgent, maxEnts: cfg.MaxCacheEntries, maxPages: cfg.MaxPages,
+		cred: cfg.Credential, observe: cfg.Observe,
 		cache: map[string]cacheEntry{}, stats: Stats{RateRemaining: -1},
 	}, nil
 }
@@ -228,6 +240,7 @@ func (c *Client) do(ctx context.Context, url, path string) (*Response, error) {
 			Message: fmt.Sprintf("GET %s: %s", path, RedactToken(err.Error(), tok))}
 	}
 	defer hr.Body.Close()
+	c.report(hr.StatusCode, hr.Header, hasCache)
 	body, err := io.ReadAll(io.LimitReader(hr.Body, DefaultMaxBody+1))
 	if err != nil {
 		return nil, &providers.Error{Reason: providers.ReasonNetwork, Retryable: true,

@@ -34,6 +34,10 @@ type Config struct {
 	// Client is the in-process REST client. When nil one is built over
 	// Credentials and HTTP.
 	Client *github.Client
+	// RepoClient, when set, picks another client for calls on a
+	// repository (repoclient.go: the GitHub App's installation client for
+	// the repositories it covers); Client serves the rest.
+	RepoClient RepoClientFunc
 	// HTTP is the http.Client used when Client is nil (default: one with a
 	// 30 s timeout over the default transport).
 	HTTP *http.Client

@@ -57,7 +57,7 @@ func shareOf(ctx context.Context) *fetchShare {
 // get is Client.Get, shared within a tick.
 func (p *Provider) get(ctx context.Context, path string) (*github.Response, error) {
 	f, err := shareOf(ctx).do(ctx, "get "+path, func() (*sharedFetch, error) {
-		r, err := p.cfg.Client.Get(ctx, path)
+		r, err := p.clientFor(ctx, path).Get(ctx, path)
 		return &sharedFetch{resp: r, size: respSize(r)}, err
 	})
 	if f == nil {
@@ -69,7 +69,7 @@ func (p *Provider) get(ctx context.Context, path string) (*github.Response, erro
 // getPages is Client.GetPages, shared within a tick.
 func (p *Provider) getPages(ctx context.Context, path string) (*github.Pages, error) {
 	f, err := shareOf(ctx).do(ctx, "pages "+path, func() (*sharedFetch, error) {
-		ps, err := p.cfg.Client.GetPages(ctx, path)
+		ps, err := p.clientFor(ctx, path).GetPages(ctx, path)
 		n := 0
 		if ps != nil {
 			for _, r := range ps.Responses {

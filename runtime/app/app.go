@@ -50,7 +50,9 @@ type App struct {
 	Inbox     *inbox.Inbox
 	Park      *park.Journal
 	Loop      *poll.Loop
-	Workers   *deliver.Workers
+	// quota feeds GitHub rate samples to the quota governor (quota.go).
+	quota   quotaSink
+	Workers *deliver.Workers
 	// batches holds the events of sentinels with a batchMs (digests).
 	batches *deliver.Batches
 	Metrics *metrics.Metrics
@@ -181,6 +183,7 @@ func (a *App) open(ctx context.Context) error {
 		locker:    a.Bus.NewLocker(cfg.Node.Name),
 		creds:     sentinels.NewCredStore(a.Bus.Creds),
 		publicURL: a.publicURL,
+		observe:   a.quota.observe,
 	})
 	if err != nil {
 		return fmt.Errorf("build providers: %w", err)
@@ -229,6 +232,9 @@ func (a *App) wire(ctx context.Context) error {
 	publisher := &poll.Publisher{Bus: b, Metrics: a.Metrics}
 	a.Loop = &poll.Loop{Cfg: a.Cfg.Poll, Store: store, Registry: a.Registry, Publisher: publisher, Park: a.Park,
 		Expirer: expirer, Metrics: a.Metrics, Log: log.With("component", "poll"), Now: now}
+	if err := a.openQuota(ctx); err != nil {
+		return err
+	}
 	var poller interface{ PollNow(context.Context) } = a.Loop
 	if a.Cluster != nil {
 		poller = clusterPoller{a}
@@ -244,6 +250,7 @@ func (a *App) wire(ctx context.Context) error {
 		PublicURL: a.publicURL, SelectionOrder: a.Cfg.SelectionOrder,
 		Poller: poller, Publisher: publisher, Log: log.With("component", "sentinels"), Now: now,
 		ActiveIntervalMs: int(a.Cfg.Poll.ActiveInterval / time.Millisecond),
+		Quota:            a.quotaFor,
 	}
 	if err := a.openEvents(ctx); err != nil {
 		return err

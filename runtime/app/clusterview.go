@@ -14,6 +14,7 @@ import (
 	"github.com/agentproto/sentinel/runtime/deliver"
 	"github.com/agentproto/sentinel/runtime/journal"
 	"github.com/agentproto/sentinel/runtime/principals"
+	"github.com/agentproto/sentinel/runtime/quota"
 	"github.com/agentproto/sentinel/runtime/sentinels"
 	"github.com/agentproto/sentinel/runtime/sessions"
 	"github.com/agentproto/sentinel/runtime/subscriptions"
@@ -37,7 +38,7 @@ var (
 		sessions.StreamHookJobs, journal.StreamName, subscriptions.FeedStream}
 	viewBuckets = []string{bus.BucketSentinels, bus.BucketSeen, bus.BucketHooks, bus.BucketCreds, bus.BucketSetup,
 		bus.BucketSessions, bus.BucketFollows, bus.BucketLocks, bus.BucketCursors, bus.BucketTombstone, bus.BucketNodes, bus.BucketLeases,
-		subscriptions.Bucket, principals.Bucket, sentinels.WatchIndexBucket, deliver.BatchBucket}
+		subscriptions.Bucket, principals.Bucket, sentinels.WatchIndexBucket, deliver.BatchBucket, quota.Bucket}
 )
 
 // deliveryNote says how delivery spreads over the nodes.

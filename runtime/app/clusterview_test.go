@@ -207,7 +207,7 @@ func TestClusterViewOverHTTPAndCLI(t *testing.T) {
 			require.Positive(t, r.Connections)
 		}
 		require.Equal(t, slices.DeleteFunc(slices.Clone(names), func(s string) bool { return s == a.Cfg.Node.Name }), peers, "routes to the two others")
-		require.Len(t, v.Assets, 7+16)
+		require.Len(t, v.Assets, 7+17)
 		for _, as := range v.Assets {
 			require.Equal(t, 3, as.Replicas, as.Name)
 			require.Len(t, as.Peers, 3, as.Name)
@@ -379,7 +379,7 @@ func TestClusterViewSingleNode(t *testing.T) {
 		}
 	}
 	require.ElementsMatch(t, held, shown, "the view shows every stream and bucket the store holds")
-	require.Len(t, v.Assets, 7+16)
+	require.Len(t, v.Assets, 7+17)
 	for _, as := range v.Assets {
 		require.Equal(t, api.AssetCurrent, as.State, "%s: %s", as.Name, as.Error)
 		require.Equal(t, a.Cfg.Node.Name, as.Leader, as.Name)

@@ -4,18 +4,13 @@ import (
 	"context"
 
 	"github.com/agentproto/sentinel/providers"
-	"github.com/agentproto/sentinel/providers/github"
 	"github.com/agentproto/sentinel/runtime/cluster"
 )
 
-// githubClient is implemented by providers that talk to GitHub through the
-// in-process REST client (local-gh).
-type githubClient interface{ Client() *github.Client }
-
 // refreshGauges samples the gauges of the node's metrics: pending messages
 // per partition consumer, the inbox stream's depth, and the last GitHub
-// rate-limit remaining seen by each provider with a REST client (absent
-// until its first GitHub answer), and the cluster gauges. It also creates the poll series of every
+// rate-limit remaining of each credential and resource the quota governor
+// knows (absent until its first GitHub answer), and the cluster gauges. It also creates the poll series of every
 // poll-capable provider at zero. It runs from housekeeping and before each
 // scrape of /metrics.
 func (a *App) refreshGauges(ctx context.Context) {
@@ -35,10 +30,10 @@ func (a *App) refreshGauges(ctx context.Context) {
 		if _, ok := p.(providers.Poller); ok && p.Capabilities().Poll {
 			a.Metrics.InitPoller(slug)
 		}
-		if gc, ok := p.(githubClient); ok && gc.Client() != nil {
-			if st := gc.Client().Stats(); st.RateRemaining >= 0 {
-				a.Metrics.SetGitHubQuota(slug, float64(st.RateRemaining))
-			}
+	}
+	for _, b := range a.QuotaBudgets() {
+		if b.Remaining >= 0 {
+			a.Metrics.SetGitHubQuota(b.Credential, b.Resource, float64(b.Remaining))
 		}
 	}
 }

@@ -3,12 +3,14 @@ package app
 import (
 	"errors"
 	"log/slog"
+	"net/http"
 	"time"
 
 	"github.com/agentproto/sentinel/providers"
 	"github.com/agentproto/sentinel/providers/agentpush"
 	"github.com/agentproto/sentinel/providers/fake"
 	"github.com/agentproto/sentinel/providers/github"
+	"github.com/agentproto/sentinel/providers/githubapp"
 	"github.com/agentproto/sentinel/providers/localgh"
 	"github.com/agentproto/sentinel/providers/webhook"
 )
@@ -22,14 +24,21 @@ type providerDeps struct {
 	locker    providers.Locker
 	creds     providers.CredentialSource
 	publicURL providers.PublicURLFunc
+	// githubHTTP is the client of in-process GitHub calls that do not go
+	// through the user's token (nil: the default, which honours
+	// HTTPS_PROXY and SSL_CERT_FILE as gh does).
+	githubHTTP *http.Client
+	// observe receives the rate-limit headers of GitHub answers (the
+	// quota governor); nil drops them.
+	observe github.RateObserver
 }
 
 // builtinSlugs are the slugs no discovered adapter may take (the test-only
 // fake's included, enabled or not).
-var builtinSlugs = []string{localgh.Slug, webhook.Slug, agentpush.Slug, fake.Slug}
+var builtinSlugs = []string{localgh.Slug, webhook.Slug, githubapp.Slug, agentpush.Slug, fake.Slug}
 
 // buildProviders names every provider constructor, in catalogue order
-// (local-gh, webhook, agentpush; the test-only fake; then the adapters
+// (local-gh, webhook, github-app, agentpush; the test-only fake; then the adapters
 // discovery finds, see adapters_discover.go). It is the one place providers
 // are listed: no init-time registration.
 func buildProviders(cfg Config, deps providerDeps) ([]providers.Provider, error) {
@@ -40,7 +49,7 @@ func buildProviders(cfg Config, deps providerDeps) ([]providers.Provider, error)
 	if err != nil {
 		return nil, err
 	}
-	client, err := github.NewClient(github.ClientConfig{BaseURL: creds.APIBase, Token: creds.Token, Now: deps.now})
+	client, err := github.NewClient(github.ClientConfig{BaseURL: creds.APIBase, Token: creds.Token, Now: deps.now, Credential: "token", Observe: deps.observe})
 	if err != nil {
 		return nil, err
 	}
@@ -52,7 +61,15 @@ func buildProviders(cfg Config, deps providerDeps) ([]providers.Provider, error)
 	}
 	deps.log.Info("GitHub credentials", "source", creds.Source, "api", creds.APIBase)
 
-	lg, err := localgh.New(localgh.Config{Runner: runner, Credentials: creds, Client: client, Now: deps.now, Logger: deps.log.With("provider", localgh.Slug), SelfLogin: cfg.GitHub.SelfLogin})
+	// The App is built first: local-gh polls a repository it covers with
+	// its installation's token.
+	ga, gaErr := githubapp.New(githubapp.Config{Creds: deps.creds, Store: deps.hooks, HTTP: deps.githubHTTP, Now: deps.now,
+		Log: deps.log.With("provider", githubapp.Slug), Observe: deps.observe})
+	var repoClient localgh.RepoClientFunc
+	if gaErr == nil {
+		repoClient = ga.RepoClient
+	}
+	lg, err := localgh.New(localgh.Config{Runner: runner, Credentials: creds, Client: client, RepoClient: repoClient, Now: deps.now, Logger: deps.log.With("provider", localgh.Slug), SelfLogin: cfg.GitHub.SelfLogin})
 	if err != nil {
 		errs = append(errs, err)
 	} else {
@@ -65,6 +82,12 @@ func buildProviders(cfg Config, deps providerDeps) ([]providers.Provider, error)
 		errs = append(errs, err)
 	} else {
 		out = append(out, wh)
+	}
+
+	if gaErr != nil {
+		errs = append(errs, gaErr)
+	} else {
+		out = append(out, ga)
 	}
 
 	out = append(out, agentpush.New(agentpush.Config{Creds: deps.creds, PublicURL: deps.publicURL, Now: deps.now,

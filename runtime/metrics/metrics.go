@@ -66,7 +66,7 @@ func New() *Metrics {
 	m.InboundRequests = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "sentinel_inbound_requests_total", Help: "Push ingress requests, by HTTP status."}, []string{"status"})
 	m.InboxMessages = prometheus.NewCounter(prometheus.CounterOpts{Name: "sentinel_inbox_messages_total", Help: "Messages stored in inboxes."})
 	m.FollowDigests = prometheus.NewCounter(prometheus.CounterOpts{Name: "sentinel_follow_digests_total", Help: "Session-follow digests delivered."})
-	m.githubQuota = prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "sentinel_github_quota_remaining", Help: "Last known GitHub rate-limit remaining, by provider."}, []string{"provider"})
+	m.githubQuota = prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "sentinel_github_quota_remaining", Help: "Last known GitHub rate-limit remaining, by credential (a non-secret id) and resource, as the cluster's quota governor knows it."}, []string{"credential", "resource"})
 	m.consumerPending = prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "sentinel_consumer_pending", Help: "Messages pending per partition consumer."}, []string{"partition"})
 	m.inboxDepth = prometheus.NewGauge(prometheus.GaugeOpts{Name: "sentinel_inbox_depth", Help: "Messages held in the inbox stream."})
 	m.cluster = newClusterGauges()
@@ -119,10 +119,11 @@ func (m *Metrics) ObservePoll(provider string, seconds float64) {
 	}
 }
 
-// SetGitHubQuota records the last known remaining quota.
-func (m *Metrics) SetGitHubQuota(provider string, remaining float64) {
+// SetGitHubQuota records the last known remaining quota of a credential's
+// resource.
+func (m *Metrics) SetGitHubQuota(credential, resource string, remaining float64) {
 	if m != nil {
-		m.githubQuota.WithLabelValues(provider).Set(remaining)
+		m.githubQuota.WithLabelValues(credential, resource).Set(remaining)
 	}
 }
 

@@ -81,6 +81,9 @@ type Loop struct {
 	// FenceTimeout bounds the fence's read of the cursor through the
 	// records bucket's leader (0: DefaultFenceTimeout).
 	FenceTimeout time.Duration
+	// Budget, when set, admits each poll within its credential's quota
+	// (budget.go; the GitHub quota governor).
+	Budget Budget
 
 	tick sync.Mutex
 	kick chan struct{}
@@ -100,6 +103,11 @@ type Loop struct {
 	lastPublishMs atomic.Int64
 	// lastPruneMs is when the tick last purged delete markers.
 	lastPruneMs atomic.Int64
+	// turn is where the next tick starts in the record list when a Budget
+	// deferred polls (budget.go): the first sentinel the budget refused
+	// goes first next time, so a small budget reaches every sentinel in
+	// turn.
+	turn atomic.Int64
 }
 
 func (l *Loop) init() {
@@ -195,7 +203,7 @@ func (l *Loop) TryTick(ctx context.Context) bool {
 func (l *Loop) PollNow(ctx context.Context) {
 	l.tick.Lock()
 	defer l.tick.Unlock()
-	l.runTick(ctx)
+	l.runTick(withInteractive(ctx))
 }
 
 func (l *Loop) owner() cluster.Ownership {
@@ -232,15 +240,26 @@ func (l *Loop) runTick(ctx context.Context) {
 	// The polls of one tick share a providers.Tick (local-gh makes each GET
 	// once per tick for every sentinel of a PR or repository).
 	ctx = providers.WithTick(ctx)
-	for _, r := range recs {
+	start := l.startOf(len(recs))
+	refused := -1
+	for i := range recs {
 		if ctx.Err() != nil {
 			return
 		}
+		at := (start + i) % len(recs)
+		r := recs[at]
 		if !r.Status.Pollable() || !own.OwnsPoll(pollKey(r)) {
+			continue
+		}
+		if !l.admitted(ctx, r) {
+			if refused < 0 {
+				refused = at
+			}
 			continue
 		}
 		l.pollOne(ctx, r)
 	}
+	l.nextTurn(refused)
 }
 
 // pollOne polls one sentinel and persists what the poll moved. rec may be

@@ -81,6 +81,10 @@ type Options struct {
 	NoWorkers bool
 	// Extra providers registered after the fake.
 	Extra []providers.Provider
+	// ExtraFor, when set, builds more providers for each node over its own
+	// bus (a provider that keeps state in the node's buckets), registered
+	// after Extra.
+	ExtraFor func(be *bustest.Env) []providers.Provider
 	// Partitions (default 4).
 	Partitions int
 	// BusOpts passes through to bustest.
@@ -150,7 +154,11 @@ func wire(t testing.TB, be *bustest.Env, o Options, clock *Clock, node string, l
 	t.Helper()
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	fk := fake.New(fake.Config{})
-	reg, err := providers.NewRegistry(append([]providers.Provider{fk}, o.Extra...)...)
+	provs := append([]providers.Provider{fk}, o.Extra...)
+	if o.ExtraFor != nil {
+		provs = append(provs, o.ExtraFor(be)...)
+	}
+	reg, err := providers.NewRegistry(provs...)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -41,7 +41,8 @@ type Adapter struct {
 
 // Adapters lists every provider with its readiness: ready, or available
 // with the reason in info.readiness (never a false ready); a provider that
-// names its credential's source has it in info.credentialSource too; one
+// names its credential's source has it in info.credentialSource too, and
+// the GitHub budgets its calls spend in info.quota (Service.Quota); one
 // whose endpoint the last setup changed says info.autoSelect false, with
 // the reason. A
 // provider that is unusable altogether (providers.AvailabilityChecker: a
@@ -94,7 +95,24 @@ func (s *Service) adapterOf(ctx context.Context, p providers.Provider) Adapter {
 			a.Status = AdapterAvailable
 		}
 	}
+	if q := s.quotaOf(inf.Slug); q != nil {
+		if a.Info == nil {
+			a.Info = map[string]any{}
+		}
+		a.Info["quota"] = q
+	}
 	return a
+}
+
+// quotaOf is the budgets provider's calls spend, or nil.
+func (s *Service) quotaOf(provider string) []map[string]any {
+	if s.Quota == nil {
+		return nil
+	}
+	if q := s.Quota(provider); len(q) > 0 {
+		return q
+	}
+	return nil
 }
 
 // SetupResult reports a completed provider setup. Sensitive values are

@@ -40,6 +40,9 @@ func (s *Service) Inbound(ctx context.Context, in providers.Inbound) (InboundRes
 	if in.HookKey == "" {
 		return InboundResult{}, providers.ErrUnknownHook
 	}
+	if prov, ro, ok := s.reservedRoute(in.HookKey); ok {
+		return s.inboundReserved(ctx, in, prov, ro)
+	}
 	var caughtUp chan boundRecords
 	if s.Store.LeaderGet != nil {
 		caughtUp = make(chan boundRecords, 1)
@@ -194,6 +197,9 @@ func withHook(recs []*sentinel.Sentinel, key string) []*sentinel.Sentinel {
 // catch-ups of concurrent misses shared; past the bound of waiting misses
 // the answer is unavailable.
 func (s *Service) KnownHook(ctx context.Context, key string) (bool, error) {
+	if _, _, ok := s.reservedRoute(key); ok {
+		return true, nil
+	}
 	recs, err := s.bound(ctx, key, false)
 	if err != nil {
 		return false, err

@@ -33,8 +33,9 @@ type EventPublisher interface {
 }
 
 // DefaultSelectionOrder is the auto-selection order: agentpush when ready,
-// webhook when a stable public URL exists and it is ready, else local-gh.
-var DefaultSelectionOrder = []string{"agentpush", "webhook", "local-gh"}
+// github-app when it is installed on the subject's repository, webhook
+// when a stable public URL exists and it is ready, else local-gh.
+var DefaultSelectionOrder = []string{"agentpush", "github-app", "webhook", "local-gh"}
 
 // Service is the sentinel service behind every surface.
 type Service struct {
@@ -61,6 +62,10 @@ type Service struct {
 	// Index is the watch index (watchindex.go): with it watches are
 	// idempotent and keyed; nil creates a sentinel for every watch.
 	Index *WatchIndex
+	// Quota, when set, returns the GitHub budgets a provider's calls
+	// spend (the quota governor's view; no credential in it): listings
+	// show them in info.quota, a sentinel's status in extra.quota.
+	Quota func(provider string) []map[string]any
 
 	// misses keeps unknown hook keys cheap (hookmiss.go).
 	misses hookMisses
@@ -418,7 +423,7 @@ func (s *Service) selectReady(ctx context.Context, spec *sentinel.Spec) (provide
 		if p.Capabilities().NeedsPublicURL && (pub.URL == "" || !pub.Stable) {
 			continue
 		}
-		if r := ready(p); r.Ready {
+		if r := ready(p); r.Ready && covers(ctx, p, spec) {
 			return p, r, nil
 		}
 	}
@@ -569,6 +574,12 @@ func (s *Service) Status(ctx context.Context, id string) (StatusReport, error) {
 			rep.Extra = map[string]any{}
 		}
 		rep.Extra["pending"] = *h.Pending
+	}
+	if q := s.quotaOf(rec.Provider); q != nil {
+		if rep.Extra == nil {
+			rep.Extra = map[string]any{}
+		}
+		rep.Extra["quota"] = q
 	}
 	return rep, nil
 }

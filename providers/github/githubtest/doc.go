@@ -17,4 +17,13 @@
 // a 304 carries the fresh Link), sends X-RateLimit-*
 // and X-OAuth-Scopes headers, injects failures per path, logs every request
 // and records any request it did not expect (Unexpected, Verify).
+//
+// With SetApp it is also a GitHub App's side of GitHub (app.go): /app,
+// /app/installations and access tokens for App JWTs whose RS256
+// signature, iss and times it checks on its clock (jwt.go),
+// /installation/repositories and the repository routes for installation
+// tokens (404 outside the installation, 401 once expired), and the App's
+// hook deliveries and redeliveries. SetRateLimit and SetSecondaryLimit
+// make it enforce a per-credential limit and a secondary burst limit
+// (ratelimit.go).
 package githubtest

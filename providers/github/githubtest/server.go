@@ -66,6 +66,10 @@ type Server struct {
 	quotaUsed    int
 	remaining    int
 	noLinkOn304  bool
+	// app is the GitHub App (app.go); nil until SetApp.
+	app *app
+	// lim is the enforced rate limit (ratelimit.go); nil: none.
+	lim *limiter
 
 	certs    *certs
 	caFile   string
@@ -252,6 +256,10 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if f := s.matchFault(r.Method, path); f != nil {
 		entry.Fault = true
 		rep = reply{status: f.Status, body: []byte(f.Body), header: f.Header}
+	} else if lr, ok := s.refuse(r.Header.Get("Authorization")); ok {
+		rep = lr
+	} else if ar, ok := s.routeApp(r, path, body); ok {
+		rep = ar
 	} else if !s.authorized(r.Header.Get("Authorization")) {
 		rep = jsonReply(http.StatusUnauthorized, msgBody("Bad credentials"))
 	} else {
@@ -291,6 +299,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			}
 		}
 	}
+	s.charge(r.Header.Get("Authorization"), rep.status, h)
 	if rep.status != http.StatusNotModified {
 		s.quotaUsed++
 		if s.remaining > 0 {
