@@ -42,7 +42,9 @@ measures, in one run:
          over the nodes beside raw JetStream R3 on the same servers (--events,
          --warmup, --concurrency), then failover: --kills times, SIGKILL of
          the node leading the events stream, timed to the next push a
-         surviving node accepts; the node is restarted between kills
+         surviving node accepts; the node is restarted between kills; with
+         --cluster-sentinels N, N sentinels over fresh nodes last (create
+         rate, quiet tick, restart of every node, RSS per node)
 
 It prints tables, or the whole report with --json. Exit 0 on success, 1 on
 a failed phase, 2 on bad flags.`,
@@ -63,6 +65,7 @@ a failed phase, 2 on bad flags.`,
 			o.Cluster, _ = f.GetInt("cluster")
 			o.Kills, _ = f.GetInt("kills")
 			o.Boots, _ = f.GetInt("boots")
+			o.ClusterSentinels, _ = f.GetInt("cluster-sentinels")
 			asJSON, _ := f.GetBool("json")
 			inProcess, _ := f.GetBool("in-process")
 			skip, _ := f.GetStringSlice("skip")
@@ -103,6 +106,9 @@ a failed phase, 2 on bad flags.`,
 			if o.Boots < 0 {
 				return &ExitError{Code: api.ExitUsage, Err: fmt.Errorf("--boots %d: give 0 or more", o.Boots)}
 			}
+			if o.ClusterSentinels < 0 || (o.ClusterSentinels > 0 && o.Cluster == 0) {
+				return &ExitError{Code: api.ExitUsage, Err: fmt.Errorf("--cluster-sentinels %d: give 0 or more, with --cluster", o.ClusterSentinels)}
+			}
 			if !inProcess {
 				exe, err := os.Executable()
 				if err != nil {
@@ -138,6 +144,7 @@ a failed phase, 2 on bad flags.`,
 	f.StringSlice("skip", nil, "phases to skip: push, poll, scale")
 	f.Int("cluster", 0, "run the cluster phase on this many local clustered nodes (3 or more; 0: no cluster phase)")
 	f.Int("kills", d.Kills, "failovers timed in the cluster phase (SIGKILL of the events stream's leader)")
+	f.Int("cluster-sentinels", 0, "sentinels spread over fresh cluster nodes at the end of the cluster phase: create rate, quiet tick, restart of every node, RSS per node (0: none)")
 	f.Int("boots", d.Boots, "boot rounds timed in the cluster phase, each a first boot on fresh homes and a later boot on the same homes (0: none)")
 	f.String("dir", "", "folder for the temporary node homes (default the system temp folder)")
 	f.Bool("json", false, "print the whole report as JSON")

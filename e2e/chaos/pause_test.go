@@ -15,10 +15,14 @@ import (
 // fixed seeds: the interleavings a pause makes (a stale handler, a stale
 // ack, a stale poll owner, a trim racing a publish) under a real workload,
 // with the oracle's verdict asserted. Each seed draws two pauses over 30 s
-// (--plan prints them); about a minute a seed on the loaded machine.
+// (--plan prints them); about a minute a seed on the loaded machine. The
+// seeds run at the same time, each on its own three nodes (ports and
+// cluster name of their own): the run is mostly waiting out its duration
+// and settle time, so two of them take about the wall of one.
 func TestChaosPausesOnThreeLocalNodes(t *testing.T) {
 	for _, seed := range []string{"2", "7"} {
 		t.Run("seed "+seed, func(t *testing.T) {
+			t.Parallel()
 			start := time.Now()
 			stdout, stderr, err := run(t, 3*time.Minute, "chaos", "--seed", seed, "--duration", "30s", "--faults", "pause",
 				"--settle", "45s", "--interval", "250ms", "--dir", t.TempDir(), "--json")

@@ -107,6 +107,7 @@ func TestClusterNodeAloneIsLiveAndWaitsForItsPeers(t *testing.T) {
 // A single node answers /healthz 200 between New and Start, /readyz 503
 // starting and its API 503 not_ready (starting), then opens.
 func TestNodeServesProbesBeforeStart(t *testing.T) {
+	t.Parallel()
 	cfg := app.DefaultConfig()
 	cfg.Home = t.TempDir()
 	cfg.Listen = "127.0.0.1:0"

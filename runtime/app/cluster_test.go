@@ -72,27 +72,30 @@ func clusterConfigs(t *testing.T, n int) []app.Config {
 	return out
 }
 
-// startCluster starts the nodes concurrently (each waits for a meta
-// leader, which needs a majority) and registers their stop.
+// startCluster builds the nodes, then starts them concurrently, as the
+// processes of a cluster start (each waits for a meta leader, which needs
+// a majority, and provisions the same streams, idempotently), and
+// registers their stop. Started one after the other, every later node
+// waited for the earlier ones' whole start (about 10 s a cluster here).
 func startCluster(t *testing.T, cfgs []app.Config) []*app.App {
 	t.Helper()
 	apps := make([]*app.App, len(cfgs))
 	errs := make([]error, len(cfgs))
 	var wg sync.WaitGroup
 	for i := range cfgs {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			apps[i], errs[i] = app.New(cfgs[i], testLogger(t, cfgs[i].Node.Name))
-		}()
+		wg.Go(func() { apps[i], errs[i] = app.New(cfgs[i], testLogger(t, cfgs[i].Node.Name)) })
 	}
 	wg.Wait()
+	t.Cleanup(func() { stopAll(apps...) })
 	for i, err := range errs {
 		require.NoError(t, err, "node %d", i+1)
 	}
-	for _, a := range apps {
-		require.NoError(t, a.Start(context.Background()))
-		t.Cleanup(func() { _ = a.Stop(context.Background()) })
+	for i, a := range apps {
+		wg.Go(func() { errs[i] = a.Start(context.Background()) })
+	}
+	wg.Wait()
+	for i, err := range errs {
+		require.NoError(t, err, "start node %d", i+1)
 	}
 	return apps
 }
@@ -123,6 +126,20 @@ func TestClusterProvisionsR3AndServesEveryRoute(t *testing.T) {
 		return resp.StatusCode == 404
 	}, 10*time.Second, 50*time.Millisecond, "removed on C, gone on A")
 	_ = jetstream.StreamInfo{}
+}
+
+// stopAll stops the nodes concurrently, as a cluster's processes stop
+// together. Stopped one after the other, the last node ran its stop steps
+// alone, without quorum, and each step that reads the store waited out its
+// timeout (about 10 s a cluster here). A nil node is skipped.
+func stopAll(apps ...*app.App) {
+	var wg sync.WaitGroup
+	for _, a := range apps {
+		if a != nil {
+			wg.Go(func() { _ = a.Stop(context.Background()) })
+		}
+	}
+	wg.Wait()
 }
 
 // testLogger logs warnings to the test log (SENTINEL_TEST_LOG=debug: all).

@@ -14,6 +14,7 @@ import (
 // shows a burst as one digest (the node's flusher ends the window), its
 // view says batchMs, and a bad batchMs is a named error.
 func TestDigestOverHTTPAndMCP(t *testing.T) {
+	t.Parallel()
 	n := startNode(t)
 	c := newSEPClient(t, n.app.URL(), n.app.Token)
 	out := n.expect(http.StatusCreated, "POST", "/sentinels", map[string]any{"subject": "github:acme/widgets#7", "sessionId": "s1", "provider": "fake", "types": []string{"*"}, "batchMs": 200})

@@ -16,6 +16,7 @@ import (
 // it would have matched (each event once, whatever sentinel received it),
 // with examples, and creates nothing: no record, no provider create.
 func TestDryRunCountsTheSeededHistoryAndCreatesNothing(t *testing.T) {
+	t.Parallel()
 	n := startNode(t)
 	const pr7, pr8 = "github:acme/widgets#7", "github:acme/widgets#8"
 	wide := n.expect(201, "POST", "/sentinels", map[string]any{"subject": "github:acme/widgets*", "sessionId": "s1", "provider": "fake", "types": []string{"*"}})
@@ -69,6 +70,7 @@ func TestDryRunCountsTheSeededHistoryAndCreatesNothing(t *testing.T) {
 // (it used to read the whole window with an unbounded set of the event
 // ids it saw): the answer's since says how far back it looked.
 func TestDryRunScansABoundedWindow(t *testing.T) {
+	t.Parallel()
 	n := startNodeWith(t, func(c *app.Config) { c.Journal.DryRunScan = 20 })
 	const pr = "github:acme/widgets#7"
 	s := n.expect(201, "POST", "/sentinels", map[string]any{"subject": pr, "sessionId": "s1", "provider": "fake", "types": []string{"*"}})

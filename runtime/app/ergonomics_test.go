@@ -32,6 +32,7 @@ func sentinelID(t *testing.T, out map[string]any) string {
 }
 
 func TestOneMessagePerEventOverHTTPAndMCP(t *testing.T) {
+	t.Parallel()
 	n := startNode(t)
 	c := newSEPClient(t, n.app.URL(), n.app.Token)
 	pr1 := sentinelID(t, n.expect(http.StatusCreated, "POST", "/sentinels", map[string]any{"subject": "github:acme/widgets#7", "sessionId": "s1", "provider": "fake", "types": []string{"*"}}))
@@ -77,6 +78,7 @@ func TestOneMessagePerEventOverHTTPAndMCP(t *testing.T) {
 }
 
 func TestIdempotentWatchesOverHTTPAndMCP(t *testing.T) {
+	t.Parallel()
 	n := startNode(t)
 	c := newSEPClient(t, n.app.URL(), n.app.Token)
 	body := map[string]any{"prUrl": "https://github.com/acme/widgets/pull/7", "sessionId": "me", "provider": "fake"}

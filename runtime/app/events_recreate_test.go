@@ -16,6 +16,7 @@ import (
 // A overwrote the record and B's sentinel leaked (watching, unreferenced);
 // now A finds the record moved, drops its own and uses B's.
 func TestConcurrentRecreatesOfARemovedSubscriptionSentinelLeakNothing(t *testing.T) {
+	t.Parallel()
 	a := eventsNode(t, t.TempDir(), nil)
 	c := newSEPClient(t, a.URL(), a.Token)
 	args := fakeArgs("fake:poll-race/1")

@@ -15,6 +15,7 @@ import (
 // (sentinel rm), the stream says notifications/events/terminated and
 // closes with its final frame.
 func TestEventsPushTerminatedWhenTheServerRemovesIt(t *testing.T) {
+	t.Parallel()
 	a := eventsNode(t, t.TempDir(), func(c *app.Config) { c.MCPEvents.Heartbeat = 200 * time.Millisecond })
 	c := newSEPClient(t, a.URL(), a.Token)
 	s := c.stream("sentinel.event", fakeArgs("fake:push-rm/1"), nil)
@@ -69,6 +70,7 @@ func removeSentinel(t *testing.T, a *app.App, id string) {
 // A poll subscription whose sentinel the server removed is watched again
 // from its next poll, which says truncated (nothing watched meanwhile).
 func TestEventsPollAfterTheServerRemovedItsSentinel(t *testing.T) {
+	t.Parallel()
 	a := eventsNode(t, t.TempDir(), nil)
 	c := newSEPClient(t, a.URL(), a.Token)
 	args := fakeArgs("fake:poll-rm/1")

@@ -43,6 +43,7 @@ func fakeArgs(subject string) map[string]any {
 // earlier revision has no events/* (Method not found), and events/list
 // offers the two event types with their schemas.
 func TestEventsDiscoverAndList(t *testing.T) {
+	t.Parallel()
 	a := eventsNode(t, t.TempDir(), nil)
 	c := newSEPClient(t, a.URL(), a.Token)
 
@@ -95,6 +96,7 @@ func TestEventsDiscoverAndList(t *testing.T) {
 // are named: unknown event (NotFound), bad arguments and bad cursors
 // (InvalidParams).
 func TestEventsPoll(t *testing.T) {
+	t.Parallel()
 	a := eventsNode(t, t.TempDir(), nil)
 	c := newSEPClient(t, a.URL(), a.Token)
 	args := fakeArgs("fake:widgets/1")
@@ -162,6 +164,7 @@ func TestEventsPoll(t *testing.T) {
 // A poll cursor survives a restart of the node: the events delivered
 // while the client was away come after it.
 func TestEventsPollResumesAfterANodeRestart(t *testing.T) {
+	t.Parallel()
 	home := t.TempDir()
 	a := eventsNode(t, home, nil)
 	c := newSEPClient(t, a.URL(), a.Token)
@@ -189,6 +192,7 @@ func TestEventsPollResumesAfterANodeRestart(t *testing.T) {
 
 // When retention dropped events after a cursor, the poll says truncated.
 func TestEventsPollTruncatedAfterRetention(t *testing.T) {
+	t.Parallel()
 	a := eventsNode(t, t.TempDir(), func(c *app.Config) { c.MCPEvents.Retention = time.Second })
 	c := newSEPClient(t, a.URL(), a.Token)
 	args := fakeArgs("fake:retained/1")
@@ -210,6 +214,7 @@ func TestEventsPollTruncatedAfterRetention(t *testing.T) {
 
 // maxAgeMs skips older events and says so.
 func TestEventsPollMaxAge(t *testing.T) {
+	t.Parallel()
 	a := eventsNode(t, t.TempDir(), nil)
 	c := newSEPClient(t, a.URL(), a.Token)
 	args := fakeArgs("fake:aged/1")
@@ -227,6 +232,7 @@ func TestEventsPollMaxAge(t *testing.T) {
 
 // A poll subscription nobody polls goes away after poll_idle_expiry.
 func TestEventsPollSubscriptionExpiresWhenIdle(t *testing.T) {
+	t.Parallel()
 	a := eventsNode(t, t.TempDir(), func(c *app.Config) { c.MCPEvents.PollIdleExpiry = time.Second })
 	c := newSEPClient(t, a.URL(), a.Token)
 	c.poll("sentinel.event", fakeArgs("fake:idle/1"), nil, nil)
@@ -240,6 +246,7 @@ func TestEventsPollSubscriptionExpiresWhenIdle(t *testing.T) {
 // cursor, heartbeats with the position, and ends the subscription when it
 // closes; a new stream from a cursor replays what came after it.
 func TestEventsPushStream(t *testing.T) {
+	t.Parallel()
 	a := eventsNode(t, t.TempDir(), func(c *app.Config) {
 		c.MCPEvents.Heartbeat = 200 * time.Millisecond
 		c.MCPEvents.PushLinger = time.Hour
@@ -294,6 +301,7 @@ func TestEventsPushStream(t *testing.T) {
 
 // With no linger a push subscription ends with its stream.
 func TestEventsPushSubscriptionEndsWithItsStream(t *testing.T) {
+	t.Parallel()
 	a := eventsNode(t, t.TempDir(), nil)
 	c := newSEPClient(t, a.URL(), a.Token)
 	s := c.stream("sentinel.event", fakeArgs("fake:closing/1"), nil)

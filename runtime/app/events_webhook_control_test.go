@@ -93,6 +93,7 @@ func feedMsgs(t *testing.T, a *app.App) uint64 {
 // being retried when the client unsubscribed never arrives, though the
 // receiver recovers and another subscription's events still do.
 func TestEventsWebhookNoDeliveryAfterUnsubscribe(t *testing.T) {
+	t.Parallel()
 	a := webhookNode(t, func(c *app.Config) { c.MCPEvents.RetryAttempts = 20 })
 	c := newSEPClient(t, a.URL(), a.Token)
 	rx := newReceiver(t, true)
@@ -123,6 +124,7 @@ func TestEventsWebhookNoDeliveryAfterUnsubscribe(t *testing.T) {
 // At its TTL the subscription ends with a signed terminated envelope
 // (NotFound, kind subscription) and nothing after it.
 func TestEventsWebhookTerminatedAtItsTTL(t *testing.T) {
+	t.Parallel()
 	a := webhookNode(t, nil)
 	c := newSEPClient(t, a.URL(), a.Token)
 	rx := newReceiver(t, true)
@@ -142,6 +144,7 @@ func TestEventsWebhookTerminatedAtItsTTL(t *testing.T) {
 // When the server removes the sentinel behind a subscription (sentinel
 // rm), the subscription ends with a terminated envelope.
 func TestEventsWebhookTerminatedWhenTheServerRemovesIt(t *testing.T) {
+	t.Parallel()
 	a := webhookNode(t, nil)
 	c := newSEPClient(t, a.URL(), a.Token)
 	rx := newReceiver(t, true)
@@ -169,6 +172,7 @@ func TestEventsWebhookTerminatedWhenTheServerRemovesIt(t *testing.T) {
 // while the receiver was failing) are announced by a signed gap envelope
 // carrying a fresh cursor, before the next event.
 func TestEventsWebhookGapEnvelope(t *testing.T) {
+	t.Parallel()
 	a := webhookNode(t, func(c *app.Config) {
 		c.MCPEvents.Retention = time.Second
 		c.MCPEvents.RetryAttempts = 20
@@ -202,6 +206,7 @@ func TestEventsWebhookGapEnvelope(t *testing.T) {
 // refresh that reports it reactivates delivery and the pending event
 // arrives.
 func TestEventsWebhookSuspendedThenReactivatedByARefresh(t *testing.T) {
+	t.Parallel()
 	a := webhookNode(t, func(c *app.Config) {
 		c.MCPEvents.RetryAttempts = 20
 		c.MCPEvents.SuspendMinAttempts = 3
@@ -248,6 +253,7 @@ func TestEventsWebhookSuspendedThenReactivatedByARefresh(t *testing.T) {
 // 410 and 413 are final: the event is not retried (a 410 is not even a
 // failure), and delivery goes on with the next event.
 func TestEventsWebhook410And413AreFinal(t *testing.T) {
+	t.Parallel()
 	a := webhookNode(t, func(c *app.Config) { c.MCPEvents.RetryAttempts = 10 })
 	c := newSEPClient(t, a.URL(), a.Token)
 	rx := newReceiver(t, true)
@@ -275,6 +281,7 @@ func TestEventsWebhook410And413AreFinal(t *testing.T) {
 // mcp_events.no_expiry (the subscription outlives any sweep), else
 // answered with the cap (ttl_max).
 func TestEventsWebhookNoExpiry(t *testing.T) {
+	t.Parallel()
 	a := webhookNode(t, func(c *app.Config) { c.MCPEvents.TTLMax = time.Hour })
 	c := newSEPClient(t, a.URL(), a.Token)
 	rx := newReceiver(t, true)
@@ -306,6 +313,7 @@ func TestEventsWebhookNoExpiry(t *testing.T) {
 // after mcp_events.drop_suspended_after, with a terminated envelope
 // (CallbackEndpointError, its lastError).
 func TestEventsWebhookNoExpiryDroppedAfterSustainedFailure(t *testing.T) {
+	t.Parallel()
 	a := webhookNode(t, func(c *app.Config) {
 		c.MCPEvents.NoExpiry = true
 		c.MCPEvents.RetryAttempts = 20

@@ -165,6 +165,7 @@ func (c *sepClient) subscribe(name string, args map[string]any, url, secret stri
 // retried; a refresh keeps the id and reports deliveryStatus; after
 // events/unsubscribe the subscription and its sentinel are gone.
 func TestEventsWebhook(t *testing.T) {
+	t.Parallel()
 	a := webhookNode(t, nil)
 	c := newSEPClient(t, a.URL(), a.Token)
 	rx := newReceiver(t, true)
@@ -223,6 +224,7 @@ func TestEventsWebhook(t *testing.T) {
 // A receiver that does not echo the challenge gets no subscription and
 // no delivery; bad secrets and URLs are InvalidParams.
 func TestEventsWebhookRefusals(t *testing.T) {
+	t.Parallel()
 	a := webhookNode(t, nil)
 	c := newSEPClient(t, a.URL(), a.Token)
 	rx := newReceiver(t, false)
@@ -242,6 +244,7 @@ func TestEventsWebhookRefusals(t *testing.T) {
 // refused at delivery time (the challenge never leaves), and http is
 // InvalidParams.
 func TestEventsWebhookSSRF(t *testing.T) {
+	t.Parallel()
 	a := eventsNode(t, t.TempDir(), nil)
 	c := newSEPClient(t, a.URL(), a.Token)
 	rx := newReceiver(t, true)
@@ -259,6 +262,7 @@ func TestEventsWebhookSSRF(t *testing.T) {
 
 // A webhook subscription ends at its TTL when not refreshed.
 func TestEventsWebhookExpiresAtItsTTL(t *testing.T) {
+	t.Parallel()
 	a := webhookNode(t, nil)
 	c := newSEPClient(t, a.URL(), a.Token)
 	rx := newReceiver(t, true)

@@ -40,6 +40,7 @@ func waitDecisions(t *testing.T, n *node, id string, want int) []any {
 // TestDecisionRoutesTellWhatHappened: the decisions of a sentinel over
 // HTTP (paged with after), an event's story, and the named errors.
 func TestDecisionRoutesTellWhatHappened(t *testing.T) {
+	t.Parallel()
 	n := startNode(t)
 	const pr = "github:acme/widgets#7"
 	v := n.expect(201, "POST", "/sentinels", map[string]any{"subject": pr, "sessionId": "s1", "provider": "fake",

@@ -15,6 +15,7 @@ import (
 // sentinel (the pinned API); with limit and after pages that end with no
 // next; filters; named errors for bad parameters.
 func TestListSentinelsPagesAndFilters(t *testing.T) {
+	t.Parallel()
 	n := startNode(t)
 	var ids []string
 	for i := range 12 {

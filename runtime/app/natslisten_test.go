@@ -47,6 +47,7 @@ func startListeningNode(t *testing.T, edit func(*app.Config)) *app.App {
 // client without the listen token is refused, with a wrong one too; the
 // token the node generated (0600 in the home) opens it.
 func TestNATSListenerRequiresToken(t *testing.T) {
+	t.Parallel()
 	a := startListeningNode(t, nil)
 	url := a.NATSClientURL()
 	require.NotEmpty(t, url)
@@ -75,6 +76,7 @@ func TestNATSListenerRequiresToken(t *testing.T) {
 
 // nats.listen_token from the config is used as given; no file is written.
 func TestNATSListenerConfiguredToken(t *testing.T) {
+	t.Parallel()
 	a := startListeningNode(t, func(c *app.Config) { c.NATS.ListenToken = "a-configured-token-of-some-length" })
 	_, err := os.Stat(filepath.Join(a.Cfg.Home, app.NATSTokenFile))
 	require.ErrorIs(t, err, os.ErrNotExist)
@@ -85,6 +87,7 @@ func TestNATSListenerConfiguredToken(t *testing.T) {
 
 // With a certificate configured the listener refuses plain connections.
 func TestNATSListenerTLS(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	certFile, keyFile, pool := selfSigned(t, dir)
 	a := startListeningNode(t, func(c *app.Config) {
@@ -103,6 +106,7 @@ func TestNATSListenerTLS(t *testing.T) {
 
 // The NATS port follows the HTTP listener's rule: loopback unless allowed.
 func TestNATSListenerRemoteNeedsAllowRemote(t *testing.T) {
+	t.Parallel()
 	cfg := app.DefaultConfig()
 	cfg.Home = t.TempDir()
 	cfg.Listen = "127.0.0.1:0"
@@ -114,6 +118,7 @@ func TestNATSListenerRemoteNeedsAllowRemote(t *testing.T) {
 
 // An existing home with loose permissions is made private.
 func TestHomeMadePrivate(t *testing.T) {
+	t.Parallel()
 	home := t.TempDir()
 	require.NoError(t, os.Chmod(home, 0o755))
 	cfg := app.DefaultConfig()

@@ -13,6 +13,7 @@ import (
 // writes only its sessions (the caller identity it names included), sees
 // only its sentinels, and sets no provider up.
 func TestAgentTokenIsScopedOverMCP(t *testing.T) {
+	t.Parallel()
 	n := startNode(t)
 	agent := n.token("helper", "agent", "ag-")
 	n.expect(http.StatusCreated, "POST", "/sentinels", watchBody("other-1", "1"))
@@ -47,6 +48,7 @@ func TestAgentTokenIsScopedOverMCP(t *testing.T) {
 // the new endpoint until a setup confirms it (restating it). Named
 // explicitly, it does.
 func TestEndpointsAreOperatorSettings(t *testing.T) {
+	t.Parallel()
 	n := startNode(t)
 	const key = "ap_key_of_the_operator_0123456789"
 	attacker := agentpushtest.Start(t, agentpushtest.Config{APIKey: key})
@@ -91,6 +93,7 @@ func TestEndpointsAreOperatorSettings(t *testing.T) {
 // another token's unsubscribe finds nothing (the subscription stays), and
 // its poll with the first's cursor is refused. A read token makes none.
 func TestEventSubscriptionsBelongToTheirPrincipal(t *testing.T) {
+	t.Parallel()
 	a := webhookNode(t, nil)
 	n := &node{t: t, app: a}
 	other := n.token("other-agent", "agent", "*")

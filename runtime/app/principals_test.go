@@ -64,6 +64,7 @@ func watchBody(session, pr string) map[string]any {
 // secret shown once and never listed, refused once revoked; a non-admin
 // token manages none.
 func TestNamedTokensLifecycleOverHTTP(t *testing.T) {
+	t.Parallel()
 	n := startNode(t)
 	tok := n.token("ci-bot", "agent", "ci-")
 	list := n.expect(http.StatusOK, "GET", "/tokens", nil)["tokens"].([]any)
@@ -97,6 +98,7 @@ func TestNamedTokensLifecycleOverHTTP(t *testing.T) {
 // relation is that session's, and it names the principal too. The
 // operator's own token still posts as human.
 func TestMessagesOfANamedTokenAreLabelledWithIt(t *testing.T) {
+	t.Parallel()
 	n := startNode(t)
 	agent := n.token("helper", "agent", "ag-")
 	out := n.expectAs(agent, http.StatusCreated, "POST", "/sessions/ag-1/messages", map[string]any{"text": "stop everything", "urgency": "interrupt"})
@@ -120,6 +122,7 @@ func TestMessagesOfANamedTokenAreLabelledWithIt(t *testing.T) {
 // inboxes and sessions; every refusal is named, and what belongs to other
 // sessions answers as unknown.
 func TestAgentTokenIsScopedToItsSessions(t *testing.T) {
+	t.Parallel()
 	n := startNode(t)
 	agent := n.token("helper", "agent", "ag-")
 	theirs := n.expect(http.StatusCreated, "POST", "/sentinels", watchBody("other-1", "1"))["sentinel"].(map[string]any)["id"].(string)
@@ -195,6 +198,7 @@ func TestAgentTokenIsScopedToItsSessions(t *testing.T) {
 // before its handler, and an inbox read never moves the cursor) and sees
 // what its prefix covers (everything without one).
 func TestReadTokenChangesNothing(t *testing.T) {
+	t.Parallel()
 	n := startNode(t)
 	reader := n.token("dashboard", "read", "")
 	id := n.expect(http.StatusCreated, "POST", "/sentinels", watchBody("s1", "1"))["sentinel"].(map[string]any)["id"].(string)

@@ -10,6 +10,7 @@ import (
 // (ingress/apiclient): removing what is already gone must answer a
 // catalogue 404 (or 200 for ending an ended session), never a 5xx.
 func TestDeletesAreSafeToRepeat(t *testing.T) {
+	t.Parallel()
 	n := startNode(t)
 	id := n.expect(201, "POST", "/sentinels", map[string]any{"subject": "github:o/r#1", "sessionId": "s1", "provider": "fake"})["sentinel"].(map[string]any)["id"].(string)
 	n.expect(200, "DELETE", "/sentinels/"+id, nil)

@@ -43,6 +43,7 @@ func inboxIDs(t *testing.T, n *node, session string) []string {
 // and a second replay delivers nothing more. Parked records carry a
 // stable id.
 func TestReplayHonoursThePostMortemRuleAndDeliversOnce(t *testing.T) {
+	t.Parallel()
 	n := startNode(t)
 	const pr = "github:acme/widgets#7"
 	id := n.expect(201, "POST", "/sentinels", map[string]any{"subject": pr, "sessionId": "s1", "provider": "fake", "types": []string{"*"}})["sentinel"].(map[string]any)["id"].(string)
@@ -82,6 +83,7 @@ func TestReplayHonoursThePostMortemRuleAndDeliversOnce(t *testing.T) {
 // TestReplayGoesToTheCurrentTarget: an event parked for a dead target is
 // delivered by a replay once the session is back.
 func TestReplayGoesToTheCurrentTarget(t *testing.T) {
+	t.Parallel()
 	n := startNode(t)
 	const pr = "github:acme/widgets#9"
 	n.expect(201, "POST", "/sessions", map[string]any{"id": "s9"})

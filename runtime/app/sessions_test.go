@@ -93,6 +93,7 @@ func (n *node) expect(status int, method, path string, body any) map[string]any 
 }
 
 func TestSessionRoutesEndToEnd(t *testing.T) {
+	t.Parallel()
 	n := startNode(t)
 	out := n.expect(201, "POST", "/sessions", map[string]any{"id": "s1", "label": "one", "cwd": "/w/p",
 		"hooks": map[string]any{"notify": []string{"true"}, "resume": "http://127.0.0.1:1/resume"}, "heartbeatTtlMs": 60000})
@@ -128,6 +129,7 @@ func TestSessionRoutesEndToEnd(t *testing.T) {
 }
 
 func TestInboxRoutesEndToEnd(t *testing.T) {
+	t.Parallel()
 	n := startNode(t)
 	out := n.expect(201, "POST", "/sessions/box/messages", map[string]any{"text": "hello", "correlationId": "c1"})
 	m := out["message"].(map[string]any)
@@ -192,6 +194,7 @@ func jsonNum(f float64) string {
 }
 
 func TestInboxStreamResumesFromLastEventID(t *testing.T) {
+	t.Parallel()
 	n := startNode(t)
 	for _, txt := range []string{"one", "two", "three"} {
 		n.expect(201, "POST", "/sessions/sse/messages", map[string]any{"text": txt})
@@ -258,6 +261,7 @@ func TestInboxStreamResumesFromLastEventID(t *testing.T) {
 }
 
 func TestFollowRoutesEndToEnd(t *testing.T) {
+	t.Parallel()
 	n := startNode(t)
 	n.expect(201, "POST", "/sessions", map[string]any{"id": "chief"})
 	resp, raw := n.req("POST", "/follows", map[string]any{"follower": "chief", "key": "k", "selector": map[string]any{"all": true}, "batchMs": 0})

@@ -36,6 +36,7 @@ func carries(reqs []agentpushtest.Request, key string) bool {
 // old key, and once the new host is set up with its own key, no request to
 // it ever carries the old one.
 func TestSetupNeverSendsAKeyToANewBaseURL(t *testing.T) {
+	t.Parallel()
 	n := startNode(t)
 	const keyA, keyB = "ap_key_for_host_A_0123456789", "ap_key_for_host_B_9876543210"
 	a := agentpushtest.Start(t, agentpushtest.Config{APIKey: keyA})

@@ -55,6 +55,7 @@ func readyReason(t *testing.T, n *node) string {
 // storage_full (API and readiness), what was accepted before stays
 // readable exactly once, and writes resume once space returns.
 func TestAFullStoreRefusesWritesLosesNothingAndRecovers(t *testing.T) {
+	t.Parallel()
 	n := startNodeWith(t, func(c *app.Config) {
 		c.NATS.MaxStore = 8 << 20
 		c.NATS.StorageCheck = 50 * time.Millisecond
@@ -104,6 +105,7 @@ func TestAFullStoreRefusesWritesLosesNothingAndRecovers(t *testing.T) {
 // once the ballast is gone the node restarts its embedded server and
 // stores writes again, with everything accepted before intact.
 func TestAFullDiskRestartsTheEmbeddedServerOnceSpaceIsBack(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	if os.Geteuid() != 0 {
 		t.Skip("mounting a small tmpfs needs root")

@@ -73,6 +73,7 @@ func toolResult(t *testing.T, c *sepClient, tool string, args map[string]any) ma
 // connections the stream caps did not count. Both count now, against the
 // same caps as the inbox SSE streams and ?wait= long-polls.
 func TestMCPWaitsAndEventStreamsCountAgainstTheStreamCaps(t *testing.T) {
+	t.Parallel()
 	n := startNodeWith(t, func(c *app.Config) { c.MaxStreams = 3; c.MaxStreamsPerSession = 2 })
 	c := newSEPClient(t, n.app.URL(), n.app.Token)
 

@@ -29,6 +29,7 @@ func bearerStatus(t *testing.T, a *app.App, token string) int {
 // accepts the same bearer, writes it to <home>/daemon-token for local
 // clients (replacing a generated one) and never logs it.
 func TestNodesShareTheConfiguredToken(t *testing.T) {
+	t.Parallel()
 	const token = "0123456789abcdef0123456789abcdef-shared"
 	var logs syncBuffer
 	var nodes []*app.App
@@ -67,6 +68,7 @@ func TestNodesShareTheConfiguredToken(t *testing.T) {
 // A configured token that is too short, or not a header-safe string, is
 // refused at start with an error naming the key (never the value).
 func TestConfiguredTokenIsValidated(t *testing.T) {
+	t.Parallel()
 	cases := []struct{ name, token, want string }{
 		{name: "short", token: "short-secret-value", want: "fewer than 32"},
 		{name: "space", token: "0123456789abcdef 0123456789abcdef", want: "printable ASCII without spaces"},

@@ -61,6 +61,7 @@ func TestThreeNodeClusterWithTLSRoutes(t *testing.T) {
 // TLS listener before any handler (the bearer token never crosses in
 // clear to the node).
 func TestAPIListenerServesTLS(t *testing.T) {
+	t.Parallel()
 	ca := tlstest.NewCA(t, "sentinel-api")
 	leaf := ca.Issue("api")
 	n := startNodeWith(t, func(c *app.Config) { c.TLSCert, c.TLSKey = leaf.CertFile, leaf.KeyFile })
@@ -98,6 +99,7 @@ func TestAPIListenerServesTLS(t *testing.T) {
 // what it would carry in clear and which keys fix it; allow_insecure_remote
 // lets it start, with a warning in the log.
 func TestRemoteListenersNeedTLSOrAnExplicitOptOut(t *testing.T) {
+	t.Parallel()
 	ca := tlstest.NewCA(t, "sentinel")
 	leaf := ca.Issue("node")
 	base := func() app.Config {

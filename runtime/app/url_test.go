@@ -21,6 +21,7 @@ import (
 // node1 sentinel list`) reaches it and passes the Host check; [::] would
 // be refused as forbidden_host.
 func TestNodeOnEveryAddressNamesItselfByLoopback(t *testing.T) {
+	t.Parallel()
 	cfg := app.DefaultConfig()
 	cfg.Home = t.TempDir()
 	cfg.Listen = "0.0.0.0:0"

@@ -45,6 +45,10 @@ type Options struct {
 	// 0 skips it.
 	Cluster int
 	Kills   int
+	// ClusterSentinels, when positive, ends the cluster phase with that
+	// many sentinels created over its nodes (CreateConcurrency clients,
+	// Ticks quiet ticks, a restart of every node: ClusterScaleResult).
+	ClusterSentinels int
 	// Boots is the number of boot rounds of the cluster phase, each a
 	// first boot on fresh homes and a later boot on the same homes
 	// (BootResult); 0 skips them.
@@ -96,6 +100,9 @@ func (o Options) withDefaults() Options {
 	if o.Boots < 0 {
 		o.Boots = 0
 	}
+	if o.ClusterSentinels < 0 {
+		o.ClusterSentinels = 0
+	}
 	if o.GoBenchTime == "" {
 		o.GoBenchTime = d.GoBenchTime
 	}
@@ -125,6 +132,7 @@ type Report struct {
 		ScaleMode         string `json:"scaleMode"`
 		Cluster           int    `json:"cluster,omitempty"`
 		Kills             int    `json:"kills,omitempty"`
+		ClusterSentinels  int    `json:"clusterSentinels,omitempty"`
 		Boots             int    `json:"boots,omitempty"`
 	} `json:"options"`
 	Push    []PushResult   `json:"push,omitempty"`
@@ -156,6 +164,7 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	rep.Options.ScaleMode = "in-process"
 	if o.Cluster > 0 {
 		rep.Options.Cluster, rep.Options.Kills, rep.Options.Boots = o.Cluster, o.Kills, o.Boots
+		rep.Options.ClusterSentinels = o.ClusterSentinels
 	}
 	if o.Binary != "" {
 		rep.Options.ScaleMode = "binary"

@@ -63,9 +63,14 @@ func TestRunSmall(t *testing.T) {
 	raw, err := json.Marshal(rep)
 	require.NoError(t, err)
 	var back struct {
-		Push []map[string]any `json:"push"`
+		Push  []map[string]any `json:"push"`
+		Scale map[string]any   `json:"scale"`
 	}
 	require.NoError(t, json.Unmarshal(raw, &back))
+	require.Positive(t, back.Scale["createsPerSec"], "the scale phase's create rate")
+	require.Equal(t, back.Scale["createsPerSec"], back.Scale["createPerSec"], "and under its earlier name")
+	require.Contains(t, back.Scale, "restartToReadyMs")
+	require.Contains(t, back.Scale, "rssAfterRestartMiB")
 	require.Contains(t, back.Push[0], "httpRelay")
 	require.Contains(t, back.Push[0], "relayRatio")
 	require.Contains(t, back.Push[0], "rawJetStream")

@@ -32,6 +32,9 @@ type ClusterResult struct {
 	Failover FailoverResult `json:"failover"`
 	// Boot is boot-to-ready, first and later boots (nil with Boots 0).
 	Boot *BootResult `json:"boot,omitempty"`
+	// Scale is ClusterSentinels sentinels over fresh nodes (nil with
+	// ClusterSentinels 0).
+	Scale *ClusterScaleResult `json:"scale,omitempty"`
 }
 
 // runCluster starts o.Cluster nodes of o.Binary on fresh homes under root,
@@ -71,6 +74,13 @@ func runCluster(ctx context.Context, root string, o Options) (ClusterResult, err
 		res.Failover = fo
 		if err != nil {
 			return res, fmt.Errorf("failover: %w%s", err, c.logs())
+		}
+	}
+	if o.ClusterSentinels > 0 {
+		s, err := runClusterScale(ctx, c, o)
+		res.Scale = &s
+		if err != nil {
+			return res, fmt.Errorf("scale: %w%s", err, c.logs())
 		}
 	}
 	return res, nil

@@ -28,6 +28,7 @@ func (c *ClusterResult) writeTable(out io.Writer, warmup int) {
 	w.Flush()
 	writeSteps(out, "node steps, all nodes", c.StepsUs)
 	c.Boot.writeTable(out)
+	c.Scale.writeTable(out)
 	f := c.Failover
 	if len(f.Samples) == 0 {
 		return

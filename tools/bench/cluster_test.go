@@ -32,7 +32,7 @@ func TestClusterPhaseSmall(t *testing.T) {
 	start := time.Now()
 	rep, err := bench.Run(ctx, bench.Options{
 		Events: 12, Warmup: 3, Concurrency: 2, Fsync: []bool{false}, Binary: bin,
-		Cluster: 3, Kills: 1, Boots: 1, Skip: map[string]bool{"push": true, "poll": true, "scale": true}, Dir: t.TempDir(),
+		Cluster: 3, Kills: 1, Boots: 1, ClusterSentinels: 9, CreateConcurrency: 2, Ticks: 1, Skip: map[string]bool{"push": true, "poll": true, "scale": true}, Dir: t.TempDir(),
 		Progress: func(format string, args ...any) { t.Logf(format, args...) },
 	})
 	require.NoError(t, err)
@@ -84,8 +84,21 @@ func TestClusterPhaseSmall(t *testing.T) {
 	require.Equal(t, s.Ms, f.MedianMs)
 	require.Equal(t, s.Ms, f.MaxMs)
 
+	cs := c.Scale
+	require.NotNil(t, cs, "the sentinels spread over the cluster are measured")
+	require.Equal(t, 9, cs.Sentinels)
+	require.Positive(t, cs.CreatesPerSec)
+	require.Equal(t, 1, cs.QuietTick.Ticks)
+	require.Positive(t, cs.RestartToReadyMs, "every node restarted and listed every sentinel")
+	require.Len(t, cs.PerNode, 3)
+	for _, n := range cs.PerNode {
+		require.Positive(t, n.RSSAfterCreateMiB, n.Name)
+		require.Positive(t, n.RSSAfterRestartMiB, n.Name)
+	}
+
 	var out bytes.Buffer
 	require.NoError(t, rep.WriteTable(&out))
+	require.Contains(t, out.String(), "Cluster scale: 9 sentinels over 3 nodes")
 	require.Contains(t, out.String(), "raw JetStream R3")
 	require.Contains(t, out.String(), "HTTP relay R3")
 	require.Contains(t, out.String(), "Failover: SIGKILL")
@@ -102,6 +115,11 @@ func TestClusterPhaseSmall(t *testing.T) {
 	}
 	var lat struct {
 		Latency map[string]float64 `json:"latency"`
+	}
+	var scale map[string]json.RawMessage
+	require.NoError(t, json.Unmarshal(doc.Cluster["scale"], &scale))
+	for _, name := range []string{"createsPerSec", "restartToReadyMs", "rssAfterRestartMiB", "perNode", "quietTick"} {
+		require.Contains(t, scale, name)
 	}
 	require.NoError(t, json.Unmarshal(doc.Cluster["push"], &lat))
 	require.Contains(t, lat.Latency, "p50Ms")

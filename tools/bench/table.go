@@ -74,7 +74,7 @@ func (r *Report) WriteTable(out io.Writer) error {
 	if s := r.Scale; s != nil {
 		fmt.Fprintf(out, "\nScale: %d sentinels on one node (%s, fsync=%s)\n", s.Sentinels, s.Mode, s.Fsync)
 		fmt.Fprintf(w, "RSS empty / after create / after restart\t%.0f / %.0f / %.0f MiB\n", s.RSSBaseMiB, s.RSSAfterCreateMiB, s.RSSAfterRestartMiB)
-		fmt.Fprintf(w, "create (POST /sentinels, %d clients)\t%.0f sentinels/s\n", s.CreateConcurrency, s.CreatePerSec)
+		fmt.Fprintf(w, "create (POST /sentinels, %d clients)\t%.0f sentinels/s\n", s.CreateConcurrency, s.CreatesPerSec)
 		fmt.Fprintf(w, "GET /sentinels (%d requests, %s)\tp50 %.1f ms, p90 %.1f ms, p99 %.1f ms, max %.1f ms\n", s.List.N, humanBytes(s.ListBytes), s.List.P50Ms, s.List.P90Ms, s.List.P99Ms, s.List.MaxMs)
 		fmt.Fprintf(w, "GET /sentinels?limit=100 (%d pages)\tp50 %.2f ms, p90 %.2f ms, p99 %.2f ms, max %.2f ms\n", s.ListPage.N, s.ListPage.P50Ms, s.ListPage.P90Ms, s.ListPage.P99Ms, s.ListPage.MaxMs)
 		fmt.Fprintf(w, "quiet poll tick (%d ticks)\t%.1f ms wall (median), %.1f ms CPU (mean)\n", s.QuietTick.Ticks, s.QuietTick.WallMs, s.QuietTick.CPUMs)
