@@ -51,7 +51,7 @@ func DefaultWorkersConfig() WorkersConfig {
 type Workers struct {
 	Bus      *bus.Bus
 	Pipeline *Pipeline
-	Park     *park.Journal
+	Park     *park.Store
 	Metrics  *metrics.Metrics
 	Log      *slog.Logger
 	Cfg      WorkersConfig

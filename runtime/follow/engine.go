@@ -16,7 +16,6 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/agentproto/sentinel"
-	"github.com/agentproto/sentinel/bus"
 	"github.com/agentproto/sentinel/runtime/inbox"
 	"github.com/agentproto/sentinel/runtime/park"
 	"github.com/agentproto/sentinel/runtime/pause"
@@ -38,7 +37,7 @@ type Engine struct {
 	Registry *sessions.Registry
 	Resolver *sessions.Resolver
 	Append   sessions.AppendFunc
-	Park     *park.Journal
+	Park     *park.Store
 	Log      *slog.Logger
 	// Metrics, when set, counts digests delivered and parked.
 	Metrics *metrics.Metrics
@@ -77,7 +76,7 @@ type Engine struct {
 }
 
 // NewEngine returns an engine on the clock (RealClock when nil).
-func NewEngine(store *Store, reg *sessions.Registry, res *sessions.Resolver, appendFn sessions.AppendFunc, pk *park.Journal, clock Clock, log *slog.Logger) *Engine {
+func NewEngine(store *Store, reg *sessions.Registry, res *sessions.Resolver, appendFn sessions.AppendFunc, pk *park.Store, clock Clock, log *slog.Logger) *Engine {
 	if clock == nil {
 		clock = RealClock{}
 	}
@@ -239,10 +238,11 @@ func (e *Engine) park(ctx context.Context, followID, follower, text, reason stri
 	return nil
 }
 
-// Start consumes the lifecycle stream with a durable consumer from now on:
+// Start consumes lifecycle (the lifecycle stream, runtime/sessions) with a
+// durable consumer from now on:
 // at once on a single node; in a cluster (Owns set) only while this node
 // owns the follow job, checked every second.
-func (e *Engine) Start(ctx context.Context, b *bus.Bus) error {
+func (e *Engine) Start(ctx context.Context, lifecycle jetstream.Stream) error {
 	if e.AckWait <= 0 {
 		e.AckWait = 30 * time.Second
 	}
@@ -252,7 +252,7 @@ func (e *Engine) Start(ctx context.Context, b *bus.Bus) error {
 	if e.RetryMax < e.RetryBase {
 		e.RetryMax = max(time.Minute, e.RetryBase)
 	}
-	cons, err := b.Lifecycle.CreateOrUpdateConsumer(ctx, jetstream.ConsumerConfig{
+	cons, err := lifecycle.CreateOrUpdateConsumer(ctx, jetstream.ConsumerConfig{
 		Durable:       ConsumerName,
 		Description:   "session follows",
 		AckPolicy:     jetstream.AckExplicitPolicy,

@@ -23,7 +23,7 @@ type fenv struct {
 	bus    *bustest.Env
 	reg    *sessions.Registry
 	inbox  *inbox.Inbox
-	park   *park.Journal
+	park   *park.Store
 	clock  *fakeClock
 	engine *follow.Engine
 }
@@ -33,14 +33,14 @@ func newFenv(t *testing.T) *fenv {
 	be := bustest.Start(t)
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	clock := newFakeClock()
-	reg := sessions.NewRegistry(be.Bus, clock.Now, log)
-	ib := inbox.New(be.Bus)
-	pk := park.New(be.Bus, clock.Now)
+	reg := registryOn(t, be.Bus, clock.Now, log)
+	ib := inboxOf(t, be.Bus)
+	pk := parkOf(t, be.Bus, clock.Now)
 	runner := &sessions.HookRunner{}
 	n := &sessions.Notifier{Registry: reg, Runner: runner, Log: log}
-	inboxes := sessions.NewInboxes(be.Bus, ib, reg, n)
+	inboxes := inboxesOn(t, be.Bus, ib, reg, n)
 	res := &sessions.Resolver{Registry: reg, Runner: runner, Log: log}
-	eng := follow.NewEngine(follow.NewStore(be.Bus.Follows), reg, res, inboxes.Append, pk, clock, log)
+	eng := follow.NewEngine(follow.NewStore(followsOf(t, be.Bus)), reg, res, inboxes.Append, pk, clock, log)
 	t.Cleanup(eng.Stop)
 	return &fenv{bus: be, reg: reg, inbox: ib, park: pk, clock: clock, engine: eng}
 }
@@ -274,7 +274,7 @@ func TestEngineConsumesTheLifecycleStream(t *testing.T) {
 	e := newFenv(t)
 	e.register(t, "chief", sessions.RegisterInput{})
 	e.follow(t, follow.Request{Follower: "chief", Selector: follow.Selector{All: true}, BatchMs: ms(0)})
-	require.NoError(t, e.engine.Start(context.Background(), e.bus.Bus))
+	require.NoError(t, e.engine.Start(context.Background(), lifecycleOf(t, e.bus.Bus)))
 	require.NoError(t, e.reg.RecordPR(context.Background(), "w9", "https://github.com/o/r/pull/4", sessions.PRMerged, "Merge me"))
 	bustest.Eventually(t, 10*time.Second, func() bool {
 		e.clock.Advance(0)
@@ -294,12 +294,12 @@ func TestEngineConsumesOnlyWhileItOwnsTheJob(t *testing.T) {
 	e.engine.Owns = owns.Load
 	e.register(t, "chief", sessions.RegisterInput{})
 	e.follow(t, follow.Request{Follower: "chief", Selector: follow.Selector{All: true}, BatchMs: ms(0)})
-	require.NoError(t, e.engine.Start(context.Background(), e.bus.Bus))
+	require.NoError(t, e.engine.Start(context.Background(), lifecycleOf(t, e.bus.Bus)))
 	require.NoError(t, e.reg.RecordPR(context.Background(), "w9", "https://github.com/o/r/pull/4", sessions.PRMerged, "Merge me"))
-	info, err := e.bus.Bus.Lifecycle.Info(context.Background())
+	info, err := lifecycleOf(t, e.bus.Bus).Info(context.Background())
 	require.NoError(t, err)
 	require.NotZero(t, info.State.Msgs)
-	cons, err := e.bus.Bus.Lifecycle.Consumer(context.Background(), follow.ConsumerName)
+	cons, err := lifecycleOf(t, e.bus.Bus).Consumer(context.Background(), follow.ConsumerName)
 	require.NoError(t, err)
 	ci, err := cons.Info(context.Background())
 	require.NoError(t, err)

@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/agentproto/sentinel"
-	"github.com/agentproto/sentinel/bus"
 	"github.com/agentproto/sentinel/runtime/metrics"
 )
 
@@ -17,12 +16,18 @@ const (
 	OriginPush = "push"
 )
 
+// EventPublisher stores one event in its sentinel's partition of the
+// events stream (*bus.Bus is one: bus.PublishEvent).
+type EventPublisher interface {
+	PublishEvent(ctx context.Context, sentinelID, eventID string, data []byte) (dup bool, err error)
+}
+
 // Publisher publishes a sentinel's events into its partition of the events
 // stream with Nats-Msg-Id = <sentinelId>:<eventId>, waiting for each
 // PubAck. Concurrent calls for one sentinel are safe: the stream drops
 // duplicates and the partition consumer serializes delivery.
 type Publisher struct {
-	Bus     *bus.Bus
+	Bus     EventPublisher
 	Metrics *metrics.Metrics
 }
 

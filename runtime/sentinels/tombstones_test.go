@@ -42,7 +42,7 @@ func TestTombstoneSweepReadsTheBucketNotTheMirror(t *testing.T) {
 	rec := e.Watch(req("fake"))
 	// Another node removes the sentinel (its cancel failed); this node's
 	// mirror learns of the delete only through its watcher.
-	other := sentinels.NewStore(e.Bus.Bus.Sentinels)
+	other := sentinels.NewStore(e.Buckets.Records)
 	require.NoError(t, e.Expirer.Tombstones.Add(ctx, sentinel.NewSentinelID(), "fake", rec.Handle, errors.New("timeout")))
 	require.NoError(t, other.Delete(ctx, rec.ID))
 	e.Clock.Advance(sentinels.TombstoneBase)

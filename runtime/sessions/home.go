@@ -10,7 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/agentproto/sentinel/bus"
 	"github.com/agentproto/sentinel/runtime/inbox"
@@ -31,10 +31,20 @@ import (
 //     delivery's deadline; no answer fails the resolution, and the event is
 //     retried later (Nak), never acknowledged unrouted.
 //
+// HomesBus is what Homes need of the bus (*bus.Bus is one): the hook
+// jobs stream and its consumers, and request/reply between nodes.
+type HomesBus interface {
+	EnsureStream(ctx context.Context, spec bus.StreamSpec) (jetstream.Stream, error)
+	EnsureConsumer(ctx context.Context, stream string, want jetstream.ConsumerConfig) (jetstream.Consumer, error)
+	PublishDedup(ctx context.Context, subj, msgID string, data []byte) (seq uint64, dup bool, err error)
+	Request(ctx context.Context, subject string, data []byte) ([]byte, error)
+	Serve(subject string, fn func(data []byte, reply func([]byte))) (func() error, error)
+}
+
 // A single node has no Homes: every hook runs locally. Start serves this
 // node's jobs and resume requests; Stop ends them.
 type Homes struct {
-	Bus *bus.Bus
+	Bus HomesBus
 	// Node is this node's name (the homeNode of sessions registered here).
 	Node     string
 	Notifier *Notifier
@@ -49,7 +59,7 @@ type Homes struct {
 	ctx       context.Context //nolint:containedctx // the component's own lifecycle
 	cancel    context.CancelFunc
 	stopFetch context.CancelFunc
-	sub       *nats.Subscription
+	unserve   func() error
 	sem       chan struct{}
 	wg        sync.WaitGroup
 	started   atomic.Bool
@@ -164,10 +174,10 @@ func (h *Homes) resume(ctx context.Context, home, id string) (Resolution, error)
 	if err != nil {
 		return Resolution{}, fmt.Errorf("resume session %s: encode: %w", id, err)
 	}
-	m, err := h.Bus.NC.RequestWithContext(ctx, ResumeSubject(home), raw)
+	answer, err := h.Bus.Request(ctx, ResumeSubject(home), raw)
 	if err != nil {
 		switch {
-		case errors.Is(err, nats.ErrNoResponders):
+		case errors.Is(err, bus.ErrNoResponders):
 			return Resolution{}, fmt.Errorf("resume session %s: its resume hook runs on its home node %s, which is not up: %w", id, home, ErrHomeUnreachable)
 		case ctx.Err() != nil:
 			return Resolution{}, fmt.Errorf("resume session %s: its home node %s did not answer in time (%w): %w", id, home, context.Cause(ctx), ErrHomeUnreachable)
@@ -175,7 +185,7 @@ func (h *Homes) resume(ctx context.Context, home, id string) (Resolution, error)
 		return Resolution{}, fmt.Errorf("resume session %s on its home node %s: %w", id, home, err)
 	}
 	var rep resumeReply
-	if err := json.Unmarshal(m.Data, &rep); err != nil {
+	if err := json.Unmarshal(answer, &rep); err != nil {
 		return Resolution{}, fmt.Errorf("resume session %s: the answer of node %s: %w", id, home, err)
 	}
 	if rep.Error != "" {

@@ -8,7 +8,6 @@ import (
 	"log/slog"
 	"time"
 
-	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/agentproto/sentinel"
@@ -56,7 +55,7 @@ func (h *Homes) Start(ctx context.Context) error {
 		h.cancel()
 		return err
 	}
-	if h.sub, err = h.Bus.NC.Subscribe(ResumeSubject(h.Node), h.serveResume); err != nil {
+	if h.unserve, err = h.Bus.Serve(ResumeSubject(h.Node), h.serveResume); err != nil {
 		h.cancel()
 		return fmt.Errorf("sessions: answer resume requests: %w", err)
 	}
@@ -81,8 +80,8 @@ func (h *Homes) Stop() {
 	}
 	h.stopping = true
 	h.mu.Unlock()
-	if h.sub != nil {
-		_ = h.sub.Unsubscribe()
+	if h.unserve != nil {
+		_ = h.unserve()
 	}
 	h.stopFetch()
 	h.cancel()
@@ -164,7 +163,7 @@ func keepInProgress(ctx context.Context, msg jetstream.Msg) func() {
 
 // serveResume answers one resume request on its own goroutine (the
 // subscription's callbacks run one at a time), at most Resumes at once.
-func (h *Homes) serveResume(m *nats.Msg) {
+func (h *Homes) serveResume(data []byte, reply func([]byte)) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.stopping {
@@ -173,14 +172,14 @@ func (h *Homes) serveResume(m *nats.Msg) {
 	select {
 	case h.sem <- struct{}{}:
 	default:
-		respond(m, resumeReply{Error: fmt.Sprintf("node %s is running %d resume hooks already", h.Node, h.Resumes)})
+		respond(reply, resumeReply{Error: fmt.Sprintf("node %s is running %d resume hooks already", h.Node, h.Resumes)})
 		return
 	}
 	h.wg.Add(1)
 	go func() {
 		defer h.wg.Done()
 		defer func() { <-h.sem }()
-		respond(m, h.answerResume(m.Data))
+		respond(reply, h.answerResume(data))
 	}()
 }
 
@@ -209,9 +208,9 @@ func (h *Homes) answerResume(data []byte) resumeReply {
 	return resumeReply{Action: actionNames[res.Action], To: res.To, Reason: res.Reason}
 }
 
-func respond(m *nats.Msg, rep resumeReply) {
+func respond(reply func([]byte), rep resumeReply) {
 	raw, err := json.Marshal(rep)
 	if err == nil {
-		_ = m.Respond(raw)
+		reply(raw)
 	}
 }

@@ -10,13 +10,12 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/agentproto/sentinel"
-	"github.com/agentproto/sentinel/bus"
 )
 
 // Feed is the feeds stream: each subscription's delivered events, one
 // subject per event, positions being stream sequences.
 type Feed struct {
-	Bus *bus.Bus
+	Bus FeedBus
 	M   *Assets
 }
 

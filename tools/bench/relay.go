@@ -47,7 +47,7 @@ type relayPath struct {
 }
 
 func newRelayPath(ctx context.Context, n *node, c int) (*relayPath, error) {
-	return newRelayOn(ctx, n.app.Bus.JS, n.app.Bus.NC, n.http, c, 1)
+	return newRelayOn(ctx, n.js(), n.app.NATSConn(), n.http, c, 1)
 }
 
 // newRelayOn builds the relay over any JetStream (the cluster phase's, with
