@@ -102,8 +102,15 @@ func (a *App) wireSessions(ctx context.Context) (subsystem, error) {
 		}}
 	store := follow.NewStore(follows)
 	store.SetBus(b)
-	engine := follow.NewEngine(store, reg, resolver, inboxes.Append, a.Park, nil, a.Log.With("component", "follows"))
-	engine.Metrics = a.Metrics
+	engineOpts := []follow.Option{follow.WithLogger(a.Log.With("component", "follows")), follow.WithMetrics(a.Metrics)}
+	if a.Cluster != nil {
+		// One node of a cluster consumes the lifecycle stream at a time.
+		engineOpts = append(engineOpts, follow.WithOwnership(func() bool { return a.Cluster.OwnsJob(cluster.JobFollowDigests) }))
+	}
+	engine, err := follow.NewEngine(follow.Deps{Store: store, Registry: reg, Resolver: resolver, Append: inboxes.Append, Park: a.Park}, engineOpts...)
+	if err != nil {
+		return subsystem{}, err
+	}
 	w := &sessionWiring{lifecycle: st.Lifecycle, registry: reg, inboxes: inboxes, notifier: notifier, homes: homes, autolink: autolink, engine: engine, follows: store}
 	sapi, iapi, fapi := scopedSessions{sessionsAPI{reg: reg}}, scopedInboxes{inboxesAPI{svc: inboxes}}, scopedFollows{followsAPI{engine: engine}}
 	return subsystem{
@@ -131,9 +138,6 @@ func (a *App) wireSessions(ctx context.Context) (subsystem, error) {
 // answers (in a cluster), the follow consumer and the heartbeat sweep.
 func (w *sessionWiring) start(ctx context.Context, a *App) error {
 	w.notifier.Start()
-	if a.Cluster != nil {
-		w.engine.Owns = func() bool { return a.Cluster.OwnsJob(cluster.JobFollowDigests) }
-	}
 	if w.homes != nil {
 		if err := w.homes.Start(ctx); err != nil {
 			w.notifier.Stop()

@@ -165,7 +165,7 @@ func (s followsAPI) Upsert(ctx context.Context, req api.FollowRequest, caller st
 }
 
 func (s followsAPI) List(ctx context.Context, follower string) ([]api.Follow, error) {
-	fs, err := s.engine.Store.List(ctx, follower)
+	fs, err := s.engine.Store().List(ctx, follower)
 	if err != nil {
 		return nil, err
 	}
@@ -173,7 +173,7 @@ func (s followsAPI) List(ctx context.Context, follower string) ([]api.Follow, er
 }
 
 func (s followsAPI) Remove(ctx context.Context, idOrKey string) (string, error) {
-	return s.engine.Store.Remove(ctx, idOrKey)
+	return s.engine.Store().Remove(ctx, idOrKey)
 }
 
 var (

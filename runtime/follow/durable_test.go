@@ -19,15 +19,16 @@ import (
 )
 
 // engineOn is one node's follow engine over b, on clock.
-func engineOn(t testing.TB, b *bus.Bus, clock follow.Clock) *follow.Engine {
+func engineOn(t testing.TB, b *bus.Bus, clock follow.Clock, opts ...follow.Option) *follow.Engine {
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	reg := registryOn(t, b, clock.Now, log)
 	runner := &sessions.HookRunner{}
 	n := &sessions.Notifier{Registry: reg, Runner: runner, Log: log}
 	inboxes := inboxesOn(t, b, inboxOf(t, b), reg, n)
 	res := &sessions.Resolver{Registry: reg, Runner: runner, Log: log}
-	eng := follow.NewEngine(follow.NewStore(followsOf(t, b)), reg, res, inboxes.Append, parkOf(t, b, clock.Now), clock, log)
-	eng.AckWait = time.Second
+	eng, err := follow.NewEngine(follow.Deps{Store: follow.NewStore(followsOf(t, b)), Registry: reg, Resolver: res, Append: inboxes.Append, Park: parkOf(t, b, clock.Now)},
+		append([]follow.Option{follow.WithClock(clock), follow.WithLogger(log), follow.WithAckWait(time.Second)}, opts...)...)
+	require.NoError(t, err)
 	return eng
 }
 
@@ -64,7 +65,7 @@ func TestAPendingBatchOfALostNodeIsDeliveredByTheNext(t *testing.T) {
 	// keep JetStream from redelivering it meanwhile.
 	cons, err := lifecycleOf(t, be.Bus).Consumer(ctx, follow.ConsumerName)
 	require.NoError(t, err)
-	for held := time.Now(); time.Since(held) < 3*a.AckWait; {
+	for held := time.Now(); time.Since(held) < 3*a.AckWait(); {
 		info, err := cons.Info(ctx)
 		require.NoError(t, err)
 		require.Equal(t, 1, info.NumAckPending, "the event is not acknowledged while its batch waits")

@@ -28,7 +28,7 @@ type fenv struct {
 	engine *follow.Engine
 }
 
-func newFenv(t *testing.T) *fenv {
+func newFenv(t *testing.T, opts ...follow.Option) *fenv {
 	t.Helper()
 	be := bustest.Start(t)
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
@@ -40,7 +40,9 @@ func newFenv(t *testing.T) *fenv {
 	n := &sessions.Notifier{Registry: reg, Runner: runner, Log: log}
 	inboxes := inboxesOn(t, be.Bus, ib, reg, n)
 	res := &sessions.Resolver{Registry: reg, Runner: runner, Log: log}
-	eng := follow.NewEngine(follow.NewStore(followsOf(t, be.Bus)), reg, res, inboxes.Append, pk, clock, log)
+	eng, err := follow.NewEngine(follow.Deps{Store: follow.NewStore(followsOf(t, be.Bus)), Registry: reg, Resolver: res, Append: inboxes.Append, Park: pk},
+		append([]follow.Option{follow.WithClock(clock), follow.WithLogger(log)}, opts...)...)
+	require.NoError(t, err)
 	t.Cleanup(eng.Stop)
 	return &fenv{bus: be, reg: reg, inbox: ib, park: pk, clock: clock, engine: eng}
 }
@@ -154,7 +156,7 @@ func TestDeadFollowerResumedAndRepointed(t *testing.T) {
 	require.Empty(t, e.inboxOf(t, "chief"))
 	require.Len(t, e.inboxOf(t, "chief-2"), 1)
 	for _, id := range []string{f1.ID, f2.ID} {
-		f, _, err := e.engine.Store.Get(context.Background(), id)
+		f, _, err := e.engine.Store().Get(context.Background(), id)
 		require.NoError(t, err)
 		require.Equal(t, "chief-2", f.Follower, "every follow of the old follower is re-pointed")
 	}
@@ -194,7 +196,7 @@ func TestDeadFollowerParkedNeverDropped(t *testing.T) {
 			require.Equal(t, "chief", parked[0].Follower)
 			require.Contains(t, parked[0].Reason, tc.reason)
 			require.Contains(t, parked[0].Text, "w (w) turn-end \u2014 done")
-			_, _, err = e.engine.Store.Get(context.Background(), f.ID)
+			_, _, err = e.engine.Store().Get(context.Background(), f.ID)
 			require.NoError(t, err, "the follow is kept")
 		})
 	}
@@ -263,10 +265,10 @@ func TestUpsertValidation(t *testing.T) {
 	require.False(t, *g.Selector.RootOnly)
 	require.Equal(t, follow.Events(), g.Events)
 
-	id, err := e.engine.Store.Remove(ctx, "k")
+	id, err := e.engine.Store().Remove(ctx, "k")
 	require.NoError(t, err)
 	require.Equal(t, f.ID, id)
-	_, err = e.engine.Store.Remove(ctx, f.ID)
+	_, err = e.engine.Store().Remove(ctx, f.ID)
 	require.ErrorIs(t, err, &sentinel.Error{Code: sentinel.CodeFollowNotFound})
 }
 
@@ -289,9 +291,8 @@ func ptr[T any](v T) *T { return &v }
 // a node that does not own it leaves events to the owner, and picks them
 // up (nothing lost) once it gains the job.
 func TestEngineConsumesOnlyWhileItOwnsTheJob(t *testing.T) {
-	e := newFenv(t)
 	var owns atomic.Bool
-	e.engine.Owns = owns.Load
+	e := newFenv(t, follow.WithOwnership(owns.Load))
 	e.register(t, "chief", sessions.RegisterInput{})
 	e.follow(t, follow.Request{Follower: "chief", Selector: follow.Selector{All: true}, BatchMs: ms(0)})
 	require.NoError(t, e.engine.Start(context.Background(), lifecycleOf(t, e.bus.Bus)))

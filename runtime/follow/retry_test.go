@@ -30,10 +30,9 @@ func TestALifecycleEventOutlivesALongElection(t *testing.T) {
 		_, _, err := reg.Register(ctx, sessions.RegisterInput{ID: id})
 		require.NoError(t, err)
 	}
-	eng := engineOn(t, be.Bus, follow.RealClock{})
-	eng.RetryBase, eng.RetryMax = 10*time.Millisecond, 50*time.Millisecond
-	eng.Pause = pause.New()
-	failed := eng.Pause.Fail(follow.PointEvaluate, "w", 8, nil)
+	points := pause.New()
+	eng := engineOn(t, be.Bus, follow.RealClock{}, follow.WithRetry(10*time.Millisecond, 50*time.Millisecond), follow.WithPause(points))
+	failed := points.Fail(follow.PointEvaluate, "w", 8, nil)
 	_, _, err := eng.Upsert(ctx, follow.Request{Follower: "chief", Selector: follow.Selector{All: true}, BatchMs: ms(0)}, "")
 	require.NoError(t, err)
 	require.NoError(t, eng.Start(ctx, lifecycleOf(t, be.Bus)))
