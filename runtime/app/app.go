@@ -243,16 +243,15 @@ func (a *App) wire(ctx context.Context) error {
 	a.push("sentinel record cache", func(context.Context) error { store.StopCache(); return nil })
 	seen := sentinels.NewSeen(bk.Seen, now)
 	var err error
-	if a.Inbox, err = inbox.Open(ctx, b, b.Cfg); err != nil {
+	if a.Inbox, err = inbox.Open(ctx, b, b.Cfg, inbox.WithMetrics(a.Metrics)); err != nil {
 		return err
 	}
-	a.Inbox.Metrics = a.Metrics
 	if a.Park, err = park.Open(ctx, b, b.Cfg, now); err != nil {
 		return err
 	}
 	expirer := &sentinels.Expirer{Store: store, Registry: a.Registry, Log: log, Now: now,
 		Tombstones: sentinels.NewTombstones(bk.Tombstones, now, log.With("component", "tombstones"))}
-	publisher := &poll.Publisher{Bus: b, Metrics: a.Metrics}
+	publisher := poll.NewPublisher(b, a.Metrics)
 	a.Loop = &poll.Loop{Cfg: a.Cfg.Poll, Store: store, Registry: a.Registry, Publisher: publisher, Park: a.Park,
 		Expirer: expirer, Metrics: a.Metrics, Log: log.With("component", "poll"), Now: now}
 	var poller interface{ PollNow(context.Context) } = a.Loop

@@ -18,8 +18,8 @@ import (
 type Inbox struct {
 	b Bus
 	s jetstream.Stream
-	// Metrics, when set, counts stored messages and refused copies.
-	Metrics *metrics.Metrics
+	// metrics, when set, counts stored messages (WithMetrics).
+	metrics *metrics.Metrics
 }
 
 // Append stores msg in its recipient's inbox. The message id makes it
@@ -39,7 +39,7 @@ func (i *Inbox) Append(ctx context.Context, msg Message) (Message, bool, error) 
 		return Message{}, false, fmt.Errorf("bus: publish inbox message %s: %w", msg.ID, bus.StorageCoded(err))
 	}
 	if !dup {
-		i.Metrics.Inc(func(m *metrics.Metrics) prometheus.Counter { return m.InboxMessages })
+		i.metrics.Inc(func(m *metrics.Metrics) prometheus.Counter { return m.InboxMessages })
 	} else if first, ok, lerr := i.Lookup(ctx, msg.To, msg.ID); lerr == nil && ok {
 		return first, true, nil
 	}

@@ -7,6 +7,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/agentproto/sentinel/bus"
+	"github.com/agentproto/sentinel/runtime/metrics"
 )
 
 // The inbox stream (this package's: bus only provisions it from this
@@ -57,12 +58,23 @@ type Bus interface {
 	OnPublish(subject string, fn func()) (func(), error)
 }
 
+// Option sets one of the inbox's optional settings.
+type Option func(*Inbox)
+
+// WithMetrics counts the stored messages on m.
+func WithMetrics(m *metrics.Metrics) Option { return func(i *Inbox) { i.metrics = m } }
+
 // Open provisions the inbox stream with the bus's settings c (answered
-// without a request when bus.Open provisioned it) and returns the inbox.
-func Open(ctx context.Context, b Bus, c bus.Config) (*Inbox, error) {
+// without a request when bus.Open provisioned it) and returns the inbox
+// with opts applied.
+func Open(ctx context.Context, b Bus, c bus.Config, opts ...Option) (*Inbox, error) {
 	s, err := b.EnsureStream(ctx, Stream(c.InboxDuplicates, c.InboxMaxAge))
 	if err != nil {
 		return nil, err
 	}
-	return &Inbox{b: b, s: s}, nil
+	i := &Inbox{b: b, s: s}
+	for _, o := range opts {
+		o(i)
+	}
+	return i, nil
 }

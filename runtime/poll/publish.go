@@ -27,8 +27,14 @@ type EventPublisher interface {
 // PubAck. Concurrent calls for one sentinel are safe: the stream drops
 // duplicates and the partition consumer serializes delivery.
 type Publisher struct {
-	Bus     EventPublisher
-	Metrics *metrics.Metrics
+	events  EventPublisher
+	metrics *metrics.Metrics
+}
+
+// NewPublisher returns a publisher into events (*bus.Bus), counting on m
+// (nil counts nothing).
+func NewPublisher(events EventPublisher, m *metrics.Metrics) *Publisher {
+	return &Publisher{events: events, metrics: m}
 }
 
 // Publish publishes events in order, each with its summary clipped to
@@ -45,17 +51,17 @@ func (p *Publisher) Publish(ctx context.Context, sentinelID string, events []sen
 			return fresh, fmt.Errorf("encode event %s: %w", ev.ID, err)
 		}
 		start := time.Now()
-		dup, err := p.Bus.PublishEvent(ctx, sentinelID, ev.ID, raw)
-		p.Metrics.StepSince(metrics.StepPublish, start)
+		dup, err := p.events.PublishEvent(ctx, sentinelID, ev.ID, raw)
+		p.metrics.StepSince(metrics.StepPublish, start)
 		if err != nil {
 			return fresh, err
 		}
 		if dup {
-			p.Metrics.IncVec(func(m *metrics.Metrics) promCounterVec { return m.EventsDuplicate }, origin)
+			p.metrics.IncVec(func(m *metrics.Metrics) promCounterVec { return m.EventsDuplicate }, origin)
 			continue
 		}
 		fresh++
-		p.Metrics.IncVec(func(m *metrics.Metrics) promCounterVec { return m.EventsPublished }, origin)
+		p.metrics.IncVec(func(m *metrics.Metrics) promCounterVec { return m.EventsPublished }, origin)
 	}
 	return fresh, nil
 }

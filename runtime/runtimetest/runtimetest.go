@@ -197,7 +197,7 @@ func wire(t testing.TB, be *bustest.Env, o Options, clock *Clock, node string, l
 	}
 	e.Batches.Pause = e.Pause
 	e.Pipeline = &deliver.Pipeline{Store: e.Store, Seen: e.Seen, Registry: reg, Router: router, Park: e.Park, Log: log, Now: clock.Now, Expirer: e.Expirer, Decisions: j, Pause: e.Pause, Batches: e.Batches}
-	e.Publisher = &poll.Publisher{Bus: b}
+	e.Publisher = poll.NewPublisher(b, nil)
 	cfg := poll.DefaultConfig()
 	e.Loop = &poll.Loop{Cfg: cfg, Store: e.Store, Registry: reg, Publisher: e.Publisher, Park: e.Park, Expirer: e.Expirer, Log: log, Now: clock.Now, Pause: e.Pause}
 	index, err := sentinels.OpenWatchIndex(context.Background(), b)
