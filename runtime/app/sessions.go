@@ -86,7 +86,7 @@ func (a *App) wireSessions(ctx context.Context) (subsystem, error) {
 	var homes *sessions.Homes
 	if a.Cluster != nil {
 		// Command hooks run on the session's home node (docs/harness.md).
-		homes = &sessions.Homes{Bus: b, Node: a.Cfg.Node.Name, Notifier: notifier, Resolver: resolver, Log: log.With("component", "homes")}
+		homes = sessions.NewHomes(b, a.Cfg.Node.Name, notifier, resolver, sessions.WithHomesLogger(log.With("component", "homes")))
 		notifier.Homes, resolver.Homes = homes, homes
 		// One resume hook of a session at a time in the cluster (issue 21,
 		// item 8): URL hooks run on whichever node has the event.

@@ -35,7 +35,7 @@ func newPeer(t *testing.T, e *env, name string, serve bool) *peer {
 	runner := &sessions.HookRunner{Node: name}
 	p.notifier = &sessions.Notifier{Registry: p.reg, Runner: runner, Log: log}
 	p.resolver = &sessions.Resolver{Registry: p.reg, Runner: runner, Log: log}
-	p.homes = &sessions.Homes{Bus: b, Node: name, Notifier: p.notifier, Resolver: p.resolver, Log: log}
+	p.homes = sessions.NewHomes(b, name, p.notifier, p.resolver, sessions.WithHomesLogger(log))
 	p.notifier.Homes, p.resolver.Homes = p.homes, p.homes
 	p.notifier.Start()
 	t.Cleanup(p.notifier.Stop)
