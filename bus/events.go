@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"hash/fnv"
 	"strconv"
+	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
 )
@@ -95,3 +96,9 @@ func (b *Bus) PublishEvent(ctx context.Context, sentinelID, eventID string, data
 	}
 	return ack.Duplicate, nil
 }
+
+// Partitions is the events stream's partition count.
+func (b *Bus) Partitions() int { return b.Cfg.Partitions }
+
+// AckWait is the partition consumers' ack wait.
+func (b *Bus) AckWait() time.Duration { return b.Cfg.AckWait }

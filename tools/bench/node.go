@@ -253,10 +253,10 @@ func (t *tailBuffer) String() string {
 }
 
 // js is a JetStream context on the in-process node's own connection.
-func (n *node) js() jetstream.JetStream {
+func (n *node) js() (jetstream.JetStream, error) {
 	js, err := jetstream.New(n.app.NATSConn())
 	if err != nil {
-		panic(fmt.Sprintf("bench: jetstream on the node's connection: %v", err)) // only with a nil connection
+		return nil, fmt.Errorf("bench: jetstream on the node's connection: %w", err)
 	}
-	return js
+	return js, nil
 }
