@@ -30,7 +30,7 @@ func (a *App) openEvents(ctx context.Context) error {
 	a.MCPEvents = &subscriptions.Service{
 		Cfg:        a.Cfg.MCPEvents,
 		Store:      &subscriptions.Store{KV: m.KV},
-		Feed:       &subscriptions.Feed{Bus: a.Bus, M: m},
+		Feed:       subscriptions.NewFeed(a.Bus, m),
 		Cursors:    &subscriptions.Cursors{KV: m.KV},
 		Sentinels:  a.Sentinels,
 		NextPollMs: func() int64 { return interval.Milliseconds() },

@@ -63,7 +63,7 @@ func (s *Service) Stream(ctx context.Context, principal string, raw json.RawMess
 	defer s.release(ctx, rec.ID, streamID)
 
 	wake := make(chan struct{}, 1)
-	unsubscribe, err := s.Feed.Bus.OnPublish(FeedFilter(rec.Mode, rec.ID), func() {
+	unsubscribe, err := s.Feed.onPublish(FeedFilter(rec.Mode, rec.ID), func() {
 		select {
 		case wake <- struct{}{}:
 		default:
