@@ -249,8 +249,8 @@ func (a *App) wire(ctx context.Context) error {
 	if a.Park, err = park.Open(ctx, b, b.Cfg, now); err != nil {
 		return err
 	}
-	expirer := &sentinels.Expirer{Store: store, Registry: a.Registry, Log: log, Now: now,
-		Tombstones: sentinels.NewTombstones(bk.Tombstones, now, log.With("component", "tombstones"))}
+	expirer := sentinels.NewExpirer(store, a.Registry, sentinels.WithExpirerLogger(log), sentinels.WithExpirerClock(now),
+		sentinels.WithTombstones(sentinels.NewTombstones(bk.Tombstones, now, log.With("component", "tombstones"))))
 	publisher := poll.NewPublisher(b, a.Metrics)
 	a.Loop = &poll.Loop{Cfg: a.Cfg.Poll, Store: store, Registry: a.Registry, Publisher: publisher, Park: a.Park,
 		Expirer: expirer, Metrics: a.Metrics, Log: log.With("component", "poll"), Now: now}

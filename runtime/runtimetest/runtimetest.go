@@ -179,8 +179,8 @@ func wire(t testing.TB, be *bustest.Env, o Options, clock *Clock, node string, l
 	if e.Park, err = park.Open(ctx, b, b.Cfg, clock.Now); err != nil {
 		t.Fatal(err)
 	}
-	e.Expirer = &sentinels.Expirer{Store: e.Store, Registry: reg, Log: log, Now: clock.Now,
-		Tombstones: sentinels.NewTombstones(e.Buckets.Tombstones, clock.Now, log)}
+	e.Expirer = sentinels.NewExpirer(e.Store, reg, sentinels.WithExpirerLogger(log), sentinels.WithExpirerClock(clock.Now),
+		sentinels.WithTombstones(sentinels.NewTombstones(e.Buckets.Tombstones, clock.Now, log)))
 	router := o.Router
 	if router == nil {
 		router = deliver.DirectRouter{Inbox: e.Inbox, Now: func() string { return sentinel.FormatTime(clock.Now()) }}
