@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/nats-io/nats.go/jetstream"
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentproto/sentinel/bus"
@@ -15,9 +16,9 @@ func TestOpenIsIdempotentAndDedups(t *testing.T) {
 	env := bustest.Start(t)
 	ctx := context.Background()
 	// Re-provisioning the same store is a no-op.
-	b2, err := bus.Open(ctx, env.Bus.NC, env.Bus.Cfg)
+	b2, err := bus.Open(ctx, env.NC, env.Bus.Cfg)
 	require.NoError(t, err)
-	require.NotNil(t, b2.Events)
+	require.NotNil(t, b2.EventsStream())
 
 	dup, err := env.Bus.PublishEvent(ctx, "sen_A", "evt_1", []byte(`{}`))
 	require.NoError(t, err)
@@ -27,22 +28,25 @@ func TestOpenIsIdempotentAndDedups(t *testing.T) {
 	require.True(t, dup)
 }
 
-func TestPublishInboxRefusesSecondCopyForever(t *testing.T) {
+func TestPublishOnceRefusesSecondCopyForever(t *testing.T) {
 	env := bustest.Start(t)
 	ctx := context.Background()
-	seq, dup, err := env.Bus.PublishInbox(ctx, "s1", "msg_abc", []byte(`{"n":1}`))
+	// A stream of one subject per message, as the inbox is.
+	s := env.Stream(t, bus.StreamSpec{Config: jetstream.StreamConfig{Name: "TEST_ONCE", Subjects: []string{"test.once.*.*"}}})
+	subject := func(box, id string) string { return "test.once." + box + "." + id }
+	seq, dup, err := env.Bus.PublishOnce(ctx, s, subject("s1", "msg_abc"), "msg_abc", []byte(`{"n":1}`))
 	require.NoError(t, err)
 	require.False(t, dup)
-	seq2, dup, err := env.Bus.PublishInbox(ctx, "s1", "msg_abc", []byte(`{"n":2}`))
+	seq2, dup, err := env.Bus.PublishOnce(ctx, s, subject("s1", "msg_abc"), "msg_abc", []byte(`{"n":2}`))
 	require.NoError(t, err)
 	require.True(t, dup)
 	require.Equal(t, seq, seq2)
 
 	// Outside the Nats-Msg-Id window (simulated: a copy stored without a
 	// message id) the per-subject expectation still refuses a second copy.
-	ack, err := env.Bus.JS.Publish(ctx, bus.InboxSubject("s1", "msg_old"), []byte(`{}`))
+	ack, err := env.JS.Publish(ctx, subject("s1", "msg_old"), []byte(`{}`))
 	require.NoError(t, err)
-	seq2, dup, err = env.Bus.PublishInbox(ctx, "s1", "msg_old", []byte(`{"n":3}`))
+	seq2, dup, err = env.Bus.PublishOnce(ctx, s, subject("s1", "msg_old"), "msg_old", []byte(`{"n":3}`))
 	require.NoError(t, err)
 	require.True(t, dup)
 	require.Equal(t, ack.Sequence, seq2)
@@ -63,10 +67,10 @@ func TestChangingPartitionsRetiresEmptyConsumersAndRefusesWhileEventsWait(t *tes
 	ctx := context.Background()
 	cfg := env.Bus.Cfg
 	cfg.Partitions = 2
-	b2, err := bus.Open(ctx, env.Bus.NC, cfg)
+	b2, err := bus.Open(ctx, env.NC, cfg)
 	require.NoError(t, err)
 	names := map[string]bool{}
-	lister := b2.Events.ConsumerNames(ctx)
+	lister := b2.EventsStream().ConsumerNames(ctx)
 	for n := range lister.Name() {
 		names[n] = true
 	}
@@ -82,9 +86,9 @@ func TestChangingPartitionsRetiresEmptyConsumersAndRefusesWhileEventsWait(t *tes
 	_, err = b2.PublishEvent(ctx, id, "evt_1", []byte(`{}`))
 	require.NoError(t, err)
 	cfg.Partitions = 1
-	_, err = bus.Open(ctx, env.Bus.NC, cfg)
+	_, err = bus.Open(ctx, env.NC, cfg)
 	require.ErrorContains(t, err, "undelivered events")
 	cfg.Partitions = 3
-	_, err = bus.Open(ctx, env.Bus.NC, cfg)
+	_, err = bus.Open(ctx, env.NC, cfg)
 	require.ErrorContains(t, err, "bus.partitions=2", "raising the count is refused too")
 }

@@ -28,7 +28,7 @@ func (b *Bus) ListKeys(ctx context.Context, kv jetstream.KeyValue) ([]string, er
 	if err == nil {
 		return keys, nil
 	}
-	direct, derr := DirectKeys(ctx, b.NC, kv.Bucket())
+	direct, derr := DirectKeys(ctx, b.nc, kv.Bucket())
 	if derr != nil {
 		return nil, fmt.Errorf("bus: list keys of %s: %w (direct: %v)", kv.Bucket(), err, derr)
 	}

@@ -6,6 +6,7 @@ import (
 	"sort"
 	"testing"
 
+	"github.com/nats-io/nats.go/jetstream"
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentproto/sentinel/bus"
@@ -18,7 +19,7 @@ import (
 func TestDirectKeysListsTheLiveKeysWithoutAConsumer(t *testing.T) {
 	env := bustest.Start(t)
 	ctx := context.Background()
-	kv := env.Bus.Sessions
+	kv := env.KeyValue(t, jetstream.KeyValueConfig{Bucket: "test_keys"})
 	var want []string
 	for i := 0; i < 600; i++ { // more than two batches
 		k := fmt.Sprintf("s-%03d", i)
@@ -34,14 +35,15 @@ func TestDirectKeysListsTheLiveKeysWithoutAConsumer(t *testing.T) {
 	want = append(want, "s-000")
 	sort.Strings(want)
 
-	got, err := bus.DirectKeys(ctx, env.Bus.NC, kv.Bucket())
+	got, err := bus.DirectKeys(ctx, env.NC, kv.Bucket())
 	require.NoError(t, err)
 	require.Equal(t, want, got)
 	listed, err := env.Bus.ListKeys(ctx, kv)
 	require.NoError(t, err)
 	require.Equal(t, want, listed, "ListKeys agrees")
 
-	empty, err := bus.DirectKeys(ctx, env.Bus.NC, bus.BucketFollows)
+	env.KeyValue(t, jetstream.KeyValueConfig{Bucket: "test_empty"})
+	empty, err := bus.DirectKeys(ctx, env.NC, "test_empty")
 	require.NoError(t, err)
 	require.Empty(t, empty, "an empty bucket lists nothing")
 }

@@ -3,101 +3,102 @@ package bus
 import (
 	"context"
 	"fmt"
-	"sync"
+	"hash/fnv"
+	"strconv"
+	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
 )
 
-// The events stream keeps its events with limits retention: an ack no
-// longer deletes the event (with work-queue retention each ack removed it,
-// and with one event in flight that emptied the stream's last block, so
-// the store deleted and created a block file per event: about half of the
-// node's CPU on the push path, BENCHMARKS.md). The events each partition's
-// consumer acknowledged are purged in bulk instead (TrimEvents), so the
-// stream holds what is undelivered plus what was acknowledged since the
-// last trim, and nothing undelivered ever ages out.
-//
-// JetStream refuses to change a stream's retention, so the limits stream
-// has a name and subjects of its own (StreamEvents). Its work-queue
-// predecessor was never released, so no migration from it is kept.
+// The events stream is the bus's own, not a feature's: it is the node's
+// partitioned, ordered log between every producer of events (the poll
+// loop, push ingress, reconciliation) and the delivery workers, and its
+// partition count, consumers and ack wait are part of the settings every
+// node of a service agrees on (settings.go). Each partition has one
+// durable consumer with one event in flight, which keeps order per
+// sentinel; limits retention with a trim below the partitions' ack floors
+// keeps it small (eventstrim.go).
 
-// TrimEvents purges, partition by partition, the events that partition's
-// consumer has itself acknowledged: the events of the partition's subjects
-// at or below its ack floor (AckFloor.Stream: every event of the partition
-// up to it is acknowledged). It never reads an idle-looking partition as
-// "everything acknowledged": nats-server answers a publish before it counts
-// the event pending for the consumer (on another goroutine, and in a
-// cluster on the consumer's leader), so a partition can report nothing
-// pending while it holds a just-acknowledged event; a floor taken from the
-// stream's last sequence would purge it unseen (issue 21, item 1). An event
-// above its consumer's ack floor is never purged.
-//
-// It returns how many partitions it purged. Safe to run on every node at
-// once (a purge below an ack floor is idempotent); each node skips the
-// partitions whose floor did not move since its own last trim.
-func (b *Bus) TrimEvents(ctx context.Context) (int, error) {
-	info, err := b.Events.Info(ctx)
+// StreamEvents keeps the events with limits retention, trimmed below what
+// every partition acknowledged (eventstrim.go).
+const StreamEvents = "SENTINEL_EVENTS_V2"
+
+const eventsPrefix = "sentinel.events.v2."
+
+// Partition returns the event partition of a sentinel id (FNV-1a mod n).
+func Partition(sentinelID string, n int) int {
+	h := fnv.New32a()
+	_, _ = h.Write([]byte(sentinelID))
+	return int(h.Sum32() % uint32(n))
+}
+
+// EventSubject is the subject of a sentinel's events in its partition.
+func EventSubject(partition int, sentinelID string) string {
+	return eventsPrefix + strconv.Itoa(partition) + "." + sentinelID
+}
+
+// PartitionFilter is the filter subject of one partition's consumer.
+func PartitionFilter(partition int) string {
+	return eventsPrefix + strconv.Itoa(partition) + ".*"
+}
+
+// ConsumerName is the durable consumer name of one partition.
+func ConsumerName(partition int) string { return fmt.Sprintf("deliver-%d", partition) }
+
+// EventMsgID is the Nats-Msg-Id of an event published for a sentinel.
+func EventMsgID(sentinelID, eventID string) string { return sentinelID + ":" + eventID }
+
+func (b *Bus) eventsConfig() jetstream.StreamConfig {
+	return jetstream.StreamConfig{
+		Name:         StreamEvents,
+		Description:  "SentinelEvents, partitioned by sentinel id (limits retention, trimmed below the partitions' ack floors)",
+		Subjects:     []string{eventsPrefix + "*.*"},
+		Storage:      jetstream.FileStorage,
+		Retention:    jetstream.LimitsPolicy,
+		Duplicates:   b.Cfg.EventsDuplicates,
+		Replicas:     b.Cfg.Replicas,
+		MaxConsumers: -1,
+	}
+}
+
+func (b *Bus) consumerConfig(p int) jetstream.ConsumerConfig {
+	return jetstream.ConsumerConfig{
+		Durable:       ConsumerName(p),
+		Description:   "ordered delivery of one event partition",
+		FilterSubject: PartitionFilter(p),
+		AckPolicy:     jetstream.AckExplicitPolicy,
+		DeliverPolicy: jetstream.DeliverAllPolicy,
+		// One message in flight keeps order per sentinel.
+		MaxAckPending: 1,
+		AckWait:       b.Cfg.AckWait,
+		MaxDeliver:    -1,
+	}
+}
+
+// PartitionConsumer returns the durable consumer of partition p.
+func (b *Bus) PartitionConsumer(ctx context.Context, p int) (jetstream.Consumer, error) {
+	c, err := b.js.Consumer(ctx, StreamEvents, ConsumerName(p))
 	if err != nil {
-		return 0, fmt.Errorf("bus: trim events: %w", err)
+		return nil, fmt.Errorf("bus: consumer %s: %w", ConsumerName(p), err)
 	}
-	if info.State.Msgs == 0 {
-		return 0, nil
-	}
-	purged := 0
-	for p := 0; p < b.Cfg.Partitions; p++ {
-		c, err := b.Events.Consumer(ctx, ConsumerName(p))
-		if err != nil {
-			return purged, fmt.Errorf("bus: trim events: consumer %s: %w", ConsumerName(p), err)
-		}
-		floor := c.CachedInfo().AckFloor.Stream
-		if floor < info.State.FirstSeq || !b.trims.moved(p, floor) {
-			continue
-		}
-		if err := b.Events.Purge(ctx, jetstream.WithPurgeSubject(PartitionFilter(p)), jetstream.WithPurgeSequence(floor+1)); err != nil {
-			return purged, fmt.Errorf("bus: trim partition %d below %d: %w", p, floor+1, err)
-		}
-		b.trims.done(p, floor)
-		purged++
-	}
-	return purged, nil
+	return c, nil
 }
 
-// trimmed remembers, per partition, the ack floor this node last purged
-// below, so a trim skips the partitions whose floor did not move.
-type trimmed struct {
-	mu    sync.Mutex
-	floor map[int]uint64 // mu must be held
+// PublishEvent publishes an encoded event for a sentinel into its partition
+// with Nats-Msg-Id = <sentinelId>:<eventId> and waits for the PubAck,
+// retrying through a leader election. dup reports that the stream dropped
+// it as a duplicate.
+func (b *Bus) PublishEvent(ctx context.Context, sentinelID, eventID string, data []byte) (dup bool, err error) {
+	subj := EventSubject(Partition(sentinelID, b.Cfg.Partitions), sentinelID)
+	ack, err := b.publishRetrying(ctx, subj, data, EventMsgID(sentinelID, eventID))
+	if err != nil {
+		return false, fmt.Errorf("bus: publish event %s: %w", eventID, StorageCoded(err))
+	}
+	return ack.Duplicate, nil
 }
 
-func (t *trimmed) moved(p int, floor uint64) bool {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return floor > t.floor[p]
-}
+// Partitions is the events stream's partition count.
+func (b *Bus) Partitions() int { return b.Cfg.Partitions }
 
-func (t *trimmed) done(p int, floor uint64) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if t.floor == nil {
-		t.floor = map[int]uint64{}
-	}
-	t.floor[p] = max(t.floor[p], floor)
-}
-
-// undelivered counts the events the partition consumers of the events
-// stream have not acknowledged yet (pending or in flight).
-func (b *Bus) undelivered(ctx context.Context) (uint64, error) {
-	var n uint64
-	names := b.Events.ConsumerNames(ctx)
-	for name := range names.Name() {
-		c, err := b.Events.Consumer(ctx, name)
-		if err != nil {
-			return 0, fmt.Errorf("bus: consumer %s: %w", name, err)
-		}
-		n += c.CachedInfo().NumPending + uint64(c.CachedInfo().NumAckPending)
-	}
-	if err := names.Err(); err != nil {
-		return 0, fmt.Errorf("bus: list consumers: %w", err)
-	}
-	return n, nil
-}
+// AckWait is the partition consumers' ack wait.
+func (b *Bus) AckWait() time.Duration { return b.Cfg.AckWait }

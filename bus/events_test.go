@@ -18,9 +18,9 @@ import (
 func stored(t *testing.T, env *bustest.Env) map[string][]string {
 	t.Helper()
 	ctx := context.Background()
-	cons, err := env.Bus.Events.OrderedConsumer(ctx, jetstream.OrderedConsumerConfig{})
+	cons, err := env.Bus.EventsStream().OrderedConsumer(ctx, jetstream.OrderedConsumerConfig{})
 	require.NoError(t, err)
-	info, err := env.Bus.Events.Info(ctx)
+	info, err := env.Bus.EventsStream().Info(ctx)
 	require.NoError(t, err)
 	out := map[string][]string{}
 	for range info.State.Msgs {
@@ -97,7 +97,7 @@ func TestTrimEventsPurgesOnlyAcknowledgedEvents(t *testing.T) {
 	ack(1, 1, true)
 	_, err = env.Bus.TrimEvents(ctx)
 	require.NoError(t, err)
-	info, err := env.Bus.Events.Info(ctx)
+	info, err := env.Bus.EventsStream().Info(ctx)
 	require.NoError(t, err)
 	require.Zero(t, info.State.Msgs)
 }

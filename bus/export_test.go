@@ -50,3 +50,12 @@ const (
 func ProvisionAssetStates[T any](ctx context.Context, have func(context.Context) (T, assetState, error), write func(context.Context) (T, error)) (T, error) {
 	return provisionAsset(ctx, have, write)
 }
+
+// EventsStream is the events stream's handle, for tests.
+func (b *Bus) EventsStream() jetstream.Stream { return b.events }
+
+// LocksBucket is the locks bucket's handle, for tests.
+func (b *Bus) LocksBucket() jetstream.KeyValue { return b.locks }
+
+// SetupKV is the setup bucket's handle, for tests.
+func (b *Bus) SetupKV() jetstream.KeyValue { return b.setup }

@@ -33,7 +33,7 @@ func (b *Bus) LeaderLast(ctx context.Context, stream, subject string) ([]byte, u
 		defer cancel()
 	}
 	req, _ := json.Marshal(map[string]string{"last_by_subj": subject})
-	msg, err := b.NC.RequestWithContext(ctx, "$JS.API.STREAM.MSG.GET."+stream, req)
+	msg, err := b.nc.RequestWithContext(ctx, "$JS.API.STREAM.MSG.GET."+stream, req)
 	if err != nil {
 		return nil, 0, fmt.Errorf("bus: leader get %s: %w", subject, err)
 	}

@@ -94,7 +94,7 @@ func TestLockerForgetsNamesNobodyHoldsOrWaitsFor(t *testing.T) {
 func TestHeldLocksAreRenewedDeadHoldersLapse(t *testing.T) {
 	env := bustest.Start(t)
 	ctx := context.Background()
-	kv, err := env.Bus.JS.CreateKeyValue(ctx, jetstream.KeyValueConfig{Bucket: "test_locks", TTL: time.Second})
+	kv, err := env.JS.CreateKeyValue(ctx, jetstream.KeyValueConfig{Bucket: "test_locks", TTL: time.Second})
 	require.NoError(t, err)
 	a := bus.NewLockerOn(kv, "node-a", 200*time.Millisecond)
 	b := bus.NewLockerOn(kv, "node-b", 200*time.Millisecond)

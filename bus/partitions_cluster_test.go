@@ -19,9 +19,9 @@ func TestClusterRefusesADifferentPartitionCount(t *testing.T) {
 	cfg.Partitions = 8
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	_, err := bus.Open(ctx, envs[1].Bus.NC, cfg)
+	_, err := bus.Open(ctx, envs[1].NC, cfg)
 	require.ErrorContains(t, err, "bus.partitions=4")
 	cfg.Partitions = 4
-	_, err = bus.Open(ctx, envs[2].Bus.NC, cfg)
+	_, err = bus.Open(ctx, envs[2].NC, cfg)
 	require.NoError(t, err, "the same count is accepted")
 }

@@ -24,12 +24,12 @@ func TestClusteredOpenWaitsForConsumersAnotherNodeIsCreating(t *testing.T) {
 	a := envs[0].Bus
 	// Partitions 2 and 3 of 4 not created yet: a node midway.
 	for _, name := range []string{bus.ConsumerName(2), bus.ConsumerName(3)} {
-		require.NoError(t, a.Events.DeleteConsumer(ctx, name))
+		require.NoError(t, a.EventsStream().DeleteConsumer(ctx, name))
 	}
 	// The moment the opening node lists the consumers, the other node
 	// creates the missing ones.
 	listed := make(chan struct{}, 1)
-	sub, err := a.NC.Subscribe("$JS.API.CONSUMER.NAMES."+bus.StreamEvents, func(*nats.Msg) {
+	sub, err := envs[0].NC.Subscribe("$JS.API.CONSUMER.NAMES."+bus.StreamEvents, func(*nats.Msg) {
 		select {
 		case listed <- struct{}{}:
 		default:
@@ -37,11 +37,11 @@ func TestClusteredOpenWaitsForConsumersAnotherNodeIsCreating(t *testing.T) {
 	})
 	require.NoError(t, err)
 	defer sub.Unsubscribe()
-	require.NoError(t, a.NC.Flush())
+	require.NoError(t, envs[0].NC.Flush())
 
 	opened := make(chan error, 1)
 	go func() {
-		_, err := bus.Open(ctx, envs[1].Bus.NC, envs[1].Bus.Cfg)
+		_, err := bus.Open(ctx, envs[1].NC, envs[1].Bus.Cfg)
 		opened <- err
 	}()
 	select {
@@ -52,7 +52,7 @@ func TestClusteredOpenWaitsForConsumersAnotherNodeIsCreating(t *testing.T) {
 		t.Fatal("the opening node never listed the consumers")
 	}
 	for _, p := range []int{2, 3} {
-		_, err := a.Events.CreateOrUpdateConsumer(ctx, jetstream.ConsumerConfig{Durable: bus.ConsumerName(p),
+		_, err := a.EventsStream().CreateOrUpdateConsumer(ctx, jetstream.ConsumerConfig{Durable: bus.ConsumerName(p),
 			FilterSubject: bus.PartitionFilter(p), AckPolicy: jetstream.AckExplicitPolicy, MaxAckPending: 1, MaxDeliver: -1})
 		require.NoError(t, err)
 	}

@@ -40,7 +40,7 @@ func TestProvisionRetriesPeersNotYetKnown(t *testing.T) {
 // is cancelled, not timed out, and the asset found is returned.
 func TestProvisionAssetEndsTheWaitForALostAnswer(t *testing.T) {
 	env := bustest.Start(t)
-	js := env.Bus.JS
+	js := env.JS
 	want := jetstream.StreamConfig{Name: "LOST_ANSWER", Subjects: []string{"lost.answer.>"}, Storage: jetstream.FileStorage}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()

@@ -30,7 +30,7 @@ func (b *Bus) publishRetrying(ctx context.Context, subj string, data []byte, msg
 	wait := 100 * time.Millisecond
 	for {
 		actx, acancel := context.WithTimeout(ctx, publishAttempt)
-		ack, err := b.JS.Publish(actx, subj, data, jetstream.WithMsgID(msgID))
+		ack, err := b.js.Publish(actx, subj, data, jetstream.WithMsgID(msgID))
 		acancel()
 		if err == nil || !transient(err) {
 			return ack, err

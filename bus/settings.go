@@ -16,6 +16,20 @@ import (
 // JetStream is pinned to (issue 21, item 6).
 var ErrSettingsMismatch = errors.New("bus: this node's settings differ from the ones the service runs with")
 
+// BucketSetup holds the settings every node of a service agrees on (the
+// bus's own keys, `_bus.*`) and the provider setup ledger
+// (runtime/sentinels, SetupBucket).
+const BucketSetup = "sentinel_setup"
+
+// SetupBucket is the setup bucket's config: the bus provisions it first,
+// at Open; the ledger's opener asks for the same config (answered from
+// what Open provisioned).
+func SetupBucket() jetstream.KeyValueConfig { return setupBucket() }
+
+func setupBucket() jetstream.KeyValueConfig {
+	return jetstream.KeyValueConfig{Bucket: BucketSetup, Description: "provider setup ledger", Storage: jetstream.FileStorage}
+}
+
 // settingsKey pins, in the setup bucket, the settings every node sharing
 // one JetStream must agree on.
 const settingsKey = "_bus.settings"
@@ -79,15 +93,15 @@ func (b *Bus) agreeSettings(ctx context.Context) error {
 	var rev uint64
 	created := false
 	err := provision(ctx, func(ctx context.Context) error {
-		e, err := b.Setup.Get(ctx, settingsKey)
+		e, err := b.setup.Get(ctx, settingsKey)
 		if errors.Is(err, jetstream.ErrKeyNotFound) || errors.Is(err, jetstream.ErrKeyDeleted) {
-			if _, err := b.Setup.Create(ctx, settingsKey, raw); err == nil {
+			if _, err := b.setup.Create(ctx, settingsKey, raw); err == nil {
 				created = true
 				return nil
 			} else if !errors.Is(err, jetstream.ErrKeyExists) {
 				return err
 			}
-			e, err = b.Setup.Get(ctx, settingsKey) // pinned meanwhile by another node
+			e, err = b.setup.Get(ctx, settingsKey) // pinned meanwhile by another node
 		}
 		if err != nil {
 			return err
@@ -110,7 +124,7 @@ func (b *Bus) agreeSettings(ctx context.Context) error {
 			ErrSettingsMismatch, strings.Join(diffs, "; "), settingsKey, BucketSetup)
 	}
 	return provision(ctx, func(ctx context.Context) error {
-		_, err := b.Setup.Update(ctx, settingsKey, raw, rev)
+		_, err := b.setup.Update(ctx, settingsKey, raw, rev)
 		if errors.Is(err, jetstream.ErrKeyExists) || errors.Is(err, jetstream.ErrKeyRevisionMismatch) {
 			return fmt.Errorf("%w: the pin changed while this node started alone", ErrSettingsMismatch)
 		}

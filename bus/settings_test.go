@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats.go/jetstream"
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentproto/sentinel/bus"
@@ -23,24 +24,30 @@ func TestANodeWithOtherSharedSettingsIsRefusedBeforeItRewritesAnything(t *testin
 	defer cancel()
 	first := env.Bus.Cfg
 	first.Shared = true
-	_, err := bus.Open(ctx, env.Bus.NC, first)
+	// A bucket whose age is a shared setting, as the leases bucket's is.
+	leases := func(c bus.Config) bus.Assets {
+		return bus.Assets{Buckets: []jetstream.KeyValueConfig{{Bucket: "test_leases", TTL: c.LeaseTTL}}}
+	}
+	_, err := bus.Open(ctx, env.NC, first, leases(first))
 	require.NoError(t, err, "the same settings are accepted")
 
 	other := first
 	other.AckWait, other.LeaseTTL = 5*time.Second, 30*time.Second
-	_, err = bus.Open(ctx, env.Bus.NC, other)
+	_, err = bus.Open(ctx, env.NC, other, leases(other))
 	require.ErrorIs(t, err, bus.ErrSettingsMismatch)
 	require.ErrorContains(t, err, "bus.ack_wait: the service runs with 10s, this node is configured with 5s")
 	require.ErrorContains(t, err, "bus.lease_ttl: the service runs with 10s, this node is configured with 30s")
 
 	fewer := first
 	fewer.Partitions = 2
-	_, err = bus.Open(ctx, env.Bus.NC, fewer)
+	_, err = bus.Open(ctx, env.NC, fewer, leases(fewer))
 	require.ErrorIs(t, err, bus.ErrSettingsMismatch)
 	require.ErrorContains(t, err, "bus.partitions")
 
 	// Nothing was rewritten by the refused nodes.
-	st, err := env.Bus.Leases.Status(ctx)
+	kv, err := env.Bus.KeyValue(ctx, "test_leases")
+	require.NoError(t, err)
+	st, err := kv.Status(ctx)
 	require.NoError(t, err)
 	require.Equal(t, 10*time.Second, st.TTL())
 	for p := range 4 {
@@ -58,12 +65,12 @@ func TestASingleNodeRepinsItsSettings(t *testing.T) {
 	defer cancel()
 	cfg := env.Bus.Cfg
 	cfg.AckWait = 4 * time.Second
-	b, err := bus.Open(ctx, env.Bus.NC, cfg)
+	b, err := bus.Open(ctx, env.NC, cfg)
 	require.NoError(t, err)
 	c, err := b.PartitionConsumer(ctx, 0)
 	require.NoError(t, err)
 	require.Equal(t, 4*time.Second, c.CachedInfo().Config.AckWait)
 	cfg.Shared = true
-	_, err = bus.Open(ctx, env.Bus.NC, cfg)
+	_, err = bus.Open(ctx, env.NC, cfg)
 	require.NoError(t, err, "the new settings are the pinned ones now")
 }

@@ -25,10 +25,10 @@ func StorageFull(err error) bool {
 	return apiErr.ErrorCode == errCodeInsufficientResources || apiErr.ErrorCode == errCodeStorageResourceExceeded
 }
 
-// storageCoded gives a storage-full refusal the domain code
+// StorageCoded gives a storage-full refusal the domain code
 // sentinel.CodeStorageFull (503 on every surface); other errors pass
 // through unchanged.
-func storageCoded(err error) error {
+func StorageCoded(err error) error {
 	if err == nil || !StorageFull(err) {
 		return err
 	}

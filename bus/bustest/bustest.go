@@ -8,6 +8,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
 	"github.com/agentproto/sentinel/bus"
 	"github.com/agentproto/sentinel/bus/embedded"
 )
@@ -16,7 +19,13 @@ import (
 type Env struct {
 	Server *embedded.Server
 	Bus    *bus.Bus
-	Dir    string
+	// NC is the bus's connection (this Env dialed it): for tests that
+	// publish or subscribe beside the bus.
+	NC *nats.Conn
+	// JS is a JetStream context on NC, for tests that read or write a
+	// stream directly.
+	JS  jetstream.JetStream
+	Dir string
 	// joined: the server belongs to another Env (Join); Stop only closes
 	// this Env's connection.
 	joined bool
@@ -90,7 +99,7 @@ func Start(t testing.TB, opts ...Option) *Env {
 		srv.Shutdown()
 		t.Fatalf("bustest: open bus: %v", err)
 	}
-	env := &Env{Server: srv, Bus: b, Dir: ec.StoreDir}
+	env := &Env{Server: srv, Bus: b, NC: nc, JS: mustJetStream(t, nc), Dir: ec.StoreDir}
 	t.Cleanup(env.Stop)
 	return env
 }
@@ -117,17 +126,49 @@ func Join(t testing.TB, e *Env, opts ...Option) *Env {
 		nc.Close()
 		t.Fatalf("bustest: open bus: %v", err)
 	}
-	env := &Env{Server: e.Server, Bus: b, Dir: e.Dir, joined: true}
+	env := &Env{Server: e.Server, Bus: b, NC: nc, JS: mustJetStream(t, nc), Dir: e.Dir, joined: true}
 	t.Cleanup(env.Stop)
 	return env
+}
+
+func mustJetStream(t testing.TB, nc *nats.Conn) jetstream.JetStream {
+	t.Helper()
+	js, err := jetstream.New(nc)
+	if err != nil {
+		t.Fatalf("bustest: jetstream: %v", err)
+	}
+	return js
+}
+
+// KeyValue provisions a bucket from the config its owning package
+// declares (as the composition root does at start) and returns it; a
+// failure fails the test.
+func (e *Env) KeyValue(t testing.TB, cfg jetstream.KeyValueConfig) jetstream.KeyValue {
+	t.Helper()
+	kv, err := e.Bus.EnsureKeyValue(context.Background(), cfg)
+	if err != nil {
+		t.Fatalf("bustest: %v", err)
+	}
+	return kv
+}
+
+// Stream provisions a stream from the spec its owning package declares
+// and returns it; a failure fails the test.
+func (e *Env) Stream(t testing.TB, spec bus.StreamSpec) jetstream.Stream {
+	t.Helper()
+	s, err := e.Bus.EnsureStream(context.Background(), spec)
+	if err != nil {
+		t.Fatalf("bustest: %v", err)
+	}
+	return s
 }
 
 // Stop closes the bus and shuts the server down (a joined Env only closes
 // its connection); it is idempotent.
 func (e *Env) Stop() {
-	if e.Bus != nil {
-		e.Bus.NC.Close()
-		e.Bus = nil
+	if e.NC != nil {
+		e.NC.Close()
+		e.NC, e.Bus = nil, nil
 	}
 	if e.joined {
 		e.Server = nil

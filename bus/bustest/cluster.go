@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats.go/jetstream"
+
 	"github.com/agentproto/sentinel/bus"
 	"github.com/agentproto/sentinel/bus/embedded"
 )
@@ -68,6 +70,11 @@ func StartCluster(t testing.TB, n int, opts ...Option) []*Env {
 			envs[i] = env
 			nc, err := srv.Connect("bustest")
 			if err != nil {
+				errs[i] = err
+				return
+			}
+			env.NC = nc
+			if env.JS, err = jetstream.New(nc); err != nil {
 				errs[i] = err
 				return
 			}

@@ -246,7 +246,7 @@ func TestMCPStdioEventsResumeAndTruncated(t *testing.T) {
 	pushFakeEvent(t, node.URL(), sen, "sr-1", "fake:stdio-resume/1")
 	pushFakeEvent(t, node.URL(), psen, "sr-p1", "fake:stdio-resume/2")
 	bustest.Eventually(t, 30*time.Second, func() bool {
-		s, err := node.Bus.JS.Stream(context.Background(), "SENTINEL_MCP_EVENTS")
+		s, err := node.Bus.Stream(context.Background(), "SENTINEL_MCP_EVENTS")
 		require.NoError(t, err)
 		info, err := s.Info(context.Background())
 		require.NoError(t, err)
@@ -279,7 +279,7 @@ func TestMCPStdioEventsResumeAndTruncated(t *testing.T) {
 	node = eventsAppNode(t, home, func(c *app.Config) { tune(c); c.MCPEvents.Retention = 2 * time.Second })
 	c = startBridge(t, node.URL(), node.Token)
 	bustest.Eventually(t, 30*time.Second, func() bool {
-		s, err := node.Bus.JS.Stream(context.Background(), "SENTINEL_MCP_EVENTS")
+		s, err := node.Bus.Stream(context.Background(), "SENTINEL_MCP_EVENTS")
 		require.NoError(t, err)
 		info, err := s.Info(context.Background())
 		require.NoError(t, err)

@@ -15,8 +15,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentproto/sentinel"
-	"github.com/agentproto/sentinel/bus"
 	"github.com/agentproto/sentinel/bus/embedded"
+	"github.com/agentproto/sentinel/runtime/inbox"
 )
 
 // TestCrashMidFlowDeliversEveryEventExactlyOnce SIGKILLs the node at random
@@ -101,9 +101,9 @@ func readInbox(t *testing.T, home, session string) []sentinel.Message {
 	require.NoError(t, err)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	stream, err := js.Stream(ctx, bus.StreamInbox)
+	stream, err := js.Stream(ctx, inbox.StreamName)
 	require.NoError(t, err)
-	cons, err := stream.OrderedConsumer(ctx, jetstream.OrderedConsumerConfig{FilterSubjects: []string{bus.InboxFilter(session)}})
+	cons, err := stream.OrderedConsumer(ctx, jetstream.OrderedConsumerConfig{FilterSubjects: []string{inbox.Filter(session)}})
 	require.NoError(t, err)
 	var out []sentinel.Message
 	for {

@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats.go/jetstream"
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentproto/sentinel"
@@ -122,7 +123,7 @@ func newHarness(t *testing.T) *harness {
 func (h *harness) provider() *githubapp.Provider {
 	h.t.Helper()
 	p, err := githubapp.New(githubapp.Config{
-		Creds: h.creds, Store: bus.NewKV(h.bus.Bus.Hooks), HTTP: h.gh.HTTPClient(), Now: h.gh.Now,
+		Creds: h.creds, Store: bus.NewKV(h.bus.KeyValue(h.t, jetstream.KeyValueConfig{Bucket: "sentinel_hooks", Storage: jetstream.FileStorage})), HTTP: h.gh.HTTPClient(), Now: h.gh.Now,
 		Log:     slog.New(slog.NewTextHandler(h.logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
 		Observe: h.samples.add,
 	})

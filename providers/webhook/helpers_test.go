@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats.go/jetstream"
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentproto/sentinel"
@@ -81,7 +82,7 @@ func (h *harness) providerWith(node string, r Runner) *Provider {
 	h.t.Helper()
 	p, err := New(Config{
 		Runner:    r,
-		Store:     bus.NewKV(h.bus.Bus.Hooks),
+		Store:     bus.NewKV(h.hooks()),
 		Locker:    h.bus.Bus.NewLocker(node),
 		PublicURL: h.publicURL,
 		Now:       h.gh.Now,
@@ -103,7 +104,7 @@ func (h *harness) setURL(u string) { h.mu.Lock(); h.url = u; h.mu.Unlock() }
 // record reads the repository's hook record and remembers its secret.
 func (h *harness) record(repo string) *hookRecord {
 	h.t.Helper()
-	rec, _, err := store{kv: bus.NewKV(h.bus.Bus.Hooks)}.load(context.Background(), repo)
+	rec, _, err := store{kv: bus.NewKV(h.hooks())}.load(context.Background(), repo)
 	require.NoError(h.t, err)
 	if rec != nil {
 		h.noteSecret(rec.Secret)
@@ -198,4 +199,11 @@ func containsAll(s string, parts ...string) bool {
 		}
 	}
 	return true
+}
+
+// hooks is the bucket of the hook records (the node keeps them in
+// runtime/sentinels' hooks bucket; a provider sees only a KV).
+func (h *harness) hooks() jetstream.KeyValue {
+	h.t.Helper()
+	return h.bus.KeyValue(h.t, jetstream.KeyValueConfig{Bucket: "test_hooks"})
 }

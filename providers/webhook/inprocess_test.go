@@ -35,7 +35,7 @@ func inProcessHarness(t *testing.T) (*harness, *Provider, *github.Credentials) {
 	require.NoError(t, err)
 	p, err := New(Config{
 		Runner: client, Credentials: creds,
-		Store: bus.NewKV(h.bus.Bus.Hooks), Locker: h.bus.Bus.NewLocker("node-a"), PublicURL: h.publicURL, Now: h.gh.Now,
+		Store: bus.NewKV(h.hooks()), Locker: h.bus.Bus.NewLocker("node-a"), PublicURL: h.publicURL, Now: h.gh.Now,
 		Log: slog.New(slog.NewTextHandler(h.logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
 	})
 	require.NoError(t, err)

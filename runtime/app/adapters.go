@@ -15,7 +15,7 @@ import (
 // sentinelAPI adapts the runtime's sentinel service to api.Sentinels.
 type sentinelAPI struct {
 	svc  *sentinels.Service
-	park *park.Journal
+	park *park.Store
 }
 
 func (a sentinelAPI) Watch(ctx context.Context, req sentinel.WatchRequest, caller string) (sentinel.View, error) {

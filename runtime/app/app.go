@@ -33,7 +33,6 @@ import (
 	"github.com/agentproto/sentinel/runtime/poll"
 	"github.com/agentproto/sentinel/runtime/principals"
 	"github.com/agentproto/sentinel/runtime/sentinels"
-	"github.com/agentproto/sentinel/runtime/sessions"
 	"github.com/agentproto/sentinel/runtime/storage"
 	"github.com/agentproto/sentinel/runtime/subscriptions"
 )
@@ -48,7 +47,7 @@ type App struct {
 	Registry  *providers.Registry
 	Sentinels *sentinels.Service
 	Inbox     *inbox.Inbox
-	Park      *park.Journal
+	Park      *park.Store
 	Loop      *poll.Loop
 	// quota feeds GitHub rate samples to the quota governor (quota.go).
 	quota   quotaSink
@@ -58,8 +57,9 @@ type App struct {
 	Metrics *metrics.Metrics
 	// Cluster is this node's view of the cluster (nil for a single node).
 	Cluster *cluster.Node
-	// Events serves MCP Events subscriptions (events.go).
-	Events *subscriptions.Service
+	// MCPEvents serves MCP Events subscriptions (events.go; the service of
+	// runtime/subscriptions, not the events stream of bus).
+	MCPEvents *subscriptions.Service
 	// Journal is the decision journal (journal.go).
 	Journal *journal.Journal
 
@@ -86,6 +86,12 @@ type App struct {
 	streams *httpapi.StreamLimiter
 	// principals are the named tokens (tokens.go).
 	principals *principals.Store
+	// buckets are the sentinels' buckets, opened after the bus.
+	buckets *sentinels.Buckets
+	// clusterKV are the nodes and leases buckets (runtime/cluster).
+	clusterKV clusterBuckets
+	// assetList is every feature's streams and buckets (provision.go).
+	assetList []bus.Assets
 }
 
 type step struct {
@@ -167,9 +173,23 @@ func (a *App) open(ctx context.Context) error {
 	bcfg.Replicas = cfg.Replicas(a.servers)
 	// Nodes that may have peers agree on the shared settings (bus/settings.go).
 	bcfg.Shared = cfg.Cluster.Clustered() || cfg.NATS.External()
-	var err error
-	// The streams features own, provisioned with the bus's own at once.
-	if a.Bus, err = bus.Open(pctx, a.nc, bcfg, sessions.HookJobsStream()); err != nil {
+	if bcfg.Replicas == 0 {
+		bcfg.Replicas = 1
+	}
+	// Every stream and bucket features own, provisioned with the bus's own
+	// at once (provision.go).
+	assets, err := a.assets(bcfg)
+	if err != nil {
+		return err
+	}
+	if a.Bus, err = bus.Open(pctx, a.nc, bcfg, assets...); err != nil {
+		return err
+	}
+	a.assetList = assets
+	if a.clusterKV, err = openClusterBuckets(pctx, a.Bus); err != nil {
+		return err
+	}
+	if a.buckets, err = sentinels.OpenBuckets(pctx, a.Bus); err != nil {
 		return err
 	}
 	a.Metrics = metrics.New()
@@ -179,9 +199,9 @@ func (a *App) open(ctx context.Context) error {
 
 	provs, err := buildProviders(cfg, providerDeps{
 		log: a.Log, now: a.now,
-		hooks:     bus.NewKV(a.Bus.Hooks),
+		hooks:     bus.NewKV(a.buckets.Hooks),
 		locker:    a.Bus.NewLocker(cfg.Node.Name),
-		creds:     sentinels.NewCredStore(a.Bus.Creds),
+		creds:     sentinels.NewCredStore(a.buckets.Creds),
 		publicURL: a.publicURL,
 		observe:   a.quota.observe,
 	})
@@ -215,7 +235,8 @@ func (a *App) publicURL() providers.PublicURL {
 func (a *App) wire(ctx context.Context) error {
 	b, log, now := a.Bus, a.Log, a.now
 	a.storage = a.newStorageGuard()
-	store := sentinels.NewStore(b.Sentinels)
+	bk := a.buckets
+	store := sentinels.NewStore(bk.Records)
 	if a.Cluster != nil {
 		store.LeaderGet = sentinels.BusLeaderGet(b)
 	}
@@ -223,13 +244,17 @@ func (a *App) wire(ctx context.Context) error {
 		return fmt.Errorf("load sentinel records: %w", err)
 	}
 	a.push("sentinel record cache", func(context.Context) error { store.StopCache(); return nil })
-	seen := sentinels.NewSeen(b.Seen, now)
-	a.Inbox = inbox.New(b)
-	a.Inbox.Metrics = a.Metrics
-	a.Park = park.New(b, now)
-	expirer := &sentinels.Expirer{Store: store, Registry: a.Registry, Log: log, Now: now,
-		Tombstones: sentinels.NewTombstones(b.Tombstone, now, log.With("component", "tombstones"))}
-	publisher := &poll.Publisher{Bus: b, Metrics: a.Metrics}
+	seen := sentinels.NewSeen(bk.Seen, now)
+	var err error
+	if a.Inbox, err = inbox.Open(ctx, b, b.Cfg, inbox.WithMetrics(a.Metrics)); err != nil {
+		return err
+	}
+	if a.Park, err = park.Open(ctx, b, b.Cfg, now); err != nil {
+		return err
+	}
+	expirer := sentinels.NewExpirer(store, a.Registry, sentinels.WithExpirerLogger(log), sentinels.WithExpirerClock(now),
+		sentinels.WithTombstones(sentinels.NewTombstones(bk.Tombstones, now, log.With("component", "tombstones"))))
+	publisher := poll.NewPublisher(b, a.Metrics)
 	a.Loop = &poll.Loop{Cfg: a.Cfg.Poll, Store: store, Registry: a.Registry, Publisher: publisher, Park: a.Park,
 		Expirer: expirer, Metrics: a.Metrics, Log: log.With("component", "poll"), Now: now}
 	if err := a.openQuota(ctx); err != nil {
@@ -246,7 +271,7 @@ func (a *App) wire(ctx context.Context) error {
 	}
 	a.Sentinels = &sentinels.Service{
 		Store: store, Seen: seen, Registry: a.Registry, Expirer: expirer, Index: index,
-		Creds: sentinels.NewCredStore(b.Creds), Ledger: sentinels.NewLedger(b.Setup),
+		Creds: sentinels.NewCredStore(bk.Creds), Ledger: sentinels.NewLedger(bk.Setup),
 		PublicURL: a.publicURL, SelectionOrder: a.Cfg.SelectionOrder,
 		Poller: poller, Publisher: publisher, Log: log.With("component", "sentinels"), Now: now,
 		ActiveIntervalMs: int(a.Cfg.Poll.ActiveInterval / time.Millisecond),
@@ -260,7 +285,10 @@ func (a *App) wire(ctx context.Context) error {
 	}
 	a.streams = httpapi.NewStreamLimiter(a.Cfg.MaxStreams, a.Cfg.MaxStreamsPerSession)
 	// Sessions first: the MCP surface takes their services as they are.
-	sess := a.wireSessions()
+	sess, err := a.wireSessions(ctx)
+	if err != nil {
+		return err
+	}
 	a.subsystems = []subsystem{sess, a.wireMCP(sess.sessions), a.wireEvents()}
 	var router deliver.Router = deliver.DirectRouter{Inbox: a.Inbox, Now: func() string { return sentinel.FormatTime(now()) }}
 	appendDigest := inbox.AppendFunc(a.Inbox.Append)
@@ -284,7 +312,7 @@ func (a *App) wire(ctx context.Context) error {
 		routes.API = append(routes.API, s.API...)
 		routes.Raw = append(routes.Raw, s.Raw...)
 	}
-	router = subscriptions.Router{Next: router, Feed: a.Events.Feed}
+	router = subscriptions.Router{Next: router, Feed: a.MCPEvents.Feed}
 	if err := a.openJournal(ctx); err != nil {
 		return err
 	}
@@ -294,7 +322,7 @@ func (a *App) wire(ctx context.Context) error {
 	}
 	a.batches = batches
 	pipeline := &deliver.Pipeline{Store: store, Seen: seen, Registry: a.Registry, Router: router, Park: a.Park,
-		Metrics: a.Metrics, Log: log.With("component", "deliver"), Now: now, Expirer: expirer, Journal: a.Journal, Batches: batches}
+		Metrics: a.Metrics, Log: log.With("component", "deliver"), Now: now, Expirer: expirer, Decisions: a.Journal, Batches: batches}
 	a.Workers = &deliver.Workers{Bus: b, Pipeline: pipeline, Park: a.Park, Metrics: a.Metrics, Log: log.With("component", "deliver"), Cfg: a.Cfg.Delivery}
 	routes.API = append(routes.API, func(r chi.Router) { httpapi.ExplainerRoutes(r, a.explainerAPI()) })
 

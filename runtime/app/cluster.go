@@ -17,7 +17,7 @@ const pollNowSubject = "sentinel.control.pollnow"
 
 func (a *App) newClusterNode(cfg Config) *cluster.Node {
 	ccfg := cluster.DefaultConfig(a.Bus.Cfg.MemberTTL, a.Bus.Cfg.LeaseTTL)
-	n := &cluster.Node{Name: cfg.Node.Name, Nodes: a.Bus.Nodes, Leases: a.Bus.Leases, Cfg: ccfg,
+	n := &cluster.Node{Name: cfg.Node.Name, Nodes: a.clusterKV.Nodes, Leases: a.clusterKV.Leases, Cfg: ccfg,
 		Log: a.Log.With("component", "cluster"), Now: a.now, Adapters: a.adapterStates}
 	// A poll partition taken over (from a dead node, or at a join) is
 	// polled at once, not at the next tick: the handover costs the lease's
@@ -52,7 +52,7 @@ type pollNowAnswer struct {
 
 // servePollNow answers cluster-wide poll-now requests with a local tick.
 func (a *App) servePollNow(ctx context.Context) error {
-	sub, err := a.Bus.NC.Subscribe(pollNowSubject, func(m *nats.Msg) {
+	sub, err := a.nc.Subscribe(pollNowSubject, func(m *nats.Msg) {
 		pctx, cancel := context.WithTimeout(ctx, a.Cfg.Poll.PollTimeout)
 		defer cancel()
 		a.Loop.PollNow(pctx)
@@ -77,15 +77,15 @@ func (p clusterPoller) PollNow(ctx context.Context) {
 	if want == 0 {
 		want = 1
 	}
-	inbox := a.Bus.NC.NewRespInbox()
+	inbox := a.nc.NewRespInbox()
 	replies := make(chan *nats.Msg, want)
-	sub, err := a.Bus.NC.ChanSubscribe(inbox, replies)
+	sub, err := a.nc.ChanSubscribe(inbox, replies)
 	if err != nil {
 		a.Loop.PollNow(ctx)
 		return
 	}
 	defer func() { _ = sub.Unsubscribe() }()
-	if err := a.Bus.NC.PublishRequest(pollNowSubject, inbox, nil); err != nil {
+	if err := a.nc.PublishRequest(pollNowSubject, inbox, nil); err != nil {
 		a.Loop.PollNow(ctx)
 		return
 	}

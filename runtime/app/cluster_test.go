@@ -20,6 +20,8 @@ import (
 	"github.com/agentproto/sentinel/bus"
 	"github.com/agentproto/sentinel/bus/embedded"
 	"github.com/agentproto/sentinel/runtime/app"
+	"github.com/agentproto/sentinel/runtime/inbox"
+	"github.com/agentproto/sentinel/runtime/sentinels"
 )
 
 // freePorts reserves n loopback ports (listen, note, close).
@@ -104,8 +106,8 @@ func TestClusterProvisionsR3AndServesEveryRoute(t *testing.T) {
 	apps := startCluster(t, clusterConfigs(t, 3))
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	for _, name := range []string{bus.StreamEvents, bus.StreamInbox, "KV_" + bus.BucketSentinels, "KV_" + bus.BucketCreds} {
-		s, err := apps[0].Bus.JS.Stream(ctx, name)
+	for _, name := range []string{bus.StreamEvents, inbox.StreamName, "KV_" + sentinels.BucketRecords, "KV_" + sentinels.BucketCreds} {
+		s, err := apps[0].Bus.Stream(ctx, name)
 		require.NoError(t, err, name)
 		info, err := s.Info(ctx)
 		require.NoError(t, err)

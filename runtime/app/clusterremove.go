@@ -39,7 +39,7 @@ func (c clusterAPI) Remove(ctx context.Context, req api.ClusterRemove) (api.Clus
 	}
 	ctx, cancel := context.WithTimeout(ctx, removeTimeout)
 	defer cancel()
-	members, err := cluster.ReadMembers(ctx, a.Bus.Nodes)
+	members, err := cluster.ReadMembers(ctx, a.clusterKV.Nodes)
 	if err != nil {
 		return api.ClusterRemoved{}, sentinel.Wrap(sentinel.CodeClusterUnavailable, err, fmt.Sprintf("cannot read the cluster's members: %v", err))
 	}
@@ -73,10 +73,10 @@ func (c clusterAPI) Remove(ctx context.Context, req api.ClusterRemove) (api.Clus
 	if member == nil && !peer {
 		return api.ClusterRemoved{}, sentinel.Errorf(api.CodeNodeNotFound, "no node %s: it is neither a member nor a JetStream peer (see sentinel cluster)", name)
 	}
-	if out.MemberRemoved, err = cluster.RemoveMember(ctx, a.Bus.Nodes, name); err != nil {
+	if out.MemberRemoved, err = cluster.RemoveMember(ctx, a.clusterKV.Nodes, name); err != nil {
 		return out, sentinel.Wrap(sentinel.CodeInternal, err, fmt.Sprintf("removing the heartbeat of %s failed: %v", name, err))
 	}
-	if out.LeasesReleased, err = cluster.ReleaseLeasesOf(ctx, a.Bus.Leases, name); err != nil {
+	if out.LeasesReleased, err = cluster.ReleaseLeasesOf(ctx, a.clusterKV.Leases, name); err != nil {
 		return out, sentinel.Wrap(sentinel.CodeInternal, err, fmt.Sprintf("releasing the leases of %s failed: %v", name, err))
 	}
 	a.Cluster.Kick()

@@ -11,13 +11,6 @@ import (
 	"github.com/agentproto/sentinel/bus/embedded"
 	"github.com/agentproto/sentinel/ingress/api"
 	"github.com/agentproto/sentinel/runtime/cluster"
-	"github.com/agentproto/sentinel/runtime/deliver"
-	"github.com/agentproto/sentinel/runtime/journal"
-	"github.com/agentproto/sentinel/runtime/principals"
-	"github.com/agentproto/sentinel/runtime/quota"
-	"github.com/agentproto/sentinel/runtime/sentinels"
-	"github.com/agentproto/sentinel/runtime/sessions"
-	"github.com/agentproto/sentinel/runtime/subscriptions"
 )
 
 // This file gathers the operator's view of the cluster (GET /cluster):
@@ -29,17 +22,6 @@ import (
 // viewTimeout bounds the whole view: a node cut off from its cluster
 // answers with what it could read.
 const viewTimeout = 8 * time.Second
-
-// viewStreams and viewBuckets are the assets the view reports: every
-// stream and bucket a node provisions (clusterview_test.go checks the
-// view against what the store holds).
-var (
-	viewStreams = []string{bus.StreamEvents, bus.StreamInbox, bus.StreamParked, bus.StreamLifecycle,
-		sessions.StreamHookJobs, journal.StreamName, subscriptions.FeedStream}
-	viewBuckets = []string{bus.BucketSentinels, bus.BucketSeen, bus.BucketHooks, bus.BucketCreds, bus.BucketSetup,
-		bus.BucketSessions, bus.BucketFollows, bus.BucketLocks, bus.BucketCursors, bus.BucketTombstone, bus.BucketNodes, bus.BucketLeases,
-		subscriptions.Bucket, principals.Bucket, sentinels.WatchIndexBucket, deliver.BatchBucket, quota.Bucket}
-)
 
 // deliveryNote says how delivery spreads over the nodes.
 const deliveryNote = "every live node pulls from the same durable consumer of each partition (deliver-<p>); " +
@@ -111,7 +93,7 @@ func (a *App) viewMembersAndLeases(ctx context.Context, fail func(string, error)
 		return []api.ClusterMember{self}, leases
 	}
 	members := []api.ClusterMember{}
-	ms, err := cluster.ReadMembers(ctx, a.Bus.Nodes)
+	ms, err := cluster.ReadMembers(ctx, a.clusterKV.Nodes)
 	if err != nil {
 		fail("members", err)
 	}
@@ -122,7 +104,7 @@ func (a *App) viewMembersAndLeases(ctx context.Context, fail func(string, error)
 			Adapters: clusterAdapters(m.Adapters)})
 	}
 	markMissingAdapters(members)
-	held, err := cluster.ReadLeases(ctx, a.Bus.Leases)
+	held, err := cluster.ReadLeases(ctx, a.clusterKV.Leases)
 	if err != nil {
 		fail("leases", err)
 	}
@@ -185,6 +167,9 @@ func metaPeer(p embedded.MetaPeer) api.ClusterPeer {
 
 // viewAssets reads every stream's and bucket's Raft state, concurrently.
 func (a *App) viewAssets(ctx context.Context) []api.ClusterAsset {
+	// Every stream and bucket the node provisions (provision.go;
+	// clusterview_test.go checks the view against what the store holds).
+	viewStreams, viewBuckets := assetNames(a.assetList)
 	out := make([]api.ClusterAsset, len(viewStreams)+len(viewBuckets))
 	var wg sync.WaitGroup
 	for i := range out {
@@ -207,7 +192,7 @@ func (a *App) viewAssets(ctx context.Context) []api.ClusterAsset {
 
 func (a *App) viewAsset(ctx context.Context, name, stream, kind string) api.ClusterAsset {
 	as := api.ClusterAsset{Name: name, Kind: kind, State: api.AssetUnknown, Peers: []api.ClusterPeer{}}
-	s, err := a.Bus.JS.Stream(ctx, stream)
+	s, err := a.Bus.Stream(ctx, stream)
 	if err != nil {
 		as.Error = err.Error()
 		return as

@@ -291,7 +291,7 @@ func TestClusterRemoveLostNode(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	last, _ := json.Marshal(cluster.Member{Name: "n3", APIURL: apps[2].URL(), StartedAt: time.Now().Add(-time.Hour), BeatAt: time.Now().Add(-time.Minute)})
-	_, err := apps[0].Bus.Nodes.Put(ctx, "node.n3", last)
+	_, err := bucketOf(t, apps[0], cluster.BucketNodes).Put(ctx, "node.n3", last)
 	require.NoError(t, err)
 	// What a lost node shows in the meta group is CURRENT no
 	// (docs/cluster.md, "Removing a lost node", #31 item 11).
@@ -366,7 +366,7 @@ func TestClusterViewSingleNode(t *testing.T) {
 	// 10: docs/cli.md and docs/api.md say so; the journal, hooks and MCP
 	// Events assets and the principals bucket were left out).
 	var held, shown []string
-	names := a.Bus.JS.StreamNames(context.Background())
+	names := jetStreamOf(t, a).StreamNames(context.Background())
 	for n := range names.Name() {
 		held = append(held, n)
 	}
@@ -448,7 +448,7 @@ func TestClusterViewExternalMode(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	last, _ := json.Marshal(cluster.Member{Name: "x2", BeatAt: time.Now().Add(-time.Minute)})
-	_, err = a.Bus.Nodes.Put(ctx, "node.x2", last)
+	_, err = bucketOf(t, a, cluster.BucketNodes).Put(ctx, "node.x2", last)
 	require.NoError(t, err)
 	code, out, errOut := runCLI(t, a, "cluster", "remove", "x2", "--json")
 	require.Equal(t, 0, code, errOut)

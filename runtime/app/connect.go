@@ -61,3 +61,7 @@ func (a *App) connectBus(cfg Config, log *slog.Logger) (*nats.Conn, int, error) 
 	a.push("nats connection", func(context.Context) error { nc.Close(); return nil })
 	return nc, 1, nil
 }
+
+// NATSConn is the node's own client connection (the one its bus runs on),
+// for tools and tests that publish or subscribe beside the node.
+func (a *App) NATSConn() *nats.Conn { return a.nc }

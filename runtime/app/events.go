@@ -27,18 +27,18 @@ func (a *App) openEvents(ctx context.Context) error {
 		return err
 	}
 	interval := a.Cfg.Poll.ActiveInterval
-	a.Events = &subscriptions.Service{
+	a.MCPEvents = &subscriptions.Service{
 		Cfg:        a.Cfg.MCPEvents,
 		Store:      &subscriptions.Store{KV: m.KV},
-		Feed:       &subscriptions.Feed{Bus: a.Bus, M: m},
+		Feed:       subscriptions.NewFeed(a.Bus, m),
 		Cursors:    &subscriptions.Cursors{KV: m.KV},
 		Sentinels:  a.Sentinels,
 		NextPollMs: func() int64 { return interval.Milliseconds() },
 		Log:        a.Log.With("component", "mcp-events"),
 		Now:        a.now,
 	}
-	if a.Events.Cfg.Webhook {
-		if a.Events.Webhooks, err = subscriptions.NewWebhooks(a.Events); err != nil {
+	if a.MCPEvents.Cfg.Webhook {
+		if a.MCPEvents.Webhooks, err = subscriptions.NewWebhooks(a.MCPEvents); err != nil {
 			return fmt.Errorf("mcp events webhooks: %w", err)
 		}
 	}
@@ -57,9 +57,9 @@ func (a *App) wireEvents() subsystem {
 			var rctx context.Context
 			rctx, cancel = context.WithCancel(context.WithoutCancel(ctx))
 			wg.Add(1)
-			go func() { defer wg.Done(); a.Events.RunSweeper(rctx) }()
-			if a.Events.Webhooks != nil {
-				if err := a.Events.Webhooks.Start(rctx, &wg); err != nil {
+			go func() { defer wg.Done(); a.MCPEvents.RunSweeper(rctx) }()
+			if a.MCPEvents.Webhooks != nil {
+				if err := a.MCPEvents.Webhooks.Start(rctx, &wg); err != nil {
 					cancel()
 					return err
 				}
@@ -78,7 +78,7 @@ func (a *App) wireEvents() subsystem {
 
 // eventsWrap is the MCP Events layer of /mcp.
 func (a *App) eventsWrap(life context.Context) func(http.Handler) http.Handler {
-	d := &mcpevents.Server{Svc: scopedEvents{a.Events}, Life: life, Log: a.Log.With("component", "mcp-events"), Streams: a.streams}
+	d := &mcpevents.Server{Svc: scopedEvents{a.MCPEvents}, Life: life, Log: a.Log.With("component", "mcp-events"), Streams: a.streams}
 	opts := mcpevents.HTTPOptions{Principal: func(r *http.Request) string { return api.PrincipalFrom(r.Context()).ID }}
 	return func(next http.Handler) http.Handler { return mcpevents.Handler(next, d, opts) }
 }

@@ -24,8 +24,8 @@ func TestConcurrentRecreatesOfARemovedSubscriptionSentinelLeakNothing(t *testing
 	sen := subscriptionSentinel(t, a.URL(), a.Token, "poll", "fake:poll-race/1")
 	removeSentinel(t, a, sen.ID)
 
-	a.Events.Pause = pause.New()
-	held := a.Events.Pause.Hold(subscriptions.PointRecreated, "")
+	a.MCPEvents.Pause = pause.New()
+	held := a.MCPEvents.Pause.Hold(subscriptions.PointRecreated, "")
 	done := make(chan struct{})
 	go func() { defer close(done); c.poll("sentinel.event", args, boot.Cursor, nil) }()
 	<-held.Reached()

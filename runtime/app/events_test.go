@@ -174,7 +174,7 @@ func TestEventsPollResumesAfterANodeRestart(t *testing.T) {
 	require.NotEmpty(t, sen.ID)
 	pushFake(t, a.URL(), sen.ID, fakeEvent("r1", "fake:restart/1", "fake.one"))
 	bustest.Eventually(t, 30*time.Second, func() bool {
-		raw, err := a.Bus.JS.Stream(context.Background(), "SENTINEL_MCP_EVENTS")
+		raw, err := a.Bus.Stream(context.Background(), "SENTINEL_MCP_EVENTS")
 		require.NoError(t, err)
 		info, err := raw.Info(context.Background())
 		require.NoError(t, err)
@@ -200,7 +200,7 @@ func TestEventsPollTruncatedAfterRetention(t *testing.T) {
 	sen := subscriptionSentinel(t, a.URL(), a.Token, "poll", "fake:retained/1")
 	pushFake(t, a.URL(), sen.ID, fakeEvent("t1", "fake:retained/1", "fake.one"))
 	bustest.Eventually(t, 30*time.Second, func() bool {
-		s, err := a.Bus.JS.Stream(context.Background(), "SENTINEL_MCP_EVENTS")
+		s, err := a.Bus.Stream(context.Background(), "SENTINEL_MCP_EVENTS")
 		require.NoError(t, err)
 		info, err := s.Info(context.Background())
 		require.NoError(t, err)
@@ -284,7 +284,7 @@ func TestEventsPushStream(t *testing.T) {
 	// Missed while no stream was open (the subscription lingers).
 	pushFake(t, a.URL(), sen.ID, fakeEvent("p2", "fake:pushed/1", "fake.two"))
 	bustest.Eventually(t, 30*time.Second, func() bool {
-		st, err := a.Bus.JS.Stream(context.Background(), "SENTINEL_MCP_EVENTS")
+		st, err := a.Bus.Stream(context.Background(), "SENTINEL_MCP_EVENTS")
 		require.NoError(t, err)
 		info, err := st.Info(context.Background())
 		require.NoError(t, err)

@@ -91,7 +91,7 @@ func TestEventsWebhookManySubscriptions(t *testing.T) {
 	}
 	_, controls, _, _ := rx.snapshot()
 	require.Len(t, controls, 1, "verification is per (principal, url): one challenge")
-	bustest.Eventually(t, 30*time.Second, func() bool { return a.Events.Webhooks.Running() == n }, "one worker per subscription")
+	bustest.Eventually(t, 30*time.Second, func() bool { return a.MCPEvents.Webhooks.Running() == n }, "one worker per subscription")
 	for subject := range ids {
 		sen := subscriptionSentinel(t, a.URL(), a.Token, "webhook", subject)
 		pushFake(t, a.URL(), sen.ID, fakeEvent("m-"+subject, subject, "fake.one"))
@@ -107,7 +107,7 @@ func TestEventsWebhookManySubscriptions(t *testing.T) {
 	require.Len(t, rx.subIDs, n, "each delivery names its own subscription")
 	rx.mu.Unlock()
 	// Idle, each subscription costs the node one waiting pull request.
-	st, err := a.Bus.JS.Stream(context.Background(), "SENTINEL_MCP_EVENTS")
+	st, err := a.Bus.Stream(context.Background(), "SENTINEL_MCP_EVENTS")
 	require.NoError(t, err)
 	for _, id := range ids {
 		cons, err := st.Consumer(context.Background(), "mcp-webhook-"+id)

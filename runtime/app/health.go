@@ -45,7 +45,7 @@ func (a *App) Writable() error {
 			return err
 		}
 	}
-	if !a.Bus.NC.IsConnected() {
+	if !a.Bus.Connected() {
 		if a.Cluster != nil {
 			return sentinel.Errorf(sentinel.CodeClusterUnavailable, "bus connection is down")
 		}

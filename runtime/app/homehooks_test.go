@@ -44,7 +44,7 @@ func pendingHookJobs(t *testing.T, a *app.App, node string) uint64 {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	s, err := a.Bus.JS.Stream(ctx, sessions.StreamHookJobs)
+	s, err := a.Bus.Stream(ctx, sessions.StreamHookJobs)
 	require.NoError(t, err)
 	info, err := s.Info(ctx, jetstream.WithSubjectFilter(sessions.HookJobSubject(node)))
 	require.NoError(t, err)

@@ -11,13 +11,7 @@ import (
 // teardown step is pushed before the delivery workers start, so it runs
 // after they stop: what they recorded is flushed before the bus closes.
 func (a *App) openJournal(ctx context.Context) error {
-	jcfg := a.Cfg.Journal
-	if jcfg.MaxBytes == 0 && a.nats != nil {
-		// JetStream reserves a stream's MaxBytes against its storage
-		// limit: the default takes a tenth of this server's.
-		jcfg.MaxBytes = journal.DefaultMaxBytes(a.nats.MaxStore())
-	}
-	j, err := journal.Open(ctx, a.Bus, jcfg, journal.WriterConfig{
+	j, err := journal.Open(ctx, a.Bus, a.Bus.Cfg.Replicas, a.journalConfig(), journal.WriterConfig{
 		Node: a.Cfg.Node.Name, OnDrop: a.Metrics.JournalDrop, Log: a.Log.With("component", "journal"),
 	})
 	if err != nil {
@@ -26,6 +20,20 @@ func (a *App) openJournal(ctx context.Context) error {
 	a.Journal = j
 	a.push("decision journal", j.Stop)
 	return nil
+}
+
+// journalConfig is the journal's config with its defaults resolved.
+func (a *App) journalConfig() journal.Config {
+	jcfg := a.Cfg.Journal
+	if jcfg.MaxBytes == 0 && a.nats != nil {
+		// JetStream reserves a stream's MaxBytes against its storage
+		// limit: the default takes a tenth of this server's.
+		jcfg.MaxBytes = journal.DefaultMaxBytes(a.nats.MaxStore())
+	}
+	if jcfg.MaxAge <= 0 {
+		jcfg.MaxAge = journal.DefaultMaxAge
+	}
+	return jcfg
 }
 
 // explainerAPI is the in-process api.Explainer of the REST routes, MCP and

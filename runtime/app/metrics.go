@@ -19,8 +19,8 @@ func (a *App) refreshGauges(ctx context.Context) {
 	if a.storage != nil {
 		a.Metrics.SetStorage(a.storage.Err() != nil, a.storage.Restarts())
 	}
-	if info, err := a.Bus.Inbox.Info(ctx); err == nil {
-		a.Metrics.SetInboxDepth(float64(info.State.Msgs))
+	if n, err := a.Inbox.Depth(ctx); err == nil {
+		a.Metrics.SetInboxDepth(float64(n))
 	}
 	for _, p := range a.Registry.All() {
 		slug := p.Info().Slug

@@ -1,6 +1,8 @@
 package app
 
 import (
+	"github.com/nats-io/nats.go/jetstream"
+
 	"context"
 	"sync"
 	"time"
@@ -42,13 +44,15 @@ type subsystem struct {
 
 // sessionWiring holds the session subsystem's components.
 type sessionWiring struct {
-	registry *sessions.Registry
-	inboxes  *sessions.Inboxes
-	notifier *sessions.Notifier
-	homes    *sessions.Homes // nil on a single node
-	autolink *sessions.AutoLink
-	engine   *follow.Engine
-	follows  *follow.Store
+	// lifecycle is the lifecycle stream the follow engine consumes.
+	lifecycle jetstream.Stream
+	registry  *sessions.Registry
+	inboxes   *sessions.Inboxes
+	notifier  *sessions.Notifier
+	homes     *sessions.Homes // nil on a single node
+	autolink  *sessions.AutoLink
+	engine    *follow.Engine
+	follows   *follow.Store
 
 	stopOnce sync.Once
 	prunedAt time.Time // the last prune (the sweep goroutine only)
@@ -62,19 +66,27 @@ const HeartbeatSweepInterval = 15 * time.Second
 
 // wireSessions wires the session registry, inboxes, dead-target routing,
 // notify and resume hooks, follows and PR auto-link.
-func (a *App) wireSessions() subsystem {
+func (a *App) wireSessions(ctx context.Context) (subsystem, error) {
 	b, now := a.Bus, a.now
+	st, err := sessions.OpenStores(ctx, b, b.Cfg)
+	if err != nil {
+		return subsystem{}, err
+	}
+	follows, err := b.EnsureKeyValue(ctx, follow.BucketConfig())
+	if err != nil {
+		return subsystem{}, err
+	}
 	log := a.Log.With("component", "sessions")
-	reg := sessions.NewRegistry(b, now, log)
+	reg := sessions.NewRegistry(b, st.Sessions, now, log)
 	reg.SetNode(a.Cfg.Node.Name)
 	runner := &sessions.HookRunner{Node: a.Cfg.Node.Name}
 	notifier := &sessions.Notifier{Registry: reg, Runner: runner, Log: log}
-	inboxes := sessions.NewInboxes(b, a.Inbox, reg, notifier)
+	inboxes := sessions.NewInboxes(st.Cursors, a.Inbox, reg, notifier)
 	resolver := &sessions.Resolver{Registry: reg, Runner: runner, Log: log}
 	var homes *sessions.Homes
 	if a.Cluster != nil {
 		// Command hooks run on the session's home node (docs/harness.md).
-		homes = &sessions.Homes{Bus: b, Node: a.Cfg.Node.Name, Notifier: notifier, Resolver: resolver, Log: log.With("component", "homes")}
+		homes = sessions.NewHomes(b, a.Cfg.Node.Name, notifier, resolver, sessions.WithHomesLogger(log.With("component", "homes")))
 		notifier.Homes, resolver.Homes = homes, homes
 		// One resume hook of a session at a time in the cluster (issue 21,
 		// item 8): URL hooks run on whichever node has the event.
@@ -88,11 +100,18 @@ func (a *App) wireSessions() subsystem {
 				log.Warn("recording a merged PR failed", "session", sessionID, "pr", prURL, "err", err)
 			}
 		}}
-	store := follow.NewStore(b.Follows)
+	store := follow.NewStore(follows)
 	store.SetBus(b)
-	engine := follow.NewEngine(store, reg, resolver, inboxes.Append, a.Park, nil, a.Log.With("component", "follows"))
-	engine.Metrics = a.Metrics
-	w := &sessionWiring{registry: reg, inboxes: inboxes, notifier: notifier, homes: homes, autolink: autolink, engine: engine, follows: store}
+	engineOpts := []follow.Option{follow.WithLogger(a.Log.With("component", "follows")), follow.WithMetrics(a.Metrics)}
+	if a.Cluster != nil {
+		// One node of a cluster consumes the lifecycle stream at a time.
+		engineOpts = append(engineOpts, follow.WithOwnership(func() bool { return a.Cluster.OwnsJob(cluster.JobFollowDigests) }))
+	}
+	engine, err := follow.NewEngine(follow.Deps{Store: store, Registry: reg, Resolver: resolver, Append: inboxes.Append, Park: a.Park}, engineOpts...)
+	if err != nil {
+		return subsystem{}, err
+	}
+	w := &sessionWiring{lifecycle: st.Lifecycle, registry: reg, inboxes: inboxes, notifier: notifier, homes: homes, autolink: autolink, engine: engine, follows: store}
 	sapi, iapi, fapi := scopedSessions{sessionsAPI{reg: reg}}, scopedInboxes{inboxesAPI{svc: inboxes}}, scopedFollows{followsAPI{engine: engine}}
 	return subsystem{
 		Router:  router,
@@ -112,23 +131,20 @@ func (a *App) wireSessions() subsystem {
 		// drains, or the drain would wait for them.
 		Drain:    w.inboxes.Close,
 		sessions: w,
-	}
+	}, nil
 }
 
 // start runs the notify workers, the home node's hook jobs and resume
 // answers (in a cluster), the follow consumer and the heartbeat sweep.
 func (w *sessionWiring) start(ctx context.Context, a *App) error {
 	w.notifier.Start()
-	if a.Cluster != nil {
-		w.engine.Owns = func() bool { return a.Cluster.OwnsJob(cluster.JobFollowDigests) }
-	}
 	if w.homes != nil {
 		if err := w.homes.Start(ctx); err != nil {
 			w.notifier.Stop()
 			return err
 		}
 	}
-	if err := w.engine.Start(ctx, a.Bus); err != nil {
+	if err := w.engine.Start(ctx, w.lifecycle); err != nil {
 		w.homes.Stop()
 		w.notifier.Stop()
 		return err

@@ -123,11 +123,11 @@ func (s followsAPI) Upsert(ctx context.Context, req sentinel.FollowRequest, call
 }
 
 func (s followsAPI) List(ctx context.Context, follower string) ([]sentinel.Follow, error) {
-	return s.engine.Store.List(ctx, follower)
+	return s.engine.Store().List(ctx, follower)
 }
 
 func (s followsAPI) Remove(ctx context.Context, idOrKey string) (string, error) {
-	return s.engine.Store.Remove(ctx, idOrKey)
+	return s.engine.Store().Remove(ctx, idOrKey)
 }
 
 var (

@@ -19,6 +19,7 @@ import (
 	"github.com/agentproto/sentinel/bus"
 	"github.com/agentproto/sentinel/bus/bustest"
 	"github.com/agentproto/sentinel/runtime/app"
+	"github.com/agentproto/sentinel/runtime/inbox"
 )
 
 // postNote appends a human message to a session's inbox and returns the
@@ -69,7 +70,7 @@ func TestAFullStoreRefusesWritesLosesNothingAndRecovers(t *testing.T) {
 	}
 
 	ctx := context.Background()
-	js := n.app.Bus.JS
+	js := jetStreamOf(t, n.app)
 	_, err := js.CreateStream(ctx, jetstream.StreamConfig{Name: "TEST_BALLAST", Subjects: []string{"test.ballast.>"}})
 	require.NoError(t, err)
 	chunk := make([]byte, 64<<10)
@@ -137,7 +138,7 @@ func TestAFullDiskRestartsTheEmbeddedServerOnceSpaceIsBack(t *testing.T) {
 	// A writer the guard does not stand in front of meets the full disk:
 	// nats-server leaves the inbox stream broken until it restarts.
 	pctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-	_, err := n.app.Bus.JS.Publish(pctx, bus.InboxSubject("box", "msg_direct"), make([]byte, 256<<10))
+	_, err := jetStreamOf(t, n.app).Publish(pctx, inbox.Subject("box", "msg_direct"), make([]byte, 256<<10))
 	cancel()
 	require.Error(t, err, "a write to a full disk is not acknowledged")
 	require.Equal(t, accepted, inboxTexts(n, "box"))

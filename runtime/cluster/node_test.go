@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats.go/jetstream"
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentproto/sentinel/bus"
@@ -28,11 +29,17 @@ type member struct {
 
 func startMembers(t *testing.T, envs []*bustest.Env) []*member {
 	var out []*member
+	// Every node's buckets first, so the nodes start together.
+	type buckets struct{ nodes, leases jetstream.KeyValue }
+	bks := make([]buckets, len(envs))
+	for i, e := range envs {
+		bks[i] = buckets{e.KeyValue(t, cluster.NodesBucket(e.Bus.Cfg.MemberTTL)), e.KeyValue(t, cluster.LeasesBucket(e.Bus.Cfg.LeaseTTL))}
+	}
 	for i, e := range envs {
 		cfg := cluster.DefaultConfig(e.Bus.Cfg.MemberTTL, e.Bus.Cfg.LeaseTTL)
 		cfg.Heartbeat = 200 * time.Millisecond
 		cfg.PollPartitions = 12
-		n := &cluster.Node{Name: fmt.Sprintf("n%d", i+1), Nodes: e.Bus.Nodes, Leases: e.Bus.Leases, Cfg: cfg}
+		n := &cluster.Node{Name: fmt.Sprintf("n%d", i+1), Nodes: bks[i].nodes, Leases: bks[i].leases, Cfg: cfg}
 		ctx, cancel := context.WithCancel(context.Background())
 		m := &member{env: e, node: n, cancel: cancel, done: make(chan struct{})}
 		go func() { defer close(m.done); n.Run(ctx) }()

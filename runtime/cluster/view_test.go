@@ -18,22 +18,23 @@ func TestViewReadsMembersAndLeasesAndRemovesALostNode(t *testing.T) {
 	env := bustest.Start(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	b := env.Bus
+	nodes := env.KeyValue(t, cluster.NodesBucket(env.Bus.Cfg.MemberTTL))
+	leases := env.KeyValue(t, cluster.LeasesBucket(env.Bus.Cfg.LeaseTTL))
 	now := time.Now().UTC()
 	put := func(name string, beat time.Time) {
 		raw, _ := json.Marshal(cluster.Member{Name: name, APIURL: "http://" + name, StartedAt: now.Add(-time.Hour), BeatAt: beat})
-		_, err := b.Nodes.Put(ctx, "node."+name, raw)
+		_, err := nodes.Put(ctx, "node."+name, raw)
 		require.NoError(t, err)
 	}
 	put("b", now)
 	put("a", now.Add(-time.Minute)) // a crashed node whose key has not aged out yet
 	for item, owner := range map[string]string{"poll.0": "a", "poll.1": "b", "job.expiry": "a"} {
 		raw, _ := json.Marshal(map[string]any{"owner": owner, "since": now})
-		_, err := b.Leases.Create(ctx, item, raw)
+		_, err := leases.Create(ctx, item, raw)
 		require.NoError(t, err)
 	}
 
-	ms, err := cluster.ReadMembers(ctx, b.Nodes)
+	ms, err := cluster.ReadMembers(ctx, nodes)
 	require.NoError(t, err)
 	require.Len(t, ms, 2)
 	require.Equal(t, "a", ms[0].Name)
@@ -41,25 +42,25 @@ func TestViewReadsMembersAndLeasesAndRemovesALostNode(t *testing.T) {
 	require.False(t, cluster.Live(ms[0], now, 6*time.Second), "a stale beat is not live")
 	require.True(t, cluster.Live(ms[1], now, 6*time.Second))
 
-	ls, err := cluster.ReadLeases(ctx, b.Leases)
+	ls, err := cluster.ReadLeases(ctx, leases)
 	require.NoError(t, err)
 	require.Len(t, ls, 3)
 	require.Equal(t, "b", ls["poll.1"].Owner)
 
-	n, err := cluster.ReleaseLeasesOf(ctx, b.Leases, "a")
+	n, err := cluster.ReleaseLeasesOf(ctx, leases, "a")
 	require.NoError(t, err)
 	require.Equal(t, 2, n)
-	removed, err := cluster.RemoveMember(ctx, b.Nodes, "a")
+	removed, err := cluster.RemoveMember(ctx, nodes, "a")
 	require.NoError(t, err)
 	require.True(t, removed)
-	removed, err = cluster.RemoveMember(ctx, b.Nodes, "a")
+	removed, err = cluster.RemoveMember(ctx, nodes, "a")
 	require.NoError(t, err)
 	require.False(t, removed, "a second removal finds nothing")
 
-	ms, err = cluster.ReadMembers(ctx, b.Nodes)
+	ms, err = cluster.ReadMembers(ctx, nodes)
 	require.NoError(t, err)
 	require.Len(t, ms, 1)
-	ls, err = cluster.ReadLeases(ctx, b.Leases)
+	ls, err = cluster.ReadLeases(ctx, leases)
 	require.NoError(t, err)
 	require.Equal(t, map[string]string{"poll.1": "b"}, map[string]string{"poll.1": ls["poll.1"].Owner})
 	require.Len(t, ls, 1)

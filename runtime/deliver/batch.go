@@ -64,7 +64,7 @@ type Batches struct {
 
 // OpenBatches provisions the bucket (idempotent) and returns the batches,
 // appending digests with add.
-func OpenBatches(ctx context.Context, b *bus.Bus, add inbox.AppendFunc, now func() time.Time, log *slog.Logger) (*Batches, error) {
+func OpenBatches(ctx context.Context, b bus.Provisioner, add inbox.AppendFunc, now func() time.Time, log *slog.Logger) (*Batches, error) {
 	kv, err := b.EnsureKeyValue(ctx, BatchConfig())
 	if err != nil {
 		return nil, err

@@ -14,6 +14,7 @@ import (
 	"github.com/agentproto/sentinel"
 	"github.com/agentproto/sentinel/bus"
 	"github.com/agentproto/sentinel/bus/bustest"
+	"github.com/agentproto/sentinel/runtime/inbox"
 	"github.com/agentproto/sentinel/runtime/runtimetest"
 )
 
@@ -102,7 +103,7 @@ func benchSustainedPipeline(b *testing.B, fsync bool) {
 		recs = append(recs, e.Watch(sentinel.WatchRequest{SessionID: fmt.Sprintf("bench%d", i), Subject: fmt.Sprintf("github:acme/r%d#1", i), Types: []string{"*"}, Provider: "fake"}))
 	}
 	l := newLanding(b.N)
-	sub, err := e.Bus.Bus.NC.Subscribe(bus.InboxAll, func(m *nats.Msg) { l.landed(eventIDOf(m.Data)) })
+	sub, err := e.Bus.NC.Subscribe(inbox.AllSubjects, func(m *nats.Msg) { l.landed(eventIDOf(m.Data)) })
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -127,7 +128,7 @@ func benchSustainedPipeline(b *testing.B, fsync bool) {
 func benchSustainedRaw(b *testing.B, fsync bool) {
 	env := bustest.Start(b, bustest.WithSyncAlways(fsync))
 	ctx := context.Background()
-	js := env.Bus.JS
+	js := env.JS
 	in, err := js.CreateOrUpdateStream(ctx, jetstream.StreamConfig{Name: "RAW_IN", Subjects: []string{"raw.in.>"}, Storage: jetstream.FileStorage, Duplicates: 2 * time.Minute})
 	if err != nil {
 		b.Fatal(err)
@@ -136,7 +137,7 @@ func benchSustainedRaw(b *testing.B, fsync bool) {
 		b.Fatal(err)
 	}
 	l := newLanding(b.N)
-	sub, err := env.Bus.NC.Subscribe("raw.out.>", func(m *nats.Msg) { l.landed(eventIDOf(m.Data)) })
+	sub, err := env.NC.Subscribe("raw.out.>", func(m *nats.Msg) { l.landed(eventIDOf(m.Data)) })
 	if err != nil {
 		b.Fatal(err)
 	}

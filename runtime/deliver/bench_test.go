@@ -76,7 +76,7 @@ func benchPipeline(b *testing.B, fsync bool) {
 func benchRaw(b *testing.B, fsync bool) {
 	env := bustest.Start(b, bustest.WithSyncAlways(fsync))
 	ctx := context.Background()
-	js := env.Bus.JS
+	js := env.JS
 	mk := func(name, subj string) jetstream.Stream {
 		s, err := js.CreateOrUpdateStream(ctx, jetstream.StreamConfig{Name: name, Subjects: []string{subj}, Storage: jetstream.FileStorage, Duplicates: 2 * time.Minute})
 		if err != nil {
@@ -91,7 +91,7 @@ func benchRaw(b *testing.B, fsync bool) {
 		b.Fatal(err)
 	}
 	landed := make(chan struct{}, 1)
-	sub, err := env.Bus.NC.Subscribe("raw.out.>", func(*nats.Msg) {
+	sub, err := env.NC.Subscribe("raw.out.>", func(*nats.Msg) {
 		select {
 		case landed <- struct{}{}:
 		default:

@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/agentproto/sentinel/bus/bustest"
+	"github.com/agentproto/sentinel/runtime/inbox"
+	"github.com/agentproto/sentinel/runtime/sentinels"
 )
 
 func TestOpCosts(t *testing.T) {
@@ -16,6 +18,8 @@ func TestOpCosts(t *testing.T) {
 	env := bustest.Start(t, bustest.WithSyncAlways(true))
 	ctx := context.Background()
 	b := env.Bus
+	seen := env.KeyValue(t, sentinels.SeenBucket())
+	inboxes := env.Stream(t, inbox.Stream(b.Cfg.InboxDuplicates, b.Cfg.InboxMaxAge))
 	n := 200
 	measure := func(name string, f func(i int)) {
 		start := time.Now()
@@ -24,9 +28,12 @@ func TestOpCosts(t *testing.T) {
 		}
 		t.Logf("%s: %v/op", name, time.Since(start)/time.Duration(n))
 	}
-	measure("kv put", func(i int) { b.Seen.Put(ctx, fmt.Sprintf("k%d", i), []byte("x")) })
-	measure("kv get hit", func(i int) { b.Seen.Get(ctx, fmt.Sprintf("k%d", i)) })
-	measure("kv get miss", func(i int) { b.Seen.Get(ctx, fmt.Sprintf("m%d", i)) })
+	measure("kv put", func(i int) { seen.Put(ctx, fmt.Sprintf("k%d", i), []byte("x")) })
+	measure("kv get hit", func(i int) { seen.Get(ctx, fmt.Sprintf("k%d", i)) })
+	measure("kv get miss", func(i int) { seen.Get(ctx, fmt.Sprintf("m%d", i)) })
 	measure("publish event", func(i int) { b.PublishEvent(ctx, "sen_x", fmt.Sprintf("e%d", i), []byte("{}")) })
-	measure("publish inbox", func(i int) { b.PublishInbox(ctx, "s", fmt.Sprintf("m%d", i), []byte("{}")) })
+	measure("publish inbox", func(i int) {
+		id := fmt.Sprintf("m%d", i)
+		b.PublishOnce(ctx, inboxes, inbox.Subject("s", id), id, []byte("{}"))
+	})
 }

@@ -40,14 +40,14 @@ type Pipeline struct {
 	Seen     *sentinels.Seen
 	Registry *providers.Registry
 	Router   Router
-	Park     *park.Journal
+	Park     *park.Store
 	Metrics  *metrics.Metrics
 	Log      *slog.Logger
 	Now      func() time.Time
 	// Expirer cancels the provider of an expired sentinel, best effort.
 	Expirer *sentinels.Expirer
-	// Journal records every decision (journal.go); nil records nothing.
-	Journal Journal
+	// Decisions records every decision (decisions.go); nil records nothing.
+	Decisions DecisionRecorder
 	// Pause holds the pipeline's and the workers' named pause points
 	// (points.go; tests, nil in production).
 	Pause *pause.Points

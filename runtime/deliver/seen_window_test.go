@@ -61,7 +61,7 @@ func fillRing(t *testing.T, e *runtimetest.Env, id string) {
 func TestEvictedIdIsKeptBeforeTheRecordCommits(t *testing.T) {
 	e := runtimetest.Start(t, runtimetest.Options{NoWorkers: true})
 	ctx := context.Background()
-	fs := &failingSeen{KeyValue: e.Bus.Bus.Seen}
+	fs := &failingSeen{KeyValue: e.Buckets.Seen}
 	p := *e.Pipeline
 	p.Seen = sentinels.NewSeen(fs, e.Clock.Now)
 	rec := watchPR(e, "s1", &sentinel.UntilArg{Until: sentinel.Until{Kind: sentinel.UntilCount, N: 3}}, pr)

@@ -16,7 +16,6 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/agentproto/sentinel"
-	"github.com/agentproto/sentinel/bus"
 	"github.com/agentproto/sentinel/runtime/metrics"
 	"github.com/agentproto/sentinel/runtime/park"
 )
@@ -47,11 +46,20 @@ func DefaultWorkersConfig() WorkersConfig {
 	return WorkersConfig{RetryBase: time.Second, RetryMax: time.Minute, HandleTimeout: 30 * time.Second, MaxAttempts: DefaultMaxAttempts}
 }
 
+// EventLog is the partitioned events stream the workers pull from
+// (*bus.Bus is one).
+type EventLog interface {
+	Partitions() int
+	AckWait() time.Duration
+	PartitionConsumer(ctx context.Context, p int) (jetstream.Consumer, error)
+	TrimEvents(ctx context.Context) (int, error)
+}
+
 // Workers run one fetch loop per partition.
 type Workers struct {
-	Bus      *bus.Bus
+	Bus      EventLog
 	Pipeline *Pipeline
-	Park     *park.Journal
+	Park     *park.Store
 	Metrics  *metrics.Metrics
 	Log      *slog.Logger
 	Cfg      WorkersConfig
@@ -83,7 +91,7 @@ func (w *Workers) Start(ctx context.Context) error {
 	workCtx, cancelWork := context.WithCancel(context.WithoutCancel(ctx))
 	w.stopFetch, w.cancelWork = stopFetch, cancelWork
 	w.startedOnce.Store(true)
-	for p := 0; p < w.Bus.Cfg.Partitions; p++ {
+	for p := 0; p < w.Bus.Partitions(); p++ {
 		cons, err := w.Bus.PartitionConsumer(ctx, p)
 		if err != nil {
 			w.Stop()
@@ -205,7 +213,7 @@ func (w *Workers) handle(ctx context.Context, msg jetstream.Msg) {
 	if md, err := msg.Metadata(); err == nil {
 		w.Metrics.ObserveStep(metrics.StepQueued, time.Since(md.Timestamp))
 	}
-	d := newDelivery(w.Bus.Cfg.AckWait, time.Now)
+	d := newDelivery(w.Bus.AckWait(), time.Now)
 	_ = w.Pipeline.Pause.At(ctx, PointReceived, ev.ID)
 	hctx, cancel := context.WithTimeout(withDelivery(ctx, d), w.Cfg.HandleTimeout)
 	stopProgress := w.keepInProgress(hctx, msg, d, ev.ID)
@@ -279,7 +287,7 @@ func attemptOf(msg jetstream.Msg) uint64 {
 // after the hold was lost, a pause, wins nothing back). The returned
 // function stops it and waits.
 func (w *Workers) keepInProgress(ctx context.Context, msg jetstream.Msg, d *delivery, eventID string) func() {
-	every := w.Bus.Cfg.AckWait / 4
+	every := w.Bus.AckWait() / 4
 	if every <= 0 {
 		return func() {}
 	}
@@ -331,7 +339,7 @@ func partitionLabel(p int) string { return strconv.Itoa(p) }
 
 // ReportPending records each partition consumer's pending count.
 func (w *Workers) ReportPending(ctx context.Context) {
-	for p := 0; p < w.Bus.Cfg.Partitions; p++ {
+	for p := 0; p < w.Bus.Partitions(); p++ {
 		c, err := w.Bus.PartitionConsumer(ctx, p)
 		if err != nil {
 			continue

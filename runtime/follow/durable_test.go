@@ -16,20 +16,20 @@ import (
 	"github.com/agentproto/sentinel/bus/bustest"
 	"github.com/agentproto/sentinel/runtime/follow"
 	"github.com/agentproto/sentinel/runtime/inbox"
-	"github.com/agentproto/sentinel/runtime/park"
 	"github.com/agentproto/sentinel/runtime/sessions"
 )
 
 // engineOn is one node's follow engine over b, on clock.
-func engineOn(b *bus.Bus, clock follow.Clock) *follow.Engine {
+func engineOn(t testing.TB, b *bus.Bus, clock follow.Clock, opts ...follow.Option) *follow.Engine {
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	reg := sessions.NewRegistry(b, clock.Now, log)
+	reg := registryOn(t, b, clock.Now, log)
 	runner := &sessions.HookRunner{}
 	n := &sessions.Notifier{Registry: reg, Runner: runner, Log: log}
-	inboxes := sessions.NewInboxes(b, inbox.New(b), reg, n)
+	inboxes := inboxesOn(t, b, inboxOf(t, b), reg, n)
 	res := &sessions.Resolver{Registry: reg, Runner: runner, Log: log}
-	eng := follow.NewEngine(follow.NewStore(b.Follows), reg, res, inboxes.Append, park.New(b, clock.Now), clock, log)
-	eng.AckWait = time.Second
+	eng, err := follow.NewEngine(follow.Deps{Store: follow.NewStore(followsOf(t, b)), Registry: reg, Resolver: res, Append: inboxes.Append, Park: parkOf(t, b, clock.Now)},
+		append([]follow.Option{follow.WithClock(clock), follow.WithLogger(log), follow.WithAckWait(time.Second)}, opts...)...)
+	require.NoError(t, err)
 	return eng
 }
 
@@ -40,7 +40,7 @@ func engineOn(b *bus.Bus, clock follow.Clock) *follow.Engine {
 func TestAPendingBatchOfALostNodeIsDeliveredByTheNext(t *testing.T) {
 	be := bustest.Start(t)
 	ctx := context.Background()
-	reg := sessions.NewRegistry(be.Bus, time.Now, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	reg := registryOn(t, be.Bus, time.Now, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	for _, id := range []string{"chief", "w"} {
 		_, _, err := reg.Register(ctx, sessions.RegisterInput{ID: id})
 		require.NoError(t, err)
@@ -52,21 +52,21 @@ func TestAPendingBatchOfALostNodeIsDeliveredByTheNext(t *testing.T) {
 	busA, err := bus.Open(ctx, ncA, be.Bus.Cfg)
 	require.NoError(t, err)
 	clockA := newFakeClock()
-	a := engineOn(busA, clockA)
+	a := engineOn(t, busA, clockA)
 	_, _, err = a.Upsert(ctx, sentinel.FollowRequest{Follower: "chief", Selector: sentinel.FollowSelector{All: true}, BatchMs: ms(60000)}, "")
 	require.NoError(t, err)
-	require.NoError(t, a.Start(ctx, busA))
+	require.NoError(t, a.Start(ctx, lifecycleOf(t, busA)))
 
 	raw, err := json.Marshal(sessions.LifecycleEvent{Kind: "turn-end", SessionID: "w", Detail: "kept across a node loss"})
 	require.NoError(t, err)
-	_, err = be.Bus.Publish(ctx, bus.LifecycleSubject("w"), raw, "")
+	_, err = be.Bus.Publish(ctx, sessions.LifecycleSubject("w"), raw, "")
 	require.NoError(t, err)
 	bustest.Eventually(t, 10*time.Second, func() bool { return len(a.Pending()) == 1 }, "node A batches the event")
 	// Held past three ack waits, unacknowledged: A's in-progress marks
 	// keep JetStream from redelivering it meanwhile.
-	cons, err := be.Bus.Lifecycle.Consumer(ctx, follow.ConsumerName)
+	cons, err := lifecycleOf(t, be.Bus).Consumer(ctx, follow.ConsumerName)
 	require.NoError(t, err)
-	for held := time.Now(); time.Since(held) < 3*a.AckWait; {
+	for held := time.Now(); time.Since(held) < 3*a.AckWait(); {
 		info, err := cons.Info(ctx)
 		require.NoError(t, err)
 		require.Equal(t, 1, info.NumAckPending, "the event is not acknowledged while its batch waits")
@@ -77,12 +77,12 @@ func TestAPendingBatchOfALostNodeIsDeliveredByTheNext(t *testing.T) {
 	ncA.Close() // node A is lost with its batch
 
 	clockB := newFakeClock()
-	b := engineOn(be.Bus, clockB)
-	require.NoError(t, b.Start(ctx, be.Bus))
+	b := engineOn(t, be.Bus, clockB)
+	require.NoError(t, b.Start(ctx, lifecycleOf(t, be.Bus)))
 	t.Cleanup(b.Stop)
 	bustest.Eventually(t, 15*time.Second, func() bool { return len(b.Pending()) == 1 }, "node B gets the event again")
 	clockB.Advance(time.Minute)
-	msgs, _, err := inbox.New(be.Bus).Read(ctx, inbox.Query{SessionID: "chief", Limit: 10})
+	msgs, _, err := inboxOf(t, be.Bus).Read(ctx, inbox.Query{SessionID: "chief", Limit: 10})
 	require.NoError(t, err)
 	require.Len(t, msgs, 1)
 	require.True(t, strings.Contains(msgs[0].Text, "kept across a node loss"), msgs[0].Text)

@@ -17,7 +17,6 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/agentproto/sentinel"
-	"github.com/agentproto/sentinel/bus"
 	"github.com/agentproto/sentinel/runtime/inbox"
 	"github.com/agentproto/sentinel/runtime/park"
 	"github.com/agentproto/sentinel/runtime/pause"
@@ -35,35 +34,35 @@ const PointEvaluate pause.Point = "follow.evaluate"
 // Engine evaluates lifecycle events against follows at event time,
 // batches entries per follower and delivers one digest per batch.
 type Engine struct {
-	Store    *Store
-	Registry *sessions.Registry
-	Resolver *sessions.Resolver
-	Append   sessions.AppendFunc
-	Park     *park.Journal
-	Log      *slog.Logger
-	// Metrics, when set, counts digests delivered and parked.
-	Metrics *metrics.Metrics
+	store    *Store
+	registry *sessions.Registry
+	resolver *sessions.Resolver
+	appendFn sessions.AppendFunc
+	parked   *park.Store
+	log      *slog.Logger
+	// metrics, when set, counts digests delivered and parked.
+	metrics *metrics.Metrics
 
 	batcher *Batcher
 	clock   Clock
 
-	// Owns, when set (a cluster), says whether this node evaluates follows
+	// owns, when set (a cluster), says whether this node evaluates follows
 	// now: one node of a cluster consumes the lifecycle stream at a time,
 	// so one follower's entries batch on one node into one digest.
-	Owns func() bool
-	// AckWait is the lifecycle consumer's ack wait (default 30s): a message
+	owns func() bool
+	// ackWait is the lifecycle consumer's ack wait (default 30s): a message
 	// of a lost node is redelivered this long after its last in-progress
-	// mark, which the node sends every AckWait/3 while its batch waits.
-	AckWait time.Duration
-	// RetryBase and RetryMax bound the backoff of a lifecycle event whose
-	// evaluation or digest failed (defaults 1s and 1m): RetryBase doubling
+	// mark, which the node sends every ackWait/3 while its batch waits.
+	ackWait time.Duration
+	// retryBase and retryMax bound the backoff of a lifecycle event whose
+	// evaluation or digest failed (defaults 1s and 1m): retryBase doubling
 	// per delivery, capped. It is retried until it succeeds: the consumer
 	// has no MaxDeliver, so an election longer than a few retries (they
 	// take 4-9 s) loses nothing (issue 21, item 4).
-	RetryBase, RetryMax time.Duration
-	// Pause holds the engine's named pause points (tests; nil in
+	retryBase, retryMax time.Duration
+	// pause holds the engine's named pause points (tests; nil in
 	// production): PointEvaluate.
-	Pause *pause.Points
+	pause *pause.Points
 
 	held     *held
 	stopHeld context.CancelFunc
@@ -77,18 +76,96 @@ type Engine struct {
 	stopped atomic.Bool
 }
 
-// NewEngine returns an engine on the clock (RealClock when nil).
-func NewEngine(store *Store, reg *sessions.Registry, res *sessions.Resolver, appendFn sessions.AppendFunc, pk *park.Journal, clock Clock, log *slog.Logger) *Engine {
-	if clock == nil {
-		clock = RealClock{}
-	}
-	if log == nil {
-		log = slog.New(slog.DiscardHandler)
-	}
-	e := &Engine{Store: store, Registry: reg, Resolver: res, Append: appendFn, Park: pk, Log: log, clock: clock, held: newHeld()}
-	e.batcher = NewBatcher(clock, e.flushAsync)
-	return e
+// Deps are what an engine works with; every one is required.
+type Deps struct {
+	// Store keeps the follows.
+	Store *Store
+	// Registry knows the sessions (followers must be registered).
+	Registry *sessions.Registry
+	// Resolver finds where a follower's digest goes (dead targets).
+	Resolver *sessions.Resolver
+	// Append stores a digest in the follower's inbox.
+	Append sessions.AppendFunc
+	// Park keeps the digests that cannot be delivered.
+	Park *park.Store
 }
+
+// Option sets one of an engine's optional settings.
+type Option func(*Engine)
+
+// WithClock runs the engine's batches on c (RealClock by default).
+func WithClock(c Clock) Option { return func(e *Engine) { e.clock = c } }
+
+// WithLogger logs through l (discarded by default).
+func WithLogger(l *slog.Logger) Option { return func(e *Engine) { e.log = l } }
+
+// WithMetrics counts the digests delivered and parked on m.
+func WithMetrics(m *metrics.Metrics) Option { return func(e *Engine) { e.metrics = m } }
+
+// WithOwnership has the engine consume the lifecycle stream only while
+// owns says this node holds the follow job (a cluster); without it the
+// engine consumes from Start on.
+func WithOwnership(owns func() bool) Option { return func(e *Engine) { e.owns = owns } }
+
+// WithAckWait sets the lifecycle consumer's ack wait (default 30s).
+func WithAckWait(d time.Duration) Option { return func(e *Engine) { e.ackWait = d } }
+
+// WithRetry bounds the backoff of a lifecycle event whose evaluation or
+// digest failed (defaults 1s doubling to 1m).
+func WithRetry(base, most time.Duration) Option {
+	return func(e *Engine) { e.retryBase, e.retryMax = base, most }
+}
+
+// WithPause installs the engine's named pause points (tests):
+// PointEvaluate.
+func WithPause(p *pause.Points) Option { return func(e *Engine) { e.pause = p } }
+
+// ErrMissingDep is NewEngine's refusal of Deps with a dependency unset.
+var ErrMissingDep = errors.New("follows: engine dependency missing")
+
+// NewEngine returns an engine over d with opts applied; ErrMissingDep
+// (wrapped, naming it) when a dependency is unset.
+func NewEngine(d Deps, opts ...Option) (*Engine, error) {
+	switch {
+	case d.Store == nil:
+		return nil, fmt.Errorf("%w: Store", ErrMissingDep)
+	case d.Registry == nil:
+		return nil, fmt.Errorf("%w: Registry", ErrMissingDep)
+	case d.Resolver == nil:
+		return nil, fmt.Errorf("%w: Resolver", ErrMissingDep)
+	case d.Append == nil:
+		return nil, fmt.Errorf("%w: Append", ErrMissingDep)
+	case d.Park == nil:
+		return nil, fmt.Errorf("%w: Park", ErrMissingDep)
+	}
+	e := &Engine{store: d.Store, registry: d.Registry, resolver: d.Resolver, appendFn: d.Append, parked: d.Park, held: newHeld()}
+	for _, o := range opts {
+		o(e)
+	}
+	if e.clock == nil {
+		e.clock = RealClock{}
+	}
+	if e.log == nil {
+		e.log = slog.New(slog.DiscardHandler)
+	}
+	if e.ackWait <= 0 {
+		e.ackWait = 30 * time.Second
+	}
+	if e.retryBase <= 0 {
+		e.retryBase = time.Second
+	}
+	if e.retryMax < e.retryBase {
+		e.retryMax = max(time.Minute, e.retryBase)
+	}
+	e.batcher = NewBatcher(e.clock, e.flushAsync)
+	return e, nil
+}
+
+// Store is the engine's follow store.
+func (e *Engine) Store() *Store { return e.store }
+
+// AckWait is the lifecycle consumer's ack wait.
+func (e *Engine) AckWait() time.Duration { return e.ackWait }
 
 // Upsert validates and stores a follow (created = false for an update by
 // key). The follower must be known to the registry (session_not_found).
@@ -97,14 +174,14 @@ func (e *Engine) Upsert(ctx context.Context, req sentinel.FollowRequest, caller 
 	if err != nil {
 		return sentinel.Follow{}, false, err
 	}
-	s, err := e.Registry.Lookup(ctx, f.Follower)
+	s, err := e.registry.Lookup(ctx, f.Follower)
 	if err != nil {
 		return sentinel.Follow{}, false, err
 	}
 	if s == nil || s.Forgotten {
 		return sentinel.Follow{}, false, sentinel.Errorf(sentinel.CodeSessionNotFound, "follower session %q is not known to the registry", f.Follower)
 	}
-	return e.Store.Upsert(ctx, f, sentinel.FormatTime(e.clock.Now()))
+	return e.store.Upsert(ctx, f, sentinel.FormatTime(e.clock.Now()))
 }
 
 // Handle evaluates one lifecycle event: for each follower, the first
@@ -121,7 +198,7 @@ func (e *Engine) Handle(ctx context.Context, ev sessions.LifecycleEvent) error {
 // message is redelivered to the node that takes the follow job over.
 func (e *Engine) HandleThen(ctx context.Context, ev sessions.LifecycleEvent, done func(ok bool)) error {
 	join := newCountdown(done)
-	follows, err := e.Store.List(ctx, "")
+	follows, err := e.store.List(ctx, "")
 	if err != nil {
 		return err
 	}
@@ -135,7 +212,7 @@ func (e *Engine) HandleThen(ctx context.Context, ev sessions.LifecycleEvent, don
 		if s, ok := cache[id]; ok {
 			return s
 		}
-		s, err := e.Registry.Lookup(ctx, id)
+		s, err := e.registry.Lookup(ctx, id)
 		if err != nil {
 			lookupErr = err
 		}
@@ -184,7 +261,7 @@ func (e *Engine) flushAsync(follower string, entries []Entry) error {
 	defer cancel()
 	err := e.deliver(ctx, follower, entries)
 	if err != nil {
-		e.Log.Error("follow digest not delivered", "follower", follower, "err", err)
+		e.log.Error("follow digest not delivered", "follower", follower, "err", err)
 	}
 	return err
 }
@@ -196,10 +273,10 @@ func (e *Engine) deliver(ctx context.Context, follower string, entries []Entry) 
 	text := Digest(entries)
 	followID := entries[0].FollowID
 	target := follower
-	if f, _, err := e.Store.Get(ctx, followID); err == nil && f.Follower != follower {
+	if f, _, err := e.store.Get(ctx, followID); err == nil && f.Follower != follower {
 		target = f.Follower
 	}
-	res, err := e.Resolver.Resolve(ctx, target, false)
+	res, err := e.resolver.Resolve(ctx, target, false)
 	switch {
 	case errors.Is(err, sessions.ErrHomeUnreachable):
 		return e.park(ctx, followID, target, text, "follower "+target+" needs resuming, and its resume hook runs on its home node, which is down: "+err.Error())
@@ -210,11 +287,11 @@ func (e *Engine) deliver(ctx context.Context, follower string, entries []Entry) 
 		return e.park(ctx, followID, target, text, "follower "+target+" cannot receive: "+res.Reason)
 	}
 	if res.To != target {
-		n, err := e.Store.SetFollower(ctx, target, res.To)
+		n, err := e.store.SetFollower(ctx, target, res.To)
 		if err != nil {
-			e.Log.Warn("re-pointing follows failed", "from", target, "to", res.To, "err", err)
+			e.log.Warn("re-pointing follows failed", "from", target, "to", res.To, "err", err)
 		}
-		e.Log.Info("follows re-pointed to the resumed follower", "from", target, "to", res.To, "follows", n)
+		e.log.Info("follows re-pointed to the resumed follower", "from", target, "to", res.To, "follows", n)
 	}
 	now := e.clock.Now()
 	msg := sentinel.Message{
@@ -224,41 +301,33 @@ func (e *Engine) deliver(ctx context.Context, follower string, entries []Entry) 
 		Source: "session-follow", Origin: "follow:" + res.To,
 	}
 	msg.CorrelationID = msg.ID
-	if _, _, err := e.Append(ctx, msg); err != nil {
+	if _, _, err := e.appendFn(ctx, msg); err != nil {
 		return e.park(ctx, followID, res.To, text, "sending the digest failed: "+err.Error())
 	}
-	e.Metrics.Inc(func(m *metrics.Metrics) prometheus.Counter { return m.FollowDigests })
+	e.metrics.Inc(func(m *metrics.Metrics) prometheus.Counter { return m.FollowDigests })
 	return nil
 }
 
 func (e *Engine) park(ctx context.Context, followID, follower, text, reason string) error {
-	e.Log.Info("follow digest parked", "follower", follower, "reason", reason)
-	if err := e.Park.Park(ctx, followID, sentinel.Parked{FollowID: followID, Follower: follower, Text: text, Reason: reason}, ""); err != nil {
+	e.log.Info("follow digest parked", "follower", follower, "reason", reason)
+	if err := e.parked.Park(ctx, followID, sentinel.Parked{FollowID: followID, Follower: follower, Text: text, Reason: reason}, ""); err != nil {
 		return fmt.Errorf("park digest for %s: %w", follower, err)
 	}
-	e.Metrics.IncVec(func(m *metrics.Metrics) *prometheus.CounterVec { return m.Parked }, "follow_digest")
+	e.metrics.IncVec(func(m *metrics.Metrics) *prometheus.CounterVec { return m.Parked }, "follow_digest")
 	return nil
 }
 
-// Start consumes the lifecycle stream with a durable consumer from now on:
+// Start consumes lifecycle (the lifecycle stream, runtime/sessions) with a
+// durable consumer from now on:
 // at once on a single node; in a cluster (Owns set) only while this node
 // owns the follow job, checked every second.
-func (e *Engine) Start(ctx context.Context, b *bus.Bus) error {
-	if e.AckWait <= 0 {
-		e.AckWait = 30 * time.Second
-	}
-	if e.RetryBase <= 0 {
-		e.RetryBase = time.Second
-	}
-	if e.RetryMax < e.RetryBase {
-		e.RetryMax = max(time.Minute, e.RetryBase)
-	}
-	cons, err := b.Lifecycle.CreateOrUpdateConsumer(ctx, jetstream.ConsumerConfig{
+func (e *Engine) Start(ctx context.Context, lifecycle jetstream.Stream) error {
+	cons, err := lifecycle.CreateOrUpdateConsumer(ctx, jetstream.ConsumerConfig{
 		Durable:       ConsumerName,
 		Description:   "session follows",
 		AckPolicy:     jetstream.AckExplicitPolicy,
 		DeliverPolicy: jetstream.DeliverNewPolicy,
-		AckWait:       e.AckWait,
+		AckWait:       e.ackWait,
 		MaxDeliver:    -1,
 	})
 	if err != nil {
@@ -267,8 +336,8 @@ func (e *Engine) Start(ctx context.Context, b *bus.Bus) error {
 	e.cons = cons
 	hctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	e.stopHeld, e.heldDone = cancel, make(chan struct{})
-	go func() { defer close(e.heldDone); e.held.run(hctx, e.AckWait/3) }()
-	if e.Owns == nil {
+	go func() { defer close(e.heldDone); e.held.run(hctx, e.ackWait/3) }()
+	if e.owns == nil {
 		return e.consume()
 	}
 	sctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
@@ -284,14 +353,14 @@ func (e *Engine) supervise(ctx context.Context) {
 	t := time.NewTicker(time.Second)
 	defer t.Stop()
 	for {
-		owns := e.Owns()
+		owns := e.owns()
 		e.mu.Lock()
 		running := e.cc != nil
 		e.mu.Unlock()
 		switch {
 		case owns && !running:
 			if err := e.consume(); err != nil {
-				e.Log.Warn("follows: start consuming", "err", err)
+				e.log.Warn("follows: start consuming", "err", err)
 			}
 		case !owns && running:
 			e.stopConsuming()
@@ -313,8 +382,8 @@ func (e *Engine) consume() error {
 		}
 		hctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
-		if err := e.Pause.At(hctx, PointEvaluate, ev.SessionID); err != nil {
-			e.Log.Warn("follow evaluation failed", "session", ev.SessionID, "kind", ev.Kind, "err", err)
+		if err := e.pause.At(hctx, PointEvaluate, ev.SessionID); err != nil {
+			e.log.Warn("follow evaluation failed", "session", ev.SessionID, "kind", ev.Kind, "err", err)
 			_ = m.NakWithDelay(e.backoff(m))
 			return
 		}
@@ -332,7 +401,7 @@ func (e *Engine) consume() error {
 		if err != nil {
 			e.held.drop(m)
 			if !errors.Is(err, context.Canceled) {
-				e.Log.Warn("follow evaluation failed", "session", ev.SessionID, "kind", ev.Kind, "err", err)
+				e.log.Warn("follow evaluation failed", "session", ev.SessionID, "kind", ev.Kind, "err", err)
 			}
 			_ = m.NakWithDelay(e.backoff(m))
 		}
@@ -353,11 +422,11 @@ func (e *Engine) backoff(m jetstream.Msg) time.Duration {
 	if md, err := m.Metadata(); err == nil && md.NumDelivered > 0 {
 		n = md.NumDelivered
 	}
-	d := e.RetryBase
-	for i := uint64(1); i < n && d < e.RetryMax; i++ {
+	d := e.retryBase
+	for i := uint64(1); i < n && d < e.retryMax; i++ {
 		d *= 2
 	}
-	return min(d, e.RetryMax)
+	return min(d, e.retryMax)
 }
 
 func (e *Engine) stopConsuming() {

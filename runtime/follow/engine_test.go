@@ -23,24 +23,26 @@ type fenv struct {
 	bus    *bustest.Env
 	reg    *sessions.Registry
 	inbox  *inbox.Inbox
-	park   *park.Journal
+	park   *park.Store
 	clock  *fakeClock
 	engine *follow.Engine
 }
 
-func newFenv(t *testing.T) *fenv {
+func newFenv(t *testing.T, opts ...follow.Option) *fenv {
 	t.Helper()
 	be := bustest.Start(t)
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	clock := newFakeClock()
-	reg := sessions.NewRegistry(be.Bus, clock.Now, log)
-	ib := inbox.New(be.Bus)
-	pk := park.New(be.Bus, clock.Now)
+	reg := registryOn(t, be.Bus, clock.Now, log)
+	ib := inboxOf(t, be.Bus)
+	pk := parkOf(t, be.Bus, clock.Now)
 	runner := &sessions.HookRunner{}
 	n := &sessions.Notifier{Registry: reg, Runner: runner, Log: log}
-	inboxes := sessions.NewInboxes(be.Bus, ib, reg, n)
+	inboxes := inboxesOn(t, be.Bus, ib, reg, n)
 	res := &sessions.Resolver{Registry: reg, Runner: runner, Log: log}
-	eng := follow.NewEngine(follow.NewStore(be.Bus.Follows), reg, res, inboxes.Append, pk, clock, log)
+	eng, err := follow.NewEngine(follow.Deps{Store: follow.NewStore(followsOf(t, be.Bus)), Registry: reg, Resolver: res, Append: inboxes.Append, Park: pk},
+		append([]follow.Option{follow.WithClock(clock), follow.WithLogger(log)}, opts...)...)
+	require.NoError(t, err)
 	t.Cleanup(eng.Stop)
 	return &fenv{bus: be, reg: reg, inbox: ib, park: pk, clock: clock, engine: eng}
 }
@@ -154,7 +156,7 @@ func TestDeadFollowerResumedAndRepointed(t *testing.T) {
 	require.Empty(t, e.inboxOf(t, "chief"))
 	require.Len(t, e.inboxOf(t, "chief-2"), 1)
 	for _, id := range []string{f1.ID, f2.ID} {
-		f, _, err := e.engine.Store.Get(context.Background(), id)
+		f, _, err := e.engine.Store().Get(context.Background(), id)
 		require.NoError(t, err)
 		require.Equal(t, "chief-2", f.Follower, "every follow of the old follower is re-pointed")
 	}
@@ -194,7 +196,7 @@ func TestDeadFollowerParkedNeverDropped(t *testing.T) {
 			require.Equal(t, "chief", parked[0].Follower)
 			require.Contains(t, parked[0].Reason, tc.reason)
 			require.Contains(t, parked[0].Text, "w (w) turn-end \u2014 done")
-			_, _, err = e.engine.Store.Get(context.Background(), f.ID)
+			_, _, err = e.engine.Store().Get(context.Background(), f.ID)
 			require.NoError(t, err, "the follow is kept")
 		})
 	}
@@ -263,10 +265,10 @@ func TestUpsertValidation(t *testing.T) {
 	require.False(t, *g.Selector.RootOnly)
 	require.Equal(t, follow.Events(), g.Events)
 
-	id, err := e.engine.Store.Remove(ctx, "k")
+	id, err := e.engine.Store().Remove(ctx, "k")
 	require.NoError(t, err)
 	require.Equal(t, f.ID, id)
-	_, err = e.engine.Store.Remove(ctx, f.ID)
+	_, err = e.engine.Store().Remove(ctx, f.ID)
 	require.ErrorIs(t, err, &sentinel.Error{Code: sentinel.CodeFollowNotFound})
 }
 
@@ -274,7 +276,7 @@ func TestEngineConsumesTheLifecycleStream(t *testing.T) {
 	e := newFenv(t)
 	e.register(t, "chief", sessions.RegisterInput{})
 	e.follow(t, sentinel.FollowRequest{Follower: "chief", Selector: sentinel.FollowSelector{All: true}, BatchMs: ms(0)})
-	require.NoError(t, e.engine.Start(context.Background(), e.bus.Bus))
+	require.NoError(t, e.engine.Start(context.Background(), lifecycleOf(t, e.bus.Bus)))
 	require.NoError(t, e.reg.RecordPR(context.Background(), "w9", "https://github.com/o/r/pull/4", sessions.PRMerged, "Merge me"))
 	bustest.Eventually(t, 10*time.Second, func() bool {
 		e.clock.Advance(0)
@@ -289,17 +291,16 @@ func ptr[T any](v T) *T { return &v }
 // a node that does not own it leaves events to the owner, and picks them
 // up (nothing lost) once it gains the job.
 func TestEngineConsumesOnlyWhileItOwnsTheJob(t *testing.T) {
-	e := newFenv(t)
 	var owns atomic.Bool
-	e.engine.Owns = owns.Load
+	e := newFenv(t, follow.WithOwnership(owns.Load))
 	e.register(t, "chief", sessions.RegisterInput{})
 	e.follow(t, sentinel.FollowRequest{Follower: "chief", Selector: sentinel.FollowSelector{All: true}, BatchMs: ms(0)})
-	require.NoError(t, e.engine.Start(context.Background(), e.bus.Bus))
+	require.NoError(t, e.engine.Start(context.Background(), lifecycleOf(t, e.bus.Bus)))
 	require.NoError(t, e.reg.RecordPR(context.Background(), "w9", "https://github.com/o/r/pull/4", sessions.PRMerged, "Merge me"))
-	info, err := e.bus.Bus.Lifecycle.Info(context.Background())
+	info, err := lifecycleOf(t, e.bus.Bus).Info(context.Background())
 	require.NoError(t, err)
 	require.NotZero(t, info.State.Msgs)
-	cons, err := e.bus.Bus.Lifecycle.Consumer(context.Background(), follow.ConsumerName)
+	cons, err := lifecycleOf(t, e.bus.Bus).Consumer(context.Background(), follow.ConsumerName)
 	require.NoError(t, err)
 	ci, err := cons.Info(context.Background())
 	require.NoError(t, err)

@@ -11,7 +11,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentproto/sentinel"
-	"github.com/agentproto/sentinel/bus"
 	"github.com/agentproto/sentinel/bus/bustest"
 	"github.com/agentproto/sentinel/runtime/follow"
 	"github.com/agentproto/sentinel/runtime/inbox"
@@ -27,33 +26,32 @@ import (
 func TestALifecycleEventOutlivesALongElection(t *testing.T) {
 	be := bustest.Start(t)
 	ctx := context.Background()
-	reg := sessions.NewRegistry(be.Bus, time.Now, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	reg := registryOn(t, be.Bus, time.Now, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	for _, id := range []string{"chief", "w"} {
 		_, _, err := reg.Register(ctx, sessions.RegisterInput{ID: id})
 		require.NoError(t, err)
 	}
-	eng := engineOn(be.Bus, follow.RealClock{})
-	eng.RetryBase, eng.RetryMax = 10*time.Millisecond, 50*time.Millisecond
-	eng.Pause = pause.New()
-	failed := eng.Pause.Fail(follow.PointEvaluate, "w", 8, nil)
+	points := pause.New()
+	eng := engineOn(t, be.Bus, follow.RealClock{}, follow.WithRetry(10*time.Millisecond, 50*time.Millisecond), follow.WithPause(points))
+	failed := points.Fail(follow.PointEvaluate, "w", 8, nil)
 	_, _, err := eng.Upsert(ctx, sentinel.FollowRequest{Follower: "chief", Selector: sentinel.FollowSelector{All: true}, BatchMs: ms(0)}, "")
 	require.NoError(t, err)
-	require.NoError(t, eng.Start(ctx, be.Bus))
+	require.NoError(t, eng.Start(ctx, lifecycleOf(t, be.Bus)))
 	t.Cleanup(eng.Stop)
 
 	raw, err := json.Marshal(sessions.LifecycleEvent{ID: "lc_w_1", Kind: "turn-end", SessionID: "w", Detail: "survived the election"})
 	require.NoError(t, err)
-	_, err = be.Bus.Publish(ctx, bus.LifecycleSubject("w"), raw, "lc_w_1")
+	_, err = be.Bus.Publish(ctx, sessions.LifecycleSubject("w"), raw, "lc_w_1")
 	require.NoError(t, err)
 
 	var msgs []sentinel.Message
 	bustest.Eventually(t, 20*time.Second, func() bool {
-		msgs, _, err = inbox.New(be.Bus).Read(ctx, inbox.Query{SessionID: "chief", Limit: 10})
+		msgs, _, err = inboxOf(t, be.Bus).Read(ctx, inbox.Query{SessionID: "chief", Limit: 10})
 		return err == nil && len(msgs) == 1
 	}, "the digest arrives after the failures (%d so far)", failed.Count())
 	require.Contains(t, msgs[0].Text, "survived the election")
 	require.Equal(t, 9, failed.Count(), "eight failures, then the evaluation")
-	cons, err := be.Bus.Lifecycle.Consumer(ctx, follow.ConsumerName)
+	cons, err := lifecycleOf(t, be.Bus).Consumer(ctx, follow.ConsumerName)
 	require.NoError(t, err)
 	bustest.Eventually(t, 10*time.Second, func() bool {
 		info, err := cons.Info(ctx)

@@ -14,7 +14,6 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/agentproto/sentinel"
-	"github.com/agentproto/sentinel/bus"
 	"github.com/agentproto/sentinel/runtime/pause"
 )
 
@@ -29,7 +28,7 @@ var ErrNotFound = sentinel.Errorf(sentinel.CodeFollowNotFound, "follow not found
 // kept key upserts unique on one node only).
 type Store struct {
 	kv  jetstream.KeyValue
-	bus *bus.Bus
+	bus KeyLister
 	mu  sync.Mutex
 	// Pause holds the named pause points (tests; nil in production):
 	// PointUpsert.
@@ -53,11 +52,16 @@ func keyIndex(key string) string {
 // NewStore returns the store on a bucket.
 func NewStore(kv jetstream.KeyValue) *Store { return &Store{kv: kv} }
 
+// KeyLister lists a bucket's keys (*bus.Bus is one: bus.ListKeys).
+type KeyLister interface {
+	ListKeys(ctx context.Context, kv jetstream.KeyValue) ([]string, error)
+}
+
 // SetBus lists the bucket's keys through b (bus.Bus.ListKeys: a direct
 // read of the replica this node holds when the cluster cannot create a
 // consumer, so a node cut off from quorum still lists its follows). It
 // must be set before the store is used.
-func (s *Store) SetBus(b *bus.Bus) { s.bus = b }
+func (s *Store) SetBus(b KeyLister) { s.bus = b }
 
 // listKeys lists the bucket's keys, through the bus when one is set.
 func (s *Store) listKeys(ctx context.Context) ([]string, error) {

@@ -20,7 +20,7 @@ import (
 func TestTwoNodesUpsertingOneKeyWriteOneFollow(t *testing.T) {
 	be := bustest.Start(t)
 	other := bustest.Join(t, be)
-	a, b := follow.NewStore(be.Bus.Follows), follow.NewStore(other.Bus.Follows)
+	a, b := follow.NewStore(followsOf(t, be.Bus)), follow.NewStore(followsOf(t, other.Bus))
 	a.Pause = pause.New()
 	held := a.Pause.Hold(follow.PointUpsert, "k1")
 	ctx := context.Background()

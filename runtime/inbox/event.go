@@ -110,7 +110,7 @@ func (i *Inbox) AppendEvent(ctx context.Context, add AppendFunc, msg sentinel.Me
 
 // Lookup returns the message msgID of a session's inbox, if it is there.
 func (i *Inbox) Lookup(ctx context.Context, sessionID, msgID string) (sentinel.Message, bool, error) {
-	raw, err := i.b.Inbox.GetLastMsgForSubject(ctx, bus.InboxSubject(sessionID, msgID))
+	raw, err := i.s.GetLastMsgForSubject(ctx, Subject(sessionID, msgID))
 	if errors.Is(err, jetstream.ErrMsgNotFound) {
 		return sentinel.Message{}, false, nil
 	}

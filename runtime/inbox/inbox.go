@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/prometheus/client_golang/prometheus"
 
@@ -18,13 +17,11 @@ import (
 
 // Inbox reads and writes session inboxes on the bus.
 type Inbox struct {
-	b *bus.Bus
-	// Metrics, when set, counts stored messages and refused copies.
-	Metrics *metrics.Metrics
+	b Bus
+	s jetstream.Stream
+	// metrics, when set, counts stored messages (WithMetrics).
+	metrics *metrics.Metrics
 }
-
-// New returns the inbox store.
-func New(b *bus.Bus) *Inbox { return &Inbox{b: b} }
 
 // Append stores msg in its recipient's inbox. The message id makes it
 // idempotent forever: a second Append of the same id returns the stored
@@ -38,12 +35,12 @@ func (i *Inbox) Append(ctx context.Context, msg sentinel.Message) (sentinel.Mess
 	if err != nil {
 		return sentinel.Message{}, false, fmt.Errorf("encode message: %w", err)
 	}
-	seq, dup, err := i.b.PublishInbox(ctx, msg.To, msg.ID, raw)
+	seq, dup, err := i.b.PublishOnce(ctx, i.s, Subject(msg.To, msg.ID), msg.ID, raw)
 	if err != nil {
-		return sentinel.Message{}, false, err
+		return sentinel.Message{}, false, fmt.Errorf("bus: publish inbox message %s: %w", msg.ID, bus.StorageCoded(err))
 	}
 	if !dup {
-		i.Metrics.Inc(func(m *metrics.Metrics) prometheus.Counter { return m.InboxMessages })
+		i.metrics.Inc(func(m *metrics.Metrics) prometheus.Counter { return m.InboxMessages })
 	} else if first, ok, lerr := i.Lookup(ctx, msg.To, msg.ID); lerr == nil && ok {
 		return first, true, nil
 	}
@@ -71,10 +68,10 @@ func (i *Inbox) Read(ctx context.Context, q Query) ([]sentinel.Message, uint64, 
 		q.Limit = 500
 	}
 	next := q.After
-	filter := bus.InboxFilter(q.SessionID)
+	filter := Filter(q.SessionID)
 	var out []sentinel.Message
 	for len(out) < q.Limit {
-		raw, err := i.b.Inbox.GetMsg(ctx, next+1, jetstream.WithGetMsgSubject(filter))
+		raw, err := i.s.GetMsg(ctx, next+1, jetstream.WithGetMsgSubject(filter))
 		if errors.Is(err, jetstream.ErrMsgNotFound) {
 			break
 		}
@@ -105,7 +102,7 @@ func (i *Inbox) Read(ctx context.Context, q Query) ([]sentinel.Message, uint64, 
 // 25 ms doubling to 1 s catch it.
 func (i *Inbox) Wait(ctx context.Context, q Query, timeout time.Duration) ([]sentinel.Message, uint64, error) {
 	wake := make(chan struct{}, 1)
-	sub, err := i.b.NC.Subscribe(bus.InboxFilter(q.SessionID), func(*nats.Msg) {
+	stop, err := i.b.OnPublish(Filter(q.SessionID), func() {
 		select {
 		case wake <- struct{}{}:
 		default:
@@ -114,10 +111,7 @@ func (i *Inbox) Wait(ctx context.Context, q Query, timeout time.Duration) ([]sen
 	if err != nil {
 		return nil, q.After, fmt.Errorf("inbox wait: %w", err)
 	}
-	defer func() { _ = sub.Unsubscribe() }()
-	if err := i.b.NC.FlushTimeout(10 * time.Second); err != nil {
-		return nil, q.After, fmt.Errorf("inbox wait: %w", err)
-	}
+	defer stop()
 	deadline := time.NewTimer(timeout)
 	defer deadline.Stop()
 	retry := 25 * time.Millisecond
@@ -149,13 +143,22 @@ func (i *Inbox) Wait(ctx context.Context, q Query, timeout time.Duration) ([]sen
 // on (core NATS fan-out of the stream's subjects; used to wake SSE streams
 // and notify hooks). The returned function unsubscribes.
 func (i *Inbox) Subscribe(sessionID string, fn func()) (func(), error) {
-	subj := bus.InboxFilter(sessionID)
+	subj := Filter(sessionID)
 	if sessionID == "" {
-		subj = bus.InboxAll
+		subj = AllSubjects
 	}
-	sub, err := i.b.NC.Subscribe(subj, func(*nats.Msg) { fn() })
+	stop, err := i.b.OnPublish(subj, fn)
 	if err != nil {
 		return nil, fmt.Errorf("inbox subscribe: %w", err)
 	}
-	return func() { _ = sub.Unsubscribe() }, nil
+	return stop, nil
+}
+
+// Depth is how many messages the inbox stream holds (every session's).
+func (i *Inbox) Depth(ctx context.Context) (uint64, error) {
+	info, err := i.s.Info(ctx)
+	if err != nil {
+		return 0, fmt.Errorf("inbox depth: %w", err)
+	}
+	return info.State.Msgs, nil
 }

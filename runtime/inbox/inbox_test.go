@@ -22,7 +22,7 @@ func msg(id, to, corr string) sentinel.Message {
 
 func TestAppendIsIdempotentAndReadPages(t *testing.T) {
 	env := bustest.Start(t)
-	in := inbox.New(env.Bus)
+	in := openInbox(t, env)
 	ctx := context.Background()
 	for i := 0; i < 5; i++ {
 		_, dup, err := in.Append(ctx, msg(fmt.Sprintf("msg_%d", i), "s1", fmt.Sprintf("c%d", i%2)))
@@ -57,7 +57,7 @@ func TestAppendIsIdempotentAndReadPages(t *testing.T) {
 
 func TestWaitReturnsAtOnceOrWakes(t *testing.T) {
 	env := bustest.Start(t)
-	in := inbox.New(env.Bus)
+	in := openInbox(t, env)
 	ctx := context.Background()
 	_, _, err := in.Append(ctx, msg("msg_a", "s1", "x"))
 	require.NoError(t, err)
@@ -89,7 +89,7 @@ func TestWaitReturnsAtOnceOrWakes(t *testing.T) {
 
 func TestAppendValidates(t *testing.T) {
 	env := bustest.Start(t)
-	in := inbox.New(env.Bus)
+	in := openInbox(t, env)
 	bad := []sentinel.Message{
 		func() sentinel.Message { m := msg("msg_1", "a.b", ""); return m }(),
 		func() sentinel.Message { m := msg("bad id!", "s1", ""); return m }(),

@@ -14,7 +14,7 @@ import (
 // freshly created consumer).
 func TestReadSeesEveryAcknowledgedAppend(t *testing.T) {
 	env := bustest.Start(t)
-	in := inbox.New(env.Bus)
+	in := openInbox(t, env)
 	ctx := context.Background()
 	for i := 0; i < 300; i++ {
 		s := fmt.Sprintf("s%d", i)

@@ -16,7 +16,7 @@ import (
 // be returned (the wait re-reads).
 func TestWaitNeverMissesAMessageStoredWhileItStarts(t *testing.T) {
 	env := bustest.Start(t)
-	in := inbox.New(env.Bus)
+	in := openInbox(t, env)
 	ctx := context.Background()
 	for i := 0; i < 200; i++ {
 		s := fmt.Sprintf("s%d", i)

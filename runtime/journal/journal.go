@@ -71,18 +71,26 @@ type Journal struct {
 	DryRunScan int
 }
 
-// Open provisions the journal stream and returns a started writer and a
+// Bus is what the journal needs of the bus (*bus.Bus is one): its stream
+// provisioned, and a JetStream context of the writer's own.
+type Bus interface {
+	bus.Provisioner
+	JetStreamer
+}
+
+// Open provisions the journal stream (replicas: the bus's replica count,
+// which decides its persist mode) and returns a started writer and a
 // reader. Stop the writer (Journal.Stop) after the delivery workers.
-func Open(ctx context.Context, b *bus.Bus, cfg Config, wcfg WriterConfig) (*Journal, error) {
+func Open(ctx context.Context, b Bus, replicas int, cfg Config, wcfg WriterConfig) (*Journal, error) {
 	if cfg.MaxAge <= 0 {
 		cfg.MaxAge = DefaultMaxAge
 	}
-	s, err := OpenStream(ctx, b, cfg.MaxAge, cfg.MaxBytes)
+	s, err := OpenStream(ctx, b, replicas, cfg.MaxAge, cfg.MaxBytes)
 	if err != nil {
 		return nil, err
 	}
 	wcfg.QueueSize = cfg.QueueSize
-	w, err := NewWriter(b.NC, wcfg)
+	w, err := NewWriter(b, wcfg)
 	if err != nil {
 		return nil, fmt.Errorf("journal writer: %w", err)
 	}

@@ -41,10 +41,10 @@ func entry(sentinelID, eventID, decision string) sentinel.Decision {
 func TestWriterNeverBlocksAndCountsWhatItDrops(t *testing.T) {
 	env := bustest.Start(t)
 	ctx := context.Background()
-	s, err := journal.OpenStream(ctx, env.Bus, time.Hour, 0)
+	s, err := journal.OpenStream(ctx, env.Bus, env.Bus.Cfg.Replicas, time.Hour, 0)
 	require.NoError(t, err)
 	d := &drops{n: map[string]int{}}
-	w, err := journal.NewWriter(env.Bus.NC, journal.WriterConfig{QueueSize: 2, Node: "n1", OnDrop: d.add})
+	w, err := journal.NewWriter(env.Bus, journal.WriterConfig{QueueSize: 2, Node: "n1", OnDrop: d.add})
 	require.NoError(t, err)
 	// Not started: nothing drains the queue.
 	w.Record(entry("sen_a", "evt_1", journal.Delivered))
@@ -76,7 +76,7 @@ func TestWriterNeverBlocksAndCountsWhatItDrops(t *testing.T) {
 func TestReaderPagesAndStories(t *testing.T) {
 	env := bustest.Start(t)
 	ctx := context.Background()
-	j, err := journal.Open(ctx, env.Bus, journal.DefaultConfig(), journal.WriterConfig{})
+	j, err := journal.Open(ctx, env.Bus, env.Bus.Cfg.Replicas, journal.DefaultConfig(), journal.WriterConfig{})
 	require.NoError(t, err)
 	for i := 0; i < 10; i++ {
 		j.Record(entry("sen_a", fmt.Sprintf("evt_%d", i), journal.Delivered))
@@ -125,16 +125,16 @@ func TestReaderPagesAndStories(t *testing.T) {
 func TestJournalStreamIsAsyncPersistedAlone(t *testing.T) {
 	env := bustest.Start(t, bustest.WithSyncAlways(true))
 	ctx := context.Background()
-	s, err := journal.OpenStream(ctx, env.Bus, 2*time.Hour, 0)
+	s, err := journal.OpenStream(ctx, env.Bus, env.Bus.Cfg.Replicas, 2*time.Hour, 0)
 	require.NoError(t, err)
 	info, err := s.Info(ctx)
 	require.NoError(t, err)
 	require.Equal(t, 2*time.Hour, info.Config.MaxAge)
 	require.Equal(t, jetstream.AsyncPersistMode, info.Config.PersistMode)
 	// Provisioning again changes nothing; a new max age is applied.
-	_, err = journal.OpenStream(ctx, env.Bus, 2*time.Hour, 0)
+	_, err = journal.OpenStream(ctx, env.Bus, env.Bus.Cfg.Replicas, 2*time.Hour, 0)
 	require.NoError(t, err)
-	s, err = journal.OpenStream(ctx, env.Bus, time.Hour, 0)
+	s, err = journal.OpenStream(ctx, env.Bus, env.Bus.Cfg.Replicas, time.Hour, 0)
 	require.NoError(t, err)
 	require.Equal(t, time.Hour, s.CachedInfo().Config.MaxAge)
 }
@@ -156,7 +156,7 @@ func TestJournalIsSharedByTheNodesOfACluster(t *testing.T) {
 	defer cancel()
 	var js []*journal.Journal
 	for _, env := range envs {
-		j, err := journal.Open(ctx, env.Bus, journal.DefaultConfig(), journal.WriterConfig{Node: env.Server.Name()})
+		j, err := journal.Open(ctx, env.Bus, env.Bus.Cfg.Replicas, journal.DefaultConfig(), journal.WriterConfig{Node: env.Server.Name()})
 		require.NoError(t, err)
 		t.Cleanup(func() { _ = j.Stop(context.Background()) })
 		js = append(js, j)
@@ -175,7 +175,7 @@ func TestJournalIsSharedByTheNodesOfACluster(t *testing.T) {
 func TestSentinelReadRefusesWildcards(t *testing.T) {
 	env := bustest.Start(t)
 	ctx := context.Background()
-	j, err := journal.Open(ctx, env.Bus, journal.DefaultConfig(), journal.WriterConfig{})
+	j, err := journal.Open(ctx, env.Bus, env.Bus.Cfg.Replicas, journal.DefaultConfig(), journal.WriterConfig{})
 	require.NoError(t, err)
 	j.Record(entry("sen_a", "evt_1", journal.Delivered))
 	require.NoError(t, j.Stop(ctx))
@@ -196,11 +196,11 @@ func TestTheJournalIsBoundedInBytes(t *testing.T) {
 	env := bustest.Start(t)
 	ctx := context.Background()
 	const limit = 1 << 20
-	s, err := journal.OpenStream(ctx, env.Bus, time.Hour, limit)
+	s, err := journal.OpenStream(ctx, env.Bus, env.Bus.Cfg.Replicas, time.Hour, limit)
 	require.NoError(t, err)
 	pad := strings.Repeat("x", 4096)
 	for i := range 600 { // about 2.4 MiB
-		_, err := env.Bus.JS.Publish(ctx, journal.Subject("sen_a", fmt.Sprintf("evt_%d", i)), []byte(pad))
+		_, err := env.JS.Publish(ctx, journal.Subject("sen_a", fmt.Sprintf("evt_%d", i)), []byte(pad))
 		require.NoError(t, err)
 	}
 	info, err := s.Info(ctx)

@@ -83,15 +83,21 @@ func StreamConfig(replicas int, maxAge time.Duration, maxBytes int64) jetstream.
 	return cfg
 }
 
+// Stream is the journal stream's spec (replicas: the bus's), for bus.Open.
+// OpenStream asks for the same.
+func Stream(replicas int, maxAge time.Duration, maxBytes int64) bus.StreamSpec {
+	want := StreamConfig(replicas, maxAge, maxBytes)
+	return bus.StreamSpec{Config: want, Same: sameStream,
+		Recreate: func(have jetstream.StreamConfig) bool { return have.PersistMode != want.PersistMode }}
+}
+
 // OpenStream provisions the journal stream (idempotently, writing only
-// what differs) with the bus's replica count and returns it. The persist
+// what differs) with replicas (the bus's replica count) and returns it. The persist
 // mode of a stream cannot change in place: when the replica count moved
 // across 1 (a single-node home joined to a deployment), the old journal
 // is dropped and created anew; it is a diagnostic record, not state.
-func OpenStream(ctx context.Context, b *bus.Bus, maxAge time.Duration, maxBytes int64) (jetstream.Stream, error) {
-	want := StreamConfig(b.Cfg.Replicas, maxAge, maxBytes)
-	return b.EnsureStream(ctx, bus.StreamSpec{Config: want, Same: sameStream,
-		Recreate: func(have jetstream.StreamConfig) bool { return have.PersistMode != want.PersistMode }})
+func OpenStream(ctx context.Context, b bus.Provisioner, replicas int, maxAge time.Duration, maxBytes int64) (jetstream.Stream, error) {
+	return b.EnsureStream(ctx, Stream(replicas, maxAge, maxBytes))
 }
 
 func sameStream(have, want jetstream.StreamConfig) bool {

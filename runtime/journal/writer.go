@@ -73,9 +73,15 @@ const ackTimeout = 10 * time.Second
 // refused because MaxPending acks are outstanding.
 const stallRetry = 50 * time.Millisecond
 
-// NewWriter returns a writer publishing on nc (its own JetStream context,
-// so its pending-ack bound is its own). Call Start, then Stop.
-func NewWriter(nc *nats.Conn, cfg WriterConfig) (*Writer, error) {
+// JetStreamer makes a JetStream context of its own on the bus's
+// connection (*bus.Bus is one: bus.NewJetStream).
+type JetStreamer interface {
+	NewJetStream(opts ...jetstream.JetStreamOpt) (jetstream.JetStream, error)
+}
+
+// NewWriter returns a writer publishing through a JetStream context of its
+// own from b (so its pending-ack bound is its own). Call Start, then Stop.
+func NewWriter(b JetStreamer, cfg WriterConfig) (*Writer, error) {
 	if cfg.QueueSize <= 0 {
 		cfg.QueueSize = DefaultQueueSize
 	}
@@ -86,7 +92,7 @@ func NewWriter(nc *nats.Conn, cfg WriterConfig) (*Writer, error) {
 		cfg.Log = slog.New(slog.DiscardHandler)
 	}
 	w := &Writer{cfg: cfg, queue: make(chan sentinel.Decision, cfg.QueueSize), stop: make(chan struct{}), done: make(chan struct{})}
-	js, err := jetstream.New(nc,
+	js, err := b.NewJetStream(
 		jetstream.WithPublishAsyncMaxPending(cfg.MaxPending),
 		jetstream.WithPublishAsyncTimeout(ackTimeout),
 		jetstream.WithPublishAsyncErrHandler(func(_ jetstream.JetStream, _ *nats.Msg, err error) {

@@ -11,7 +11,6 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/agentproto/sentinel"
-	"github.com/agentproto/sentinel/bus"
 )
 
 // idPrefix starts every parked record id.
@@ -27,19 +26,19 @@ func ParkID(seq uint64) string { return idPrefix + strconv.FormatUint(seq, 10) }
 var ErrNotFound = sentinel.Errorf(sentinel.CodeParkedNotFound, "parked record not found")
 
 // Get returns the parked record with the id.
-func (j *Journal) Get(ctx context.Context, id string) (sentinel.Parked, error) {
+func (j *Store) Get(ctx context.Context, id string) (sentinel.Parked, error) {
 	n, err := strconv.ParseUint(strings.TrimPrefix(id, idPrefix), 10, 64)
 	if !strings.HasPrefix(id, idPrefix) || err != nil || n == 0 {
 		return sentinel.Parked{}, sentinel.Errorf(sentinel.CodeParkedNotFound, "%q is not a parked record id (prk_<n>, see GET /parked)", id)
 	}
-	raw, err := j.b.Parked.GetMsg(ctx, n)
+	raw, err := j.s.GetMsg(ctx, n)
 	if errors.Is(err, jetstream.ErrMsgNotFound) {
 		return sentinel.Parked{}, sentinel.Errorf(sentinel.CodeParkedNotFound, "no parked record %s (aged out, or never parked)", id)
 	}
 	if err != nil {
 		return sentinel.Parked{}, fmt.Errorf("parked read: %w", err)
 	}
-	if !strings.HasPrefix(raw.Subject, strings.TrimSuffix(bus.ParkedAll, "*")) {
+	if !strings.HasPrefix(raw.Subject, strings.TrimSuffix(AllSubjects, "*")) {
 		return sentinel.Parked{}, sentinel.Errorf(sentinel.CodeParkedNotFound, "no parked record %s", id)
 	}
 	var r sentinel.Parked

@@ -14,21 +14,13 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/agentproto/sentinel"
-	"github.com/agentproto/sentinel/bus"
 )
 
-// Journal writes and lists parked records.
-type Journal struct {
-	b   *bus.Bus
+// Store writes and lists parked records (Open returns it).
+type Store struct {
+	b   Bus
+	s   jetstream.Stream
 	now func() time.Time
-}
-
-// New returns the journal.
-func New(b *bus.Bus, now func() time.Time) *Journal {
-	if now == nil {
-		now = time.Now
-	}
-	return &Journal{b: b, now: now}
 }
 
 // Timeout bounds one Park. Parking runs on a fresh context derived from
@@ -42,7 +34,7 @@ const Timeout = 10 * time.Second
 // larger than the bus's max payload is trimmed to fit (see Fit) rather
 // than refused. msgID, when set, deduplicates a re-park inside the
 // stream's window.
-func (j *Journal) Park(ctx context.Context, id string, rec sentinel.Parked, msgID string) error {
+func (j *Store) Park(ctx context.Context, id string, rec sentinel.Parked, msgID string) error {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), Timeout)
 	defer cancel()
 	if rec.Ts == "" {
@@ -53,7 +45,7 @@ func (j *Journal) Park(ctx context.Context, id string, rec sentinel.Parked, msgI
 	if err != nil {
 		return err
 	}
-	if _, err := j.b.Publish(ctx, bus.ParkedSubject(id), raw, msgID); err != nil {
+	if _, err := j.b.Publish(ctx, Subject(id), raw, msgID); err != nil {
 		return fmt.Errorf("park: %w", err)
 	}
 	return nil
@@ -64,30 +56,28 @@ func (j *Journal) Park(ctx context.Context, id string, rec sentinel.Parked, msgI
 const headerRoom = 1024
 
 // maxRecord is the largest encoded record the bus accepts.
-func (j *Journal) maxRecord() int {
+func (j *Store) maxRecord() int {
 	limit := int64(1 << 20) // the server's default max payload
-	if j.b.NC != nil {
-		if mp := j.b.NC.MaxPayload(); mp > 0 {
-			limit = mp
-		}
+	if mp := j.b.MaxPayload(); mp > 0 {
+		limit = mp
 	}
 	return int(limit) - headerRoom
 }
 
 // List returns up to limit parked records, newest last; id filters to one
 // sentinel or follow id when non-empty.
-func (j *Journal) List(ctx context.Context, id string, limit int) ([]sentinel.Parked, error) {
+func (j *Store) List(ctx context.Context, id string, limit int) ([]sentinel.Parked, error) {
 	if limit <= 0 || limit > 1000 {
 		limit = 100
 	}
-	filter := bus.ParkedAll
+	filter := AllSubjects
 	if id != "" {
-		filter = bus.ParkedSubject(id)
+		filter = Subject(id)
 	}
 	// Keep the newest limit records, reading with next-by-subject gets.
 	var out []sentinel.Parked
 	for seq := uint64(1); ; {
-		raw, err := j.b.Parked.GetMsg(ctx, seq, jetstream.WithGetMsgSubject(filter))
+		raw, err := j.s.GetMsg(ctx, seq, jetstream.WithGetMsgSubject(filter))
 		if errors.Is(err, jetstream.ErrMsgNotFound) {
 			break
 		}

@@ -26,9 +26,10 @@ func bigEvent(dataBytes, summaryBytes int) *sentinel.Event {
 // the event to be retried forever).
 func TestParkTrimsARecordOverTheMaxPayload(t *testing.T) {
 	env := bustest.Start(t)
-	j := park.New(env.Bus, nil)
+	j, err := park.Open(context.Background(), env.Bus, env.Bus.Cfg, nil)
+	require.NoError(t, err)
 	ctx := context.Background()
-	max := int(env.Bus.NC.MaxPayload())
+	max := int(env.NC.MaxPayload())
 	require.NoError(t, j.Park(ctx, "sen_a", sentinel.Parked{SentinelID: "sen_a", Event: bigEvent(max, 100), Reason: "too big"}, ""))
 	require.NoError(t, j.Park(ctx, "sen_a", sentinel.Parked{SentinelID: "sen_a", Item: strings.Repeat("i", 2*max), Reason: "undecodable event"}, ""))
 	recs, err := j.List(ctx, "sen_a", 10)
@@ -45,7 +46,8 @@ func TestParkTrimsARecordOverTheMaxPayload(t *testing.T) {
 // out, so an expired caller context does not stop it.
 func TestParkRunsOnAFreshContext(t *testing.T) {
 	env := bustest.Start(t)
-	j := park.New(env.Bus, nil)
+	j, err := park.Open(context.Background(), env.Bus, env.Bus.Cfg, nil)
+	require.NoError(t, err)
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	require.NoError(t, j.Park(ctx, "sen_a", sentinel.Parked{SentinelID: "sen_a", Reason: "late"}, ""))

@@ -39,10 +39,10 @@ const PointSweepSkipped pause.Point = "poll.sweep-skipped"
 // flight (their tombstones stay due) and waits for every goroutine of the
 // worker to return.
 func (l *Loop) startCancels(ctx context.Context) (stop func()) {
-	if l.Expirer == nil || l.Expirer.Tombstones == nil {
+	if l.Expirer == nil || l.Expirer.Tombstones() == nil {
 		return func() {}
 	}
-	ts := l.Expirer.Tombstones
+	ts := l.Expirer.Tombstones()
 	w := &cancelWorker{loop: l, ts: ts, slots: make(chan struct{}, ts.Slots()), inFlight: map[string]bool{}}
 	wctx, cancel := context.WithCancel(ctx)
 	w.wg.Add(1)
@@ -133,14 +133,14 @@ func (w *cancelWorker) release(key string) {
 // sweepCancels runs the tick's tombstone sweep: handed to the worker while
 // Run runs, else (a tick outside Run: PollNow before Start, tests) in place.
 func (l *Loop) sweepCancels(ctx context.Context) {
-	if l.Expirer == nil || l.Expirer.Tombstones == nil {
+	if l.Expirer == nil || l.Expirer.Tombstones() == nil {
 		return
 	}
 	if l.workerUp.Load() {
 		l.askSweep()
 		return
 	}
-	l.Expirer.Tombstones.Sweep(ctx, l.Registry, l.Store)
+	l.Expirer.Tombstones().Sweep(ctx, l.Registry, l.Store)
 }
 
 // askSweep asks the cancel worker for a sweep (without waiting).

@@ -38,7 +38,7 @@ func TestOnlyTheTombstonesOwnerRunsTheStartUpSweep(t *testing.T) {
 	require.NoError(t, nodeB.Writable())
 
 	h := sentinel.Handle{Provider: "fake", RemoteID: "fake-removed-1"}
-	require.NoError(t, b.Expirer.Tombstones.Add(context.Background(), sentinel.NewSentinelID(), "fake", h, errors.New("HTTP 502")))
+	require.NoError(t, b.Expirer.Tombstones().Add(context.Background(), sentinel.NewSentinelID(), "fake", h, errors.New("HTTP 502")))
 	b.Clock.Advance(time.Hour) // due
 
 	skipped := b.Pause.Watch(poll.PointSweepSkipped, "")

@@ -41,7 +41,7 @@ func (h *hangingCancel) Cancel(ctx context.Context, _ sentinel.Handle) error {
 func TestHangingCancelsDelayNeitherPollsNorShutdown(t *testing.T) {
 	hang := &hangingCancel{Provider: fake.New(fake.Config{Slug: "hang"})}
 	e := runtimetest.Start(t, runtimetest.Options{Extra: []providers.Provider{hang}})
-	e.Expirer.Tombstones.Concurrency = 2
+	e.Expirer.Tombstones().Concurrency = 2
 	at := e.Clock.Now().Add(time.Minute).UnixMilli()
 	for range 3 {
 		e.Watch(sentinel.WatchRequest{SessionID: "s1", Subject: pr, Types: []string{"*"}, Provider: "hang",
@@ -50,7 +50,7 @@ func TestHangingCancelsDelayNeitherPollsNorShutdown(t *testing.T) {
 	// Two earlier cancels that failed, awaiting their retry.
 	for i := range 2 {
 		h := sentinel.Handle{Provider: "hang", RemoteID: fmt.Sprintf("fake-removed-%d", i)}
-		require.NoError(t, e.Expirer.Tombstones.Add(context.Background(), sentinel.NewSentinelID(), "hang", h, errors.New("HTTP 502")))
+		require.NoError(t, e.Expirer.Tombstones().Add(context.Background(), sentinel.NewSentinelID(), "hang", h, errors.New("HTTP 502")))
 	}
 	e.Watch(sentinel.WatchRequest{SessionID: "s2", Subject: pr, Types: []string{"*"}, Provider: "fake"})
 	e.Clock.Advance(2 * time.Minute) // the "hang" sentinels are past until.at, the retries due
@@ -84,7 +84,7 @@ func TestHangingCancelsDelayNeitherPollsNorShutdown(t *testing.T) {
 		t.Fatal("Run waited for the hanging cancels instead of cancelling them")
 	}
 	require.Zero(t, hang.inFlight.Load(), "every cancel returned before Run did")
-	ts, err := e.Expirer.Tombstones.List(context.Background())
+	ts, err := e.Expirer.Tombstones().List(context.Background())
 	require.NoError(t, err)
 	require.Len(t, ts, 5, "the unfinished cancels stay recorded for the next start")
 	attempts := 0

@@ -61,7 +61,7 @@ type Loop struct {
 	Store     *sentinels.Store
 	Registry  *providers.Registry
 	Publisher *Publisher
-	Park      *park.Journal
+	Park      *park.Store
 	Expirer   *sentinels.Expirer
 	Metrics   *metrics.Metrics
 	Log       *slog.Logger

@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/agentproto/sentinel"
-	"github.com/agentproto/sentinel/bus"
 	"github.com/agentproto/sentinel/runtime/metrics"
 )
 
@@ -17,13 +16,25 @@ const (
 	OriginPush = "push"
 )
 
+// EventPublisher stores one event in its sentinel's partition of the
+// events stream (*bus.Bus is one: bus.PublishEvent).
+type EventPublisher interface {
+	PublishEvent(ctx context.Context, sentinelID, eventID string, data []byte) (dup bool, err error)
+}
+
 // Publisher publishes a sentinel's events into its partition of the events
 // stream with Nats-Msg-Id = <sentinelId>:<eventId>, waiting for each
 // PubAck. Concurrent calls for one sentinel are safe: the stream drops
 // duplicates and the partition consumer serializes delivery.
 type Publisher struct {
-	Bus     *bus.Bus
-	Metrics *metrics.Metrics
+	events  EventPublisher
+	metrics *metrics.Metrics
+}
+
+// NewPublisher returns a publisher into events (*bus.Bus), counting on m
+// (nil counts nothing).
+func NewPublisher(events EventPublisher, m *metrics.Metrics) *Publisher {
+	return &Publisher{events: events, metrics: m}
 }
 
 // Publish publishes events in order, each with its summary clipped to
@@ -40,17 +51,17 @@ func (p *Publisher) Publish(ctx context.Context, sentinelID string, events []sen
 			return fresh, fmt.Errorf("encode event %s: %w", ev.ID, err)
 		}
 		start := time.Now()
-		dup, err := p.Bus.PublishEvent(ctx, sentinelID, ev.ID, raw)
-		p.Metrics.StepSince(metrics.StepPublish, start)
+		dup, err := p.events.PublishEvent(ctx, sentinelID, ev.ID, raw)
+		p.metrics.StepSince(metrics.StepPublish, start)
 		if err != nil {
 			return fresh, err
 		}
 		if dup {
-			p.Metrics.IncVec(func(m *metrics.Metrics) promCounterVec { return m.EventsDuplicate }, origin)
+			p.metrics.IncVec(func(m *metrics.Metrics) promCounterVec { return m.EventsDuplicate }, origin)
 			continue
 		}
 		fresh++
-		p.Metrics.IncVec(func(m *metrics.Metrics) promCounterVec { return m.EventsPublished }, origin)
+		p.metrics.IncVec(func(m *metrics.Metrics) promCounterVec { return m.EventsPublished }, origin)
 	}
 	return fresh, nil
 }

@@ -95,7 +95,8 @@ func TestAStalePollOwnerPublishesNothing(t *testing.T) {
 
 // member is a cluster node on e's buckets with a fast heartbeat.
 func member(e *runtimetest.Env, name string) *cluster.Node {
+	t := e.T
 	cfg := cluster.DefaultConfig(e.Bus.Bus.Cfg.MemberTTL, e.Bus.Bus.Cfg.LeaseTTL)
 	cfg.Heartbeat = 100 * time.Millisecond
-	return &cluster.Node{Name: name, Nodes: e.Bus.Bus.Nodes, Leases: e.Bus.Bus.Leases, Cfg: cfg}
+	return &cluster.Node{Name: name, Nodes: e.Bus.KeyValue(t, cluster.NodesBucket(e.Bus.Bus.Cfg.MemberTTL)), Leases: e.Bus.KeyValue(t, cluster.LeasesBucket(e.Bus.Bus.Cfg.LeaseTTL)), Cfg: cfg}
 }

@@ -35,7 +35,7 @@ const (
 // the HTTP layer as its api.Authenticator).
 type Store struct {
 	kv  jetstream.KeyValue
-	bus *bus.Bus
+	bus Bus
 	log *slog.Logger
 	now func() time.Time
 
@@ -47,9 +47,20 @@ type Store struct {
 	done   chan struct{}
 }
 
-// Open provisions the bucket (idempotent) and starts the mirror; it
-// returns once the mirror holds the bucket's records. Stop it with Stop.
-func Open(ctx context.Context, b *bus.Bus, log *slog.Logger, now func() time.Time) (*Store, error) {
+// Bus is what the store needs of the bus (*bus.Bus is one): its bucket
+// provisioned, and reads through the bucket's leader.
+type Bus interface {
+	EnsureKeyValue(ctx context.Context, cfg jetstream.KeyValueConfig) (jetstream.KeyValue, error)
+	LeaderLast(ctx context.Context, stream, subject string) ([]byte, uint64, error)
+}
+
+// Assets are the bucket, for bus.Open.
+func Assets() bus.Assets { return bus.Assets{Buckets: []jetstream.KeyValueConfig{BucketConfig()}} }
+
+// Open provisions the bucket (idempotent; answered without a request when
+// bus.Open provisioned it) and starts the mirror; it returns once the
+// mirror holds the bucket's records. Stop it with Stop.
+func Open(ctx context.Context, b Bus, log *slog.Logger, now func() time.Time) (*Store, error) {
 	kv, err := b.EnsureKeyValue(ctx, BucketConfig())
 	if err != nil {
 		return nil, err

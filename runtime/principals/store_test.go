@@ -35,7 +35,7 @@ func TestNamedTokensAreHashedShownOnceAndRevocable(t *testing.T) {
 	require.NoError(t, err)
 	require.True(t, strings.HasPrefix(tok, "sntl_ci-bot_"), tok)
 
-	kv, err := env.Bus.JS.KeyValue(ctx, principals.Bucket)
+	kv, err := env.JS.KeyValue(ctx, principals.Bucket)
 	require.NoError(t, err)
 	e, err := kv.Get(ctx, "ci-bot")
 	require.NoError(t, err)

@@ -45,14 +45,17 @@ func (c *Clock) Set(t time.Time) { c.mu.Lock(); c.t = t; c.mu.Unlock() }
 
 // Env is a wired runtime.
 type Env struct {
-	T         testing.TB
-	Bus       *bustest.Env
-	Fake      *fake.Provider
-	Registry  *providers.Registry
+	T        testing.TB
+	Bus      *bustest.Env
+	Fake     *fake.Provider
+	Registry *providers.Registry
+	// Buckets are the sentinels' buckets (records, seen, creds, ...), for
+	// tests that assert on storage.
+	Buckets   *sentinels.Buckets
 	Store     *sentinels.Store
 	Seen      *sentinels.Seen
 	Inbox     *inbox.Inbox
-	Park      *park.Journal
+	Park      *park.Store
 	Journal   *journal.Journal
 	Pipeline  *deliver.Pipeline
 	Workers   *deliver.Workers
@@ -164,7 +167,11 @@ func wire(t testing.TB, be *bustest.Env, o Options, clock *Clock, node string, l
 	}
 	e := &Env{T: t, Bus: be, Fake: fk, Registry: reg, Clock: clock, Log: log, Pause: pause.New(), Node: node}
 	b := be.Bus
-	e.Store = sentinels.NewStore(b.Sentinels)
+	ctx := context.Background()
+	if e.Buckets, err = sentinels.OpenBuckets(ctx, b); err != nil {
+		t.Fatal(err)
+	}
+	e.Store = sentinels.NewStore(e.Buckets.Records)
 	e.Store.Pause = e.Pause
 	if leaderReads {
 		e.Store.LeaderGet = sentinels.BusLeaderGet(b)
@@ -173,16 +180,20 @@ func wire(t testing.TB, be *bustest.Env, o Options, clock *Clock, node string, l
 		t.Fatal(err)
 	}
 	t.Cleanup(e.Store.StopCache)
-	e.Seen = sentinels.NewSeen(b.Seen, clock.Now)
-	e.Inbox = inbox.New(b)
-	e.Park = park.New(b, clock.Now)
-	e.Expirer = &sentinels.Expirer{Store: e.Store, Registry: reg, Log: log, Now: clock.Now,
-		Tombstones: sentinels.NewTombstones(b.Tombstone, clock.Now, log)}
+	e.Seen = sentinels.NewSeen(e.Buckets.Seen, clock.Now)
+	if e.Inbox, err = inbox.Open(ctx, b, b.Cfg); err != nil {
+		t.Fatal(err)
+	}
+	if e.Park, err = park.Open(ctx, b, b.Cfg, clock.Now); err != nil {
+		t.Fatal(err)
+	}
+	e.Expirer = sentinels.NewExpirer(e.Store, reg, sentinels.WithExpirerLogger(log), sentinels.WithExpirerClock(clock.Now),
+		sentinels.WithTombstones(sentinels.NewTombstones(e.Buckets.Tombstones, clock.Now, log)))
 	router := o.Router
 	if router == nil {
 		router = deliver.DirectRouter{Inbox: e.Inbox, Now: func() string { return sentinel.FormatTime(clock.Now()) }}
 	}
-	j, err := journal.Open(context.Background(), b, journal.DefaultConfig(), journal.WriterConfig{Node: node, Log: log})
+	j, err := journal.Open(context.Background(), b, b.Cfg.Replicas, journal.DefaultConfig(), journal.WriterConfig{Node: node, Log: log})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -193,8 +204,8 @@ func wire(t testing.TB, be *bustest.Env, o Options, clock *Clock, node string, l
 		t.Fatal(err)
 	}
 	e.Batches.Pause = e.Pause
-	e.Pipeline = &deliver.Pipeline{Store: e.Store, Seen: e.Seen, Registry: reg, Router: router, Park: e.Park, Log: log, Now: clock.Now, Expirer: e.Expirer, Journal: j, Pause: e.Pause, Batches: e.Batches}
-	e.Publisher = &poll.Publisher{Bus: b}
+	e.Pipeline = &deliver.Pipeline{Store: e.Store, Seen: e.Seen, Registry: reg, Router: router, Park: e.Park, Log: log, Now: clock.Now, Expirer: e.Expirer, Decisions: j, Pause: e.Pause, Batches: e.Batches}
+	e.Publisher = poll.NewPublisher(b, nil)
 	cfg := poll.DefaultConfig()
 	e.Loop = &poll.Loop{Cfg: cfg, Store: e.Store, Registry: reg, Publisher: e.Publisher, Park: e.Park, Expirer: e.Expirer, Log: log, Now: clock.Now, Pause: e.Pause}
 	index, err := sentinels.OpenWatchIndex(context.Background(), b)
@@ -203,7 +214,7 @@ func wire(t testing.TB, be *bustest.Env, o Options, clock *Clock, node string, l
 	}
 	e.Service = &sentinels.Service{
 		Store: e.Store, Seen: e.Seen, Registry: reg, Expirer: e.Expirer, Index: index,
-		Creds: sentinels.NewCredStore(b.Creds), Ledger: sentinels.NewLedger(b.Setup),
+		Creds: sentinels.NewCredStore(e.Buckets.Creds), Ledger: sentinels.NewLedger(e.Buckets.Setup),
 		Poller: e.Loop, Publisher: e.Publisher, Log: log, Now: clock.Now,
 	}
 	wcfg := deliver.WorkersConfig{RetryBase: 20 * time.Millisecond, RetryMax: 100 * time.Millisecond, HandleTimeout: 10 * time.Second}

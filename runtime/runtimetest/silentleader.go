@@ -20,7 +20,7 @@ import (
 // subscription receives each silenced read: NextMsg waits for one.
 func (e *Env) SilentLeader(t testing.TB, silent func() bool) *nats.Subscription {
 	t.Helper()
-	nc := e.Bus.Bus.NC
+	nc := e.Bus.NC
 	const subject = "test.dead-leader.msg-get"
 	sub, err := nc.SubscribeSync(subject)
 	require.NoError(t, err)

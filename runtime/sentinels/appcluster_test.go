@@ -17,6 +17,7 @@ import (
 	"github.com/agentproto/sentinel/providers/github/githubtest"
 	"github.com/agentproto/sentinel/providers/githubapp"
 	"github.com/agentproto/sentinel/runtime/runtimetest"
+	"github.com/agentproto/sentinel/runtime/sentinels"
 )
 
 // TestThreeNodesShareOneApp runs three clustered nodes, each with its own
@@ -31,7 +32,7 @@ func TestThreeNodesShareOneApp(t *testing.T) {
 	gh.Install("Codertocat", appRepo)
 	setup := mapCreds{githubapp.FieldAppID: "77", githubapp.FieldPrivateKeyFile: writeAppKey(t, key), githubapp.FieldWebhookSecret: appSecret}
 	nodes := runtimetest.StartCluster(t, 3, runtimetest.Options{NoWorkers: true, ExtraFor: func(be *bustest.Env) []providers.Provider {
-		p, err := githubapp.New(githubapp.Config{Creds: setup, Store: bus.NewKV(be.Bus.Hooks), HTTP: gh.HTTPClient(), Now: gh.Now})
+		p, err := githubapp.New(githubapp.Config{Creds: setup, Store: bus.NewKV(be.KeyValue(t, sentinels.HooksBucket())), HTTP: gh.HTTPClient(), Now: gh.Now})
 		require.NoError(t, err)
 		return []providers.Provider{p}
 	}})

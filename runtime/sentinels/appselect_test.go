@@ -83,7 +83,7 @@ func appEnv(t *testing.T) (*runtimetest.Env, *githubtest.Server) {
 	wh.needsURL = true
 	lg.subjects = []string{"github"}
 	e := runtimetest.Start(t, runtimetest.Options{NoWorkers: true, Extra: []providers.Provider{lg, wh, app, ap}})
-	store.set(bus.NewKV(e.Bus.Bus.Hooks))
+	store.set(bus.NewKV(e.Buckets.Hooks))
 	return e, gh
 }
 
@@ -225,7 +225,7 @@ func TestSetupOfTheAppThroughTheService(t *testing.T) {
 	app, err := githubapp.New(githubapp.Config{Creds: creds, Store: store, HTTP: gh.HTTPClient(), Now: gh.Now})
 	require.NoError(t, err)
 	e := runtimetest.Start(t, runtimetest.Options{NoWorkers: true, Extra: []providers.Provider{app}})
-	store.set(bus.NewKV(e.Bus.Bus.Hooks))
+	store.set(bus.NewKV(e.Buckets.Hooks))
 	creds.mu.Lock()
 	creds.cs = e.Service.Creds
 	creds.mu.Unlock()

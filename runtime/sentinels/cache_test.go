@@ -15,10 +15,10 @@ import (
 func TestMirrorForgetsDeletedRecords(t *testing.T) {
 	env := bustest.Start(t)
 	ctx := context.Background()
-	st := sentinels.NewStore(env.Bus.Sentinels)
+	st := sentinels.NewStore(env.KeyValue(t, sentinels.RecordsBucket()))
 	require.NoError(t, st.StartCache(ctx))
 	t.Cleanup(st.StopCache)
-	other := sentinels.NewStore(env.Bus.Sentinels) // another node, writing the same bucket
+	other := sentinels.NewStore(env.KeyValue(t, sentinels.RecordsBucket())) // another node, writing the same bucket
 
 	for cycle := range 3 {
 		for i := range 10 {
@@ -42,7 +42,7 @@ func TestMirrorForgetsDeletedRecords(t *testing.T) {
 	}
 
 	// A mirror started over a bucket full of delete markers keeps none.
-	fresh := sentinels.NewStore(env.Bus.Sentinels)
+	fresh := sentinels.NewStore(env.KeyValue(t, sentinels.RecordsBucket()))
 	require.NoError(t, fresh.StartCache(ctx))
 	t.Cleanup(fresh.StopCache)
 	recs, known, gone := fresh.MirrorSizes()
@@ -54,7 +54,7 @@ func TestMirrorForgetsDeletedRecords(t *testing.T) {
 func TestMirrorRemembersABoundedNumberOfDeletes(t *testing.T) {
 	env := bustest.Start(t)
 	ctx := context.Background()
-	st := sentinels.NewStore(env.Bus.Sentinels)
+	st := sentinels.NewStore(env.KeyValue(t, sentinels.RecordsBucket()))
 	require.NoError(t, st.StartCache(ctx))
 	t.Cleanup(st.StopCache)
 	n := sentinels.GoneCap + 50

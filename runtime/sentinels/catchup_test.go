@@ -29,17 +29,17 @@ func clustered(t *testing.T, e *runtimetest.Env) *atomic.Int64 {
 	t.Helper()
 	b := e.Bus.Bus
 	e.Store.LeaderGet = func(ctx context.Context, id string) ([]byte, uint64, error) {
-		raw, rev, err := b.LeaderLast(ctx, bus.KVStream(bus.BucketSentinels), bus.KVSubject(bus.BucketSentinels, id))
+		raw, rev, err := b.LeaderLast(ctx, bus.KVStream(sentinels.BucketRecords), bus.KVSubject(sentinels.BucketRecords, id))
 		if errors.Is(err, bus.ErrNoMessage) {
 			return nil, 0, fmt.Errorf("%s: %w", id, sentinel.ErrNotFound)
 		}
 		return raw, rev, err
 	}
 	var n atomic.Int64
-	sub, err := b.NC.Subscribe("$JS.API.STREAM.INFO."+bus.KVStream(bus.BucketSentinels), func(*nats.Msg) { n.Add(1) })
+	sub, err := e.Bus.NC.Subscribe("$JS.API.STREAM.INFO."+bus.KVStream(sentinels.BucketRecords), func(*nats.Msg) { n.Add(1) })
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = sub.Unsubscribe() })
-	require.NoError(t, b.NC.Flush())
+	require.NoError(t, e.Bus.NC.Flush())
 	return &n
 }
 
@@ -70,7 +70,7 @@ func TestPushRequestCatchesTheMirrorUpOnce(t *testing.T) {
 	res, err := e.Service.Inbound(ctx, signedPush(e, key, "evt_1"))
 	require.NoError(t, err)
 	require.Equal(t, 1, res.Delivered)
-	require.NoError(t, e.Bus.Bus.NC.Flush())
+	require.NoError(t, e.Bus.NC.Flush())
 	require.Equal(t, int64(1), syncs.Load(), "one catch-up for the whole request")
 }
 
@@ -81,7 +81,7 @@ func TestPushForASentinelAnotherNodeJustCreated(t *testing.T) {
 	e := runtimetest.Start(t, runtimetest.Options{NoWorkers: true})
 	syncs := clustered(t, e)
 	ctx := context.Background()
-	other := sentinels.NewStore(e.Bus.Bus.Sentinels) // another node: no mirror of ours sees its write first
+	other := sentinels.NewStore(e.Buckets.Records) // another node: no mirror of ours sees its write first
 	for i := range 20 {
 		id := sentinel.NewSentinelID()
 		key := "fk-" + strings.ToLower(id)
@@ -96,7 +96,7 @@ func TestPushForASentinelAnotherNodeJustCreated(t *testing.T) {
 		require.NoError(t, err)
 		require.Equal(t, 1, res.Sentinels)
 		require.Equal(t, 1, res.Delivered)
-		require.NoError(t, e.Bus.Bus.NC.Flush())
+		require.NoError(t, e.Bus.NC.Flush())
 		require.LessOrEqual(t, syncs.Load()-before, int64(2), "at most one catch-up per step")
 	}
 	unknown, err := e.Service.KnownHook(ctx, "fk-nobody")
@@ -111,7 +111,7 @@ func TestPushForASentinelAnotherNodeJustCreated(t *testing.T) {
 func TestSyncMirrorWakesWhenTheWatcherArrives(t *testing.T) {
 	e := runtimetest.Start(t, runtimetest.Options{NoWorkers: true})
 	ctx := context.Background()
-	other := sentinels.NewStore(e.Bus.Bus.Sentinels)
+	other := sentinels.NewStore(e.Buckets.Records)
 	id := sentinel.NewSentinelID()
 	require.NoError(t, other.Create(ctx, &sentinel.Sentinel{ID: id, Status: sentinel.StatusActive}))
 	sctx, cancel := context.WithTimeout(ctx, 10*time.Second)
@@ -132,7 +132,7 @@ func TestPushReachesASentinelTheCatchUpAdds(t *testing.T) {
 	e := runtimetest.Start(t, runtimetest.Options{NoWorkers: true})
 	syncs := clustered(t, e)
 	ctx := context.Background()
-	other := sentinels.NewStore(e.Bus.Bus.Sentinels)
+	other := sentinels.NewStore(e.Buckets.Records)
 	key := "fk-shared-key"
 	create := func() string {
 		id := sentinel.NewSentinelID()
@@ -152,7 +152,7 @@ func TestPushReachesASentinelTheCatchUpAdds(t *testing.T) {
 		require.NoError(t, err)
 		require.Equal(t, i+2, res.Sentinels, "push %d: every sentinel bound to the key", i)
 		require.Equal(t, i+2, res.Delivered, "push %d: stored for each", i)
-		require.NoError(t, e.Bus.Bus.NC.Flush())
+		require.NoError(t, e.Bus.NC.Flush())
 		require.Equal(t, int64(1), syncs.Load()-before, "one catch-up per request")
 	}
 }
@@ -170,14 +170,14 @@ func TestUnknownHookKeysAreRememberedBriefly(t *testing.T) {
 		require.NoError(t, err)
 		require.False(t, known)
 	}
-	require.NoError(t, e.Bus.Bus.NC.Flush())
+	require.NoError(t, e.Bus.NC.Flush())
 	require.Equal(t, int64(1), syncs.Load(), "one catch-up for ten pushes of one unknown key")
 
 	e.Clock.Advance(3 * time.Second)
 	known, err := e.Service.KnownHook(ctx, "fk-made-up")
 	require.NoError(t, err)
 	require.False(t, known)
-	require.NoError(t, e.Bus.Bus.NC.Flush())
+	require.NoError(t, e.Bus.NC.Flush())
 	require.Equal(t, int64(2), syncs.Load(), "looked up again once the memory lapsed")
 
 	// A key the mirror learns is known at once, remembered or not.

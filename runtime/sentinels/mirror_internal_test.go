@@ -24,7 +24,7 @@ func mirrored(s *Store, id string) bool {
 
 func writeElsewhere(t *testing.T, env *bustest.Env, id string) {
 	t.Helper()
-	other := NewStore(env.Bus.Sentinels) // another node's store
+	other := NewStore(env.KeyValue(t, RecordsBucket())) // another node's store
 	require.NoError(t, other.Create(context.Background(), &sentinel.Sentinel{ID: id, Status: sentinel.StatusActive, ClosedSubjects: []string{}}))
 }
 
@@ -33,7 +33,7 @@ func writeElsewhere(t *testing.T, env *bustest.Env, id string) {
 // supervisor starts it again, and it follows other nodes' writes again.
 func TestTheMirrorRestartsWhenItsWatcherCloses(t *testing.T) {
 	env := bustest.Start(t)
-	s := NewStore(env.Bus.Sentinels)
+	s := NewStore(env.KeyValue(t, RecordsBucket()))
 	s.MirrorCheck = 20 * time.Millisecond
 	require.NoError(t, s.StartCache(context.Background()))
 	t.Cleanup(s.StopCache)
@@ -49,7 +49,7 @@ func TestTheMirrorRestartsWhenItsWatcherCloses(t *testing.T) {
 // progress, stopped and started again.
 func TestAStalledMirrorIsRestarted(t *testing.T) {
 	env := bustest.Start(t)
-	s := NewStore(env.Bus.Sentinels)
+	s := NewStore(env.KeyValue(t, RecordsBucket()))
 	s.MirrorCheck = 20 * time.Millisecond
 	s.Pause = pause.New()
 	require.NoError(t, s.StartCache(context.Background()))

@@ -28,7 +28,7 @@ func TestPageWithoutGapsOrRepeats(t *testing.T) {
 		t.Run(fmt.Sprintf("mirror=%v", mirror), func(t *testing.T) {
 			env := bustest.Start(t)
 			ctx := context.Background()
-			st := sentinels.NewStore(env.Bus.Sentinels)
+			st := sentinels.NewStore(env.KeyValue(t, sentinels.RecordsBucket()))
 			if mirror {
 				require.NoError(t, st.StartCache(ctx))
 				t.Cleanup(st.StopCache)
@@ -52,7 +52,7 @@ func TestPageWithoutGapsOrRepeats(t *testing.T) {
 
 			// Meanwhile another writer (another node) creates and removes
 			// sentinels of its own.
-			other := sentinels.NewStore(env.Bus.Sentinels)
+			other := sentinels.NewStore(env.KeyValue(t, sentinels.RecordsBucket()))
 			stop := make(chan struct{})
 			churned := make(chan error, 1)
 			go func() {
@@ -118,7 +118,7 @@ func TestPageWithoutGapsOrRepeats(t *testing.T) {
 func TestPageFilters(t *testing.T) {
 	env := bustest.Start(t)
 	ctx := context.Background()
-	st := sentinels.NewStore(env.Bus.Sentinels)
+	st := sentinels.NewStore(env.KeyValue(t, sentinels.RecordsBucket()))
 	require.NoError(t, st.StartCache(ctx))
 	t.Cleanup(st.StopCache)
 	recs := []*sentinel.Sentinel{
@@ -173,7 +173,7 @@ func TestPageFilters(t *testing.T) {
 
 func TestPageRefusesABadCursor(t *testing.T) {
 	env := bustest.Start(t)
-	st := sentinels.NewStore(env.Bus.Sentinels)
+	st := sentinels.NewStore(env.KeyValue(t, sentinels.RecordsBucket()))
 	for _, c := range []string{"x", "c1.!!!", "c1.bm9jb2xvbg", "c1.YWJjOnNlbl8x"} {
 		_, err := st.Page(context.Background(), sentinels.Query{Limit: 5, After: c})
 		var de *sentinel.Error

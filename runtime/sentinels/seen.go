@@ -36,7 +36,7 @@ type Seen struct {
 	ttl time.Duration
 }
 
-// NewSeen returns the seen window on the bucket (bus.BucketSeen, which
+// NewSeen returns the seen window on the bucket (SeenBucket, which
 // allows per-key TTLs).
 func NewSeen(kv jetstream.KeyValue, now func() time.Time) *Seen {
 	if now == nil {

@@ -9,7 +9,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentproto/sentinel"
-	"github.com/agentproto/sentinel/bus"
 	"github.com/agentproto/sentinel/bus/bustest"
 	"github.com/agentproto/sentinel/runtime/sentinels"
 )
@@ -20,7 +19,7 @@ import (
 func TestSeenKeysExpireByThemselves(t *testing.T) {
 	env := bustest.Start(t)
 	ctx := context.Background()
-	seen := sentinels.NewSeen(env.Bus.Seen, nil).WithTTL(time.Second)
+	seen := sentinels.NewSeen(env.KeyValue(t, sentinels.SeenBucket()), nil).WithTTL(time.Second)
 	require.NoError(t, seen.Mark(ctx, "sen_a", "evt_1"))
 	require.NoError(t, seen.Mark(ctx, "sen_a", "evt_1"), "keeping is idempotent")
 	has, err := seen.Has(ctx, "sen_a", "evt_1")
@@ -39,7 +38,7 @@ func TestSeenKeysExpireByThemselves(t *testing.T) {
 func TestSeenKeepsWithTheDefaultWindowTTL(t *testing.T) {
 	env := bustest.Start(t)
 	ctx := context.Background()
-	seen := sentinels.NewSeen(env.Bus.Seen, nil)
+	seen := sentinels.NewSeen(env.KeyValue(t, sentinels.SeenBucket()), nil)
 	require.NoError(t, seen.Mark(ctx, "sen_a", "evt_1"))
 	require.Equal(t, sentinels.SeenMinAge.String(), keyTTL(t, env, "sen_a."+sentinel.SeenDigest("evt_1")))
 }
@@ -48,9 +47,9 @@ func TestSeenKeepsWithTheDefaultWindowTTL(t *testing.T) {
 func keyTTL(t *testing.T, env *bustest.Env, key string) string {
 	t.Helper()
 	ctx := context.Background()
-	s, err := env.Bus.JS.Stream(ctx, "KV_"+bus.BucketSeen)
+	s, err := env.JS.Stream(ctx, "KV_"+sentinels.BucketSeen)
 	require.NoError(t, err)
-	m, err := s.GetLastMsgForSubject(ctx, "$KV."+bus.BucketSeen+"."+key)
+	m, err := s.GetLastMsgForSubject(ctx, "$KV."+sentinels.BucketSeen+"."+key)
 	require.NoError(t, err)
 	ttl, err := time.ParseDuration(m.Header.Get(jetstream.MsgTTLHeader))
 	require.NoError(t, err, "header %q", m.Header.Get(jetstream.MsgTTLHeader))

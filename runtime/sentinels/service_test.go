@@ -247,7 +247,7 @@ func TestFailedCancelIsRetriedUntilItSucceeds(t *testing.T) {
 	rec := e.Watch(req("fake"))
 	e.Fake.FailCancel(errors.New("agentpush unreachable"))
 	require.NoError(t, e.Service.Remove(ctx, rec.ID), "removal never waits for the remote")
-	ts, err := e.Expirer.Tombstones.List(ctx)
+	ts, err := e.Expirer.Tombstones().List(ctx)
 	require.NoError(t, err)
 	require.Len(t, ts, 1)
 	require.Equal(t, rec.Handle.RemoteID, ts[0].Handle.RemoteID)
@@ -258,13 +258,13 @@ func TestFailedCancelIsRetriedUntilItSucceeds(t *testing.T) {
 	e.Clock.Advance(sentinels.TombstoneBase)
 	e.Loop.PollNow(ctx) // due, still failing: backs off
 	require.Len(t, e.Fake.Cancels(), 2)
-	ts, _ = e.Expirer.Tombstones.List(ctx)
+	ts, _ = e.Expirer.Tombstones().List(ctx)
 	require.Equal(t, 2, ts[0].Attempts)
 	e.Fake.FailCancel(nil)
 	e.Clock.Advance(2 * sentinels.TombstoneBase)
 	e.Loop.PollNow(ctx)
 	require.Len(t, e.Fake.Cancels(), 3)
-	ts, _ = e.Expirer.Tombstones.List(ctx)
+	ts, _ = e.Expirer.Tombstones().List(ctx)
 	require.Empty(t, ts, "a successful retry drops the tombstone")
 }
 
@@ -274,10 +274,10 @@ func TestTombstoneOfARemoteInUseAgainIsDropped(t *testing.T) {
 	rec := e.Watch(req("fake"))
 	e.Fake.FailCancel(errors.New("timeout"))
 	// A tombstone an earlier sentinel left for the remote rec now owns.
-	require.NoError(t, e.Expirer.Tombstones.Add(ctx, sentinel.NewSentinelID(), "fake", rec.Handle, errors.New("timeout")))
+	require.NoError(t, e.Expirer.Tombstones().Add(ctx, sentinel.NewSentinelID(), "fake", rec.Handle, errors.New("timeout")))
 	e.Clock.Advance(sentinels.TombstoneBase)
 	e.Loop.PollNow(ctx)
 	require.Empty(t, e.Fake.Cancels(), "a remote a live sentinel owns is never cancelled by a stale tombstone")
-	ts, _ := e.Expirer.Tombstones.List(ctx)
+	ts, _ := e.Expirer.Tombstones().List(ctx)
 	require.Empty(t, ts)
 }

@@ -16,7 +16,7 @@ import (
 func TestSharedListsInOrderAndKeepsWhatItListed(t *testing.T) {
 	env := bustest.Start(t)
 	ctx := context.Background()
-	st := sentinels.NewStore(env.Bus.Sentinels)
+	st := sentinels.NewStore(env.KeyValue(t, sentinels.RecordsBucket()))
 	for i := 3; i >= 1; i-- {
 		require.NoError(t, st.Create(ctx, &sentinel.Sentinel{ID: sentinel.NewSentinelID(), CreatedTs: int64(i),
 			Handle: sentinel.Handle{Cursor: "0", State: map[string]any{"k": "v"}}}))

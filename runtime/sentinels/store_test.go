@@ -15,7 +15,7 @@ import (
 
 func TestStoreCompareAndSetUnderContention(t *testing.T) {
 	env := bustest.Start(t)
-	st := sentinels.NewStore(env.Bus.Sentinels)
+	st := sentinels.NewStore(env.KeyValue(t, sentinels.RecordsBucket()))
 	ctx := context.Background()
 	id := sentinel.NewSentinelID()
 	require.NoError(t, st.Create(ctx, &sentinel.Sentinel{ID: id, Status: sentinel.StatusActive}))
@@ -40,7 +40,7 @@ func TestStoreCompareAndSetUnderContention(t *testing.T) {
 
 func TestStoreListAndDelete(t *testing.T) {
 	env := bustest.Start(t)
-	st := sentinels.NewStore(env.Bus.Sentinels)
+	st := sentinels.NewStore(env.KeyValue(t, sentinels.RecordsBucket()))
 	ctx := context.Background()
 	empty, err := st.List(ctx)
 	require.NoError(t, err)
@@ -64,7 +64,7 @@ func TestStoreListAndDelete(t *testing.T) {
 func TestSeenWindowKeepsAndPrunes(t *testing.T) {
 	env := bustest.Start(t)
 	ctx := context.Background()
-	seen := sentinels.NewSeen(env.Bus.Seen, nil)
+	seen := sentinels.NewSeen(env.KeyValue(t, sentinels.SeenBucket()), nil)
 	has, err := seen.Has(ctx, "sen_a", "evt_1")
 	require.NoError(t, err)
 	require.False(t, has)
@@ -82,10 +82,10 @@ func TestSeenWindowKeepsAndPrunes(t *testing.T) {
 func TestCacheSeesLocalWritesAtOnceAndOtherNodesEventually(t *testing.T) {
 	env := bustest.Start(t)
 	ctx := context.Background()
-	a := sentinels.NewStore(env.Bus.Sentinels)
+	a := sentinels.NewStore(env.KeyValue(t, sentinels.RecordsBucket()))
 	require.NoError(t, a.StartCache(ctx))
 	defer a.StopCache()
-	b := sentinels.NewStore(env.Bus.Sentinels) // another node, no cache
+	b := sentinels.NewStore(env.KeyValue(t, sentinels.RecordsBucket())) // another node, no cache
 	id := sentinel.NewSentinelID()
 	require.NoError(t, a.Create(ctx, &sentinel.Sentinel{ID: id}))
 	recs, err := a.List(ctx)
@@ -122,13 +122,13 @@ func TestCacheSeesLocalWritesAtOnceAndOtherNodesEventually(t *testing.T) {
 func TestPurgeDeleteMarkersDropsRemovedRecordsMarkers(t *testing.T) {
 	env := bustest.Start(t)
 	ctx := context.Background()
-	st := sentinels.NewStore(env.Bus.Sentinels)
+	st := sentinels.NewStore(env.KeyValue(t, sentinels.RecordsBucket()))
 	for _, id := range []string{"sen_gone", "sen_kept"} {
 		require.NoError(t, st.Create(ctx, &sentinel.Sentinel{ID: id, Status: sentinel.StatusActive, ClosedSubjects: []string{}}))
 	}
 	require.NoError(t, st.Delete(ctx, "sen_gone"))
 	require.NoError(t, st.PurgeDeleteMarkers(ctx, -1))
-	info, err := env.Bus.Sentinels.Status(ctx)
+	info, err := env.KeyValue(t, sentinels.RecordsBucket()).Status(ctx)
 	require.NoError(t, err)
 	require.Equal(t, uint64(1), info.Values(), "only the live record is left")
 	_, _, err = st.Get(ctx, "sen_kept")

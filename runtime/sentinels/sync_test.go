@@ -18,10 +18,10 @@ import (
 func TestSyncMirrorCatchesUpWithOtherNodesWrites(t *testing.T) {
 	env := bustest.Start(t)
 	ctx := context.Background()
-	a := sentinels.NewStore(env.Bus.Sentinels)
+	a := sentinels.NewStore(env.KeyValue(t, sentinels.RecordsBucket()))
 	require.NoError(t, a.StartCache(ctx))
 	defer a.StopCache()
-	b := sentinels.NewStore(env.Bus.Sentinels)
+	b := sentinels.NewStore(env.KeyValue(t, sentinels.RecordsBucket()))
 	for i := 0; i < 50; i++ {
 		id := sentinel.NewSentinelID()
 		require.NoError(t, b.Create(ctx, &sentinel.Sentinel{ID: id, Status: sentinel.StatusActive}))

@@ -39,7 +39,7 @@ type WatchIndex struct {
 }
 
 // OpenWatchIndex provisions the bucket (idempotent) and returns the index.
-func OpenWatchIndex(ctx context.Context, b *bus.Bus) (*WatchIndex, error) {
+func OpenWatchIndex(ctx context.Context, b bus.Provisioner) (*WatchIndex, error) {
 	kv, err := b.EnsureKeyValue(ctx, WatchIndexConfig())
 	if err != nil {
 		return nil, err

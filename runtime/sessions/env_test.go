@@ -75,12 +75,12 @@ func wireEnv(t *testing.T, rt *runtimetest.Env, p *proxyRouter) *env {
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	b := rt.Bus.Bus
 	e := &env{Env: rt}
-	e.Reg = sessions.NewRegistry(b, rt.Clock.Now, log)
+	e.Reg = sessions.NewRegistry(b, storesOf(t, b).Sessions, rt.Clock.Now, log)
 	runner := &sessions.HookRunner{}
 	e.Notifier = &sessions.Notifier{Registry: e.Reg, Runner: runner, Log: log}
 	e.Notifier.Start()
 	t.Cleanup(e.Notifier.Stop)
-	e.Inboxes = sessions.NewInboxes(b, rt.Inbox, e.Reg, e.Notifier)
+	e.Inboxes = sessions.NewInboxes(storesOf(t, b).Cursors, rt.Inbox, e.Reg, e.Notifier)
 	e.Inboxes.Pause = rt.Pause
 	e.Resolver = &sessions.Resolver{Registry: e.Reg, Runner: runner, Log: log, Pause: rt.Pause}
 	appendFn := func(ctx context.Context, m sentinel.Message) (sentinel.Message, bool, error) {
@@ -111,7 +111,7 @@ func ptr[T any](v T) *T { return &v }
 func (e *env) lifecycle(t *testing.T) []sessions.LifecycleEvent {
 	t.Helper()
 	ctx := context.Background()
-	cons, err := e.Bus.Bus.Lifecycle.OrderedConsumer(ctx, jetstream.OrderedConsumerConfig{})
+	cons, err := storesOf(t, e.Bus.Bus).Lifecycle.OrderedConsumer(ctx, jetstream.OrderedConsumerConfig{})
 	require.NoError(t, err)
 	var out []sessions.LifecycleEvent
 	for {

@@ -10,11 +10,21 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/agentproto/sentinel"
 	"github.com/agentproto/sentinel/bus"
 )
+
+// HomesBus is what Homes need of the bus (*bus.Bus is one): the hook
+// jobs stream and its consumers, and request/reply between nodes.
+type HomesBus interface {
+	EnsureStream(ctx context.Context, spec bus.StreamSpec) (jetstream.Stream, error)
+	EnsureConsumer(ctx context.Context, stream string, want jetstream.ConsumerConfig) (jetstream.Consumer, error)
+	PublishDedup(ctx context.Context, subj, msgID string, data []byte) (seq uint64, dup bool, err error)
+	Request(ctx context.Context, subject string, data []byte) ([]byte, error)
+	Serve(subject string, fn func(data []byte, reply func([]byte))) (func() error, error)
+}
 
 // Homes runs the command hooks of a session on its home node (the node it
 // registered through: where its harness lives), whichever node of the
@@ -34,28 +44,61 @@ import (
 // A single node has no Homes: every hook runs locally. Start serves this
 // node's jobs and resume requests; Stop ends them.
 type Homes struct {
-	Bus *bus.Bus
-	// Node is this node's name (the homeNode of sessions registered here).
-	Node     string
-	Notifier *Notifier
-	Resolver *Resolver
-	Log      *slog.Logger
-	// Workers is how many jobs run at once (default 4); Resumes how many
+	bus HomesBus
+	// node is this node's name (the homeNode of sessions registered here).
+	node     string
+	notifier *Notifier
+	resolver *Resolver
+	log      *slog.Logger
+	// workers is how many jobs run at once (default 4); resumes how many
 	// resume requests (default 16: more are refused, and retried by the
 	// asking node).
-	Workers int
-	Resumes int
+	workers int
+	resumes int
 
 	ctx       context.Context //nolint:containedctx // the component's own lifecycle
 	cancel    context.CancelFunc
 	stopFetch context.CancelFunc
-	sub       *nats.Subscription
+	unserve   func() error
 	sem       chan struct{}
 	wg        sync.WaitGroup
 	started   atomic.Bool
 	// mu guards stopping against new resume goroutines (wg.Add).
 	mu       sync.Mutex
 	stopping bool
+}
+
+// HomesOption sets one of Homes' optional settings.
+type HomesOption func(*Homes)
+
+// WithHomesLogger logs through l (discarded by default).
+func WithHomesLogger(l *slog.Logger) HomesOption { return func(h *Homes) { h.log = l } }
+
+// WithHomesLimits sets how many hook jobs run at once (default 4) and how
+// many resume requests are answered at once (default 16: more are
+// refused, and retried by the asking node).
+func WithHomesLimits(workers, resumes int) HomesOption {
+	return func(h *Homes) { h.workers, h.resumes = workers, resumes }
+}
+
+// NewHomes returns the Homes of node (this node's name: the homeNode of
+// the sessions registered here) over b, running notify hooks through
+// notifier and resumes through resolver, with opts applied.
+func NewHomes(b HomesBus, node string, notifier *Notifier, resolver *Resolver, opts ...HomesOption) *Homes {
+	h := &Homes{bus: b, node: node, notifier: notifier, resolver: resolver}
+	for _, o := range opts {
+		o(h)
+	}
+	if h.workers <= 0 {
+		h.workers = 4
+	}
+	if h.resumes <= 0 {
+		h.resumes = 16
+	}
+	if h.log == nil {
+		h.log = slog.New(slog.DiscardHandler)
+	}
+	return h
 }
 
 // maxHomeHops bounds how often one notify job is handed on (a home that
@@ -92,26 +135,26 @@ func (h *Homes) remoteHome(s *Session, hook *sentinel.Hook) (string, bool) {
 	if h == nil || hook == nil || hook.URL != "" || len(hook.Command) == 0 {
 		return "", false
 	}
-	if s.HomeNode == "" || s.HomeNode == h.Node {
+	if s.HomeNode == "" || s.HomeNode == h.node {
 		return "", false
 	}
 	return s.HomeNode, true
 }
 
 func (h *Homes) logger() *slog.Logger {
-	if h.Log == nil {
+	if h.log == nil {
 		return slog.New(slog.DiscardHandler)
 	}
-	return h.Log
+	return h.log
 }
 
 // enqueueNotify hands msg's notify hook to home as a durable job.
 func (h *Homes) enqueueNotify(ctx context.Context, home string, msg sentinel.Message, hops int) error {
-	raw, err := json.Marshal(hookJob{Kind: jobNotify, From: h.Node, Hops: hops, Message: msg})
+	raw, err := json.Marshal(hookJob{Kind: jobNotify, From: h.node, Hops: hops, Message: msg})
 	if err != nil {
 		return fmt.Errorf("%w (node %s): encode: %w", errHandOver, home, err)
 	}
-	dup, err := publishHookJob(ctx, h.Bus, home, HookJobMsgID(jobNotify, home, msg.ID), raw)
+	dup, err := publishHookJob(ctx, h.bus, home, HookJobMsgID(jobNotify, home, msg.ID), raw)
 	if err != nil {
 		return fmt.Errorf("%w (node %s): %w", errHandOver, home, err)
 	}
@@ -160,14 +203,14 @@ func (h *Homes) resume(ctx context.Context, home, id string) (Resolution, error)
 		defer cancel()
 	}
 	deadline, _ := ctx.Deadline()
-	raw, err := json.Marshal(resumeRequest{SessionID: id, From: h.Node, TimeoutMs: time.Until(deadline).Milliseconds()})
+	raw, err := json.Marshal(resumeRequest{SessionID: id, From: h.node, TimeoutMs: time.Until(deadline).Milliseconds()})
 	if err != nil {
 		return Resolution{}, fmt.Errorf("resume session %s: encode: %w", id, err)
 	}
-	m, err := h.Bus.NC.RequestWithContext(ctx, ResumeSubject(home), raw)
+	answer, err := h.bus.Request(ctx, ResumeSubject(home), raw)
 	if err != nil {
 		switch {
-		case errors.Is(err, nats.ErrNoResponders):
+		case errors.Is(err, bus.ErrNoResponders):
 			return Resolution{}, fmt.Errorf("resume session %s: its resume hook runs on its home node %s, which is not up: %w", id, home, ErrHomeUnreachable)
 		case ctx.Err() != nil:
 			return Resolution{}, fmt.Errorf("resume session %s: its home node %s did not answer in time (%w): %w", id, home, context.Cause(ctx), ErrHomeUnreachable)
@@ -175,7 +218,7 @@ func (h *Homes) resume(ctx context.Context, home, id string) (Resolution, error)
 		return Resolution{}, fmt.Errorf("resume session %s on its home node %s: %w", id, home, err)
 	}
 	var rep resumeReply
-	if err := json.Unmarshal(m.Data, &rep); err != nil {
+	if err := json.Unmarshal(answer, &rep); err != nil {
 		return Resolution{}, fmt.Errorf("resume session %s: the answer of node %s: %w", id, home, err)
 	}
 	if rep.Error != "" {

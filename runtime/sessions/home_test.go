@@ -31,16 +31,16 @@ func newPeer(t *testing.T, e *env, name string, serve bool) *peer {
 	t.Helper()
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	b := e.Bus.Bus
-	p := &peer{reg: sessions.NewRegistry(b, e.Clock.Now, log)}
+	p := &peer{reg: sessions.NewRegistry(b, storesOf(t, b).Sessions, e.Clock.Now, log)}
 	p.reg.SetNode(name)
 	runner := &sessions.HookRunner{Node: name}
 	p.notifier = &sessions.Notifier{Registry: p.reg, Runner: runner, Log: log}
 	p.resolver = &sessions.Resolver{Registry: p.reg, Runner: runner, Log: log}
-	p.homes = &sessions.Homes{Bus: b, Node: name, Notifier: p.notifier, Resolver: p.resolver, Log: log}
+	p.homes = sessions.NewHomes(b, name, p.notifier, p.resolver, sessions.WithHomesLogger(log))
 	p.notifier.Homes, p.resolver.Homes = p.homes, p.homes
 	p.notifier.Start()
 	t.Cleanup(p.notifier.Stop)
-	p.inboxes = sessions.NewInboxes(b, e.Inbox, p.reg, p.notifier)
+	p.inboxes = sessions.NewInboxes(storesOf(t, b).Cursors, e.Inbox, p.reg, p.notifier)
 	if serve {
 		require.NoError(t, p.homes.Start(context.Background()))
 		t.Cleanup(p.homes.Stop)

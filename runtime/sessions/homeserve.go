@@ -5,10 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"log/slog"
 	"time"
 
-	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/agentproto/sentinel"
@@ -32,35 +30,26 @@ func (h *Homes) Start(ctx context.Context) error {
 	if !h.started.CompareAndSwap(false, true) {
 		return nil
 	}
-	if h.Workers <= 0 {
-		h.Workers = 4
-	}
-	if h.Resumes <= 0 {
-		h.Resumes = 16
-	}
-	if h.Log == nil {
-		h.Log = slog.New(slog.DiscardHandler)
-	}
-	h.sem = make(chan struct{}, h.Resumes)
+	h.sem = make(chan struct{}, h.resumes)
 	h.ctx, h.cancel = context.WithCancel(context.WithoutCancel(ctx))
 	fetchCtx, stopFetch := context.WithCancel(h.ctx)
 	h.stopFetch = stopFetch
 	// The composition root provisions the stream at bus.Open; ensuring it
 	// here too (a read when it is as wanted) lets Homes run on any bus.
-	if _, err := h.Bus.EnsureStream(ctx, HookJobsStream()); err != nil {
+	if _, err := h.bus.EnsureStream(ctx, HookJobsStream()); err != nil {
 		h.cancel()
 		return err
 	}
-	cons, err := hookConsumer(ctx, h.Bus, h.Node)
+	cons, err := hookConsumer(ctx, h.bus, h.node)
 	if err != nil {
 		h.cancel()
 		return err
 	}
-	if h.sub, err = h.Bus.NC.Subscribe(ResumeSubject(h.Node), h.serveResume); err != nil {
+	if h.unserve, err = h.bus.Serve(ResumeSubject(h.node), h.serveResume); err != nil {
 		h.cancel()
 		return fmt.Errorf("sessions: answer resume requests: %w", err)
 	}
-	for i := 0; i < h.Workers; i++ {
+	for i := 0; i < h.workers; i++ {
 		h.wg.Add(1)
 		go h.work(fetchCtx, cons)
 	}
@@ -81,8 +70,8 @@ func (h *Homes) Stop() {
 	}
 	h.stopping = true
 	h.mu.Unlock()
-	if h.sub != nil {
-		_ = h.sub.Unsubscribe()
+	if h.unserve != nil {
+		_ = h.unserve()
 	}
 	h.stopFetch()
 	h.cancel()
@@ -100,7 +89,7 @@ func (h *Homes) work(ctx context.Context, cons jetstream.Consumer) {
 			if ctx.Err() != nil {
 				return
 			}
-			h.Log.Warn("hook job fetch failed", "err", err)
+			h.log.Warn("hook job fetch failed", "err", err)
 			select {
 			case <-ctx.Done():
 				return
@@ -120,22 +109,22 @@ func (h *Homes) work(ctx context.Context, cons jetstream.Consumer) {
 func (h *Homes) handleJob(msg jetstream.Msg) {
 	var job hookJob
 	if err := json.Unmarshal(msg.Data(), &job); err != nil || job.Kind != jobNotify || !sentinel.ValidSessionID(job.Message.To) {
-		h.Log.Warn("dropping an unreadable hook job", "subject", msg.Subject())
+		h.log.Warn("dropping an unreadable hook job", "subject", msg.Subject())
 		_ = msg.Term()
 		return
 	}
 	stop := keepInProgress(h.ctx, msg)
-	err := h.Notifier.dispatch(h.ctx, job.Message, job.Hops)
+	err := h.notifier.dispatch(h.ctx, job.Message, job.Hops)
 	stop()
 	switch {
 	case h.ctx.Err() != nil:
 		_ = msg.Nak()
 	case err != nil:
-		h.Log.Warn("hook job not run; will retry", "session", job.Message.To, "message", job.Message.ID, "err", err)
+		h.log.Warn("hook job not run; will retry", "session", job.Message.To, "message", job.Message.ID, "err", err)
 		_ = msg.NakWithDelay(jobRetry)
 	default:
 		if err := msg.Ack(); err != nil {
-			h.Log.Warn("hook job ack failed; it may run again", "session", job.Message.To, "err", err)
+			h.log.Warn("hook job ack failed; it may run again", "session", job.Message.To, "err", err)
 		}
 	}
 }
@@ -164,7 +153,7 @@ func keepInProgress(ctx context.Context, msg jetstream.Msg) func() {
 
 // serveResume answers one resume request on its own goroutine (the
 // subscription's callbacks run one at a time), at most Resumes at once.
-func (h *Homes) serveResume(m *nats.Msg) {
+func (h *Homes) serveResume(data []byte, reply func([]byte)) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.stopping {
@@ -173,14 +162,14 @@ func (h *Homes) serveResume(m *nats.Msg) {
 	select {
 	case h.sem <- struct{}{}:
 	default:
-		respond(m, resumeReply{Error: fmt.Sprintf("node %s is running %d resume hooks already", h.Node, h.Resumes)})
+		respond(reply, resumeReply{Error: fmt.Sprintf("node %s is running %d resume hooks already", h.node, h.resumes)})
 		return
 	}
 	h.wg.Add(1)
 	go func() {
 		defer h.wg.Done()
 		defer func() { <-h.sem }()
-		respond(m, h.answerResume(m.Data))
+		respond(reply, h.answerResume(data))
 	}()
 }
 
@@ -199,19 +188,19 @@ func (h *Homes) answerResume(data []byte) resumeReply {
 	ctx, cancel := context.WithTimeoutCause(h.ctx, wait-margin,
 		fmt.Errorf("resume stopped: node %s waits %s for the answer (delivery.handle_timeout)", req.From, wait))
 	defer cancel()
-	res, err := h.Resolver.resumeOn(ctx, req.SessionID, true)
+	res, err := h.resolver.resumeOn(ctx, req.SessionID, true)
 	if err != nil {
 		if !errors.Is(err, errHomeMoved) {
-			h.Log.Warn("resume asked by another node failed", "session", req.SessionID, "from", req.From, "err", err)
+			h.log.Warn("resume asked by another node failed", "session", req.SessionID, "from", req.From, "err", err)
 		}
 		return resumeReply{Error: err.Error()}
 	}
 	return resumeReply{Action: actionNames[res.Action], To: res.To, Reason: res.Reason}
 }
 
-func respond(m *nats.Msg, rep resumeReply) {
+func respond(reply func([]byte), rep resumeReply) {
 	raw, err := json.Marshal(rep)
 	if err == nil {
-		_ = m.Respond(raw)
+		reply(raw)
 	}
 }

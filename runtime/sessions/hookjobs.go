@@ -62,13 +62,13 @@ func hookConsumerConfig(node string) jetstream.ConsumerConfig {
 // hookConsumer provisions (idempotently) and returns the durable consumer
 // of node's hook jobs. It outlives the node: jobs enqueued while the node
 // is down wait for it.
-func hookConsumer(ctx context.Context, b *bus.Bus, node string) (jetstream.Consumer, error) {
+func hookConsumer(ctx context.Context, b HomesBus, node string) (jetstream.Consumer, error) {
 	return b.EnsureConsumer(ctx, StreamHookJobs, hookConsumerConfig(node))
 }
 
 // publishHookJob enqueues a job for node with Nats-Msg-Id msgID and waits
 // for the PubAck; dup reports that the stream dropped it as a duplicate.
-func publishHookJob(ctx context.Context, b *bus.Bus, node, msgID string, data []byte) (dup bool, err error) {
+func publishHookJob(ctx context.Context, b HomesBus, node, msgID string, data []byte) (dup bool, err error) {
 	_, dup, err = b.PublishDedup(ctx, HookJobSubject(node), msgID, data)
 	if err != nil {
 		return false, fmt.Errorf("bus: enqueue a hook job for node %s: %w", node, err)

@@ -14,7 +14,6 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/agentproto/sentinel"
-	"github.com/agentproto/sentinel/bus"
 	"github.com/agentproto/sentinel/runtime/inbox"
 	"github.com/agentproto/sentinel/runtime/pause"
 )
@@ -35,9 +34,10 @@ type Inboxes struct {
 	done     chan struct{}
 }
 
-// NewInboxes returns the inbox service.
-func NewInboxes(b *bus.Bus, ib *inbox.Inbox, reg *Registry, n *Notifier) *Inboxes {
-	return &Inboxes{Inbox: ib, Registry: reg, Notifier: n, cursors: b.Cursors, done: make(chan struct{})}
+// NewInboxes returns the inbox service, keeping read cursors in cursors
+// (CursorsBucket).
+func NewInboxes(cursors jetstream.KeyValue, ib *inbox.Inbox, reg *Registry, n *Notifier) *Inboxes {
+	return &Inboxes{Inbox: ib, Registry: reg, Notifier: n, cursors: cursors, done: make(chan struct{})}
 }
 
 // Close closes Done (streams end). Idempotent.

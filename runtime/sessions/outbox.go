@@ -7,7 +7,6 @@ import (
 	"slices"
 
 	"github.com/agentproto/sentinel"
-	"github.com/agentproto/sentinel/bus"
 	"github.com/agentproto/sentinel/runtime/pause"
 )
 
@@ -65,7 +64,7 @@ func (r *Registry) flush(ctx context.Context, id string, pending []LifecycleEven
 	for _, ev := range pending {
 		raw, err := json.Marshal(ev)
 		if err == nil {
-			_, _, err = r.b.PublishRetrying(ctx, bus.LifecycleSubject(ev.SessionID), raw, ev.ID)
+			_, _, err = r.b.PublishRetrying(ctx, LifecycleSubject(ev.SessionID), raw, ev.ID)
 		}
 		if err != nil {
 			r.log.Warn("publishing a lifecycle event failed; it stays pending", "session", id, "kind", ev.Kind, "event", ev.ID, "err", err)

@@ -12,7 +12,6 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/agentproto/sentinel"
-	"github.com/agentproto/sentinel/bus"
 	"github.com/agentproto/sentinel/runtime/pause"
 )
 
@@ -23,7 +22,7 @@ var ErrNotFound = sentinel.Errorf(sentinel.CodeSessionNotFound, "session not fou
 // Updates are compare-and-set on the entry revision, retried on conflict.
 // It publishes lifecycle events on the lifecycle stream.
 type Registry struct {
-	b   *bus.Bus
+	b   RegistryBus
 	kv  jetstream.KeyValue
 	now func() time.Time
 	log *slog.Logger
@@ -36,15 +35,24 @@ type Registry struct {
 	pause *pause.Points
 }
 
-// NewRegistry returns the registry on the bus's sessions bucket.
-func NewRegistry(b *bus.Bus, now func() time.Time, log *slog.Logger) *Registry {
+// RegistryBus is what the registry needs of the bus (*bus.Bus is one):
+// the lifecycle outbox's retried publish and key listings that survive a
+// node cut off from quorum (bus.ListKeys).
+type RegistryBus interface {
+	PublishRetrying(ctx context.Context, subj string, data []byte, msgID string) (seq uint64, dup bool, err error)
+	ListKeys(ctx context.Context, kv jetstream.KeyValue) ([]string, error)
+}
+
+// NewRegistry returns the registry on the sessions bucket kv
+// (SessionsBucket), publishing lifecycle events through b.
+func NewRegistry(b RegistryBus, kv jetstream.KeyValue, now func() time.Time, log *slog.Logger) *Registry {
 	if now == nil {
 		now = time.Now
 	}
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Registry{b: b, kv: b.Sessions, now: now, log: log}
+	return &Registry{b: b, kv: kv, now: now, log: log}
 }
 
 // SetPRHook installs the function called after a PR is recorded. It must

@@ -29,7 +29,7 @@ type Router struct {
 	// Inbox, when set, reads what is already stored so one event shows
 	// once per session (inbox.AppendEvent); nil appends as is.
 	Inbox *inbox.Inbox
-	Park  *park.Journal
+	Park  *park.Store
 	Log   *slog.Logger
 	Now   func() time.Time
 	// Merged is called after an auto-linked sentinel delivered a merged

@@ -10,15 +10,21 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/agentproto/sentinel"
-	"github.com/agentproto/sentinel/bus"
 )
 
 // Feed is the feeds stream: each subscription's delivered events, one
 // subject per event, positions being stream sequences.
 type Feed struct {
-	Bus *bus.Bus
-	M   *Assets
+	bus    FeedBus
+	assets *Assets
 }
+
+// NewFeed returns the feeds of assets (OpenAssets), appending through b
+// (*bus.Bus).
+func NewFeed(b FeedBus, assets *Assets) *Feed { return &Feed{bus: b, assets: assets} }
+
+// Stream is the feeds stream (webhook consumers are created on it).
+func (f *Feed) Stream() jetstream.Stream { return f.assets.Feeds }
 
 // stored is one feed event.
 type stored struct {
@@ -33,14 +39,14 @@ func (f *Feed) Append(ctx context.Context, mode, subID string, ev *sentinel.Even
 	if err != nil {
 		return false, fmt.Errorf("encode event %s: %w", ev.ID, err)
 	}
-	_, dup, err = appendFeed(ctx, f.Bus, f.M, mode, subID, sentinel.SeenDigest(ev.ID), raw)
+	_, dup, err = appendFeed(ctx, f.bus, f.assets, mode, subID, sentinel.SeenDigest(ev.ID), raw)
 	return dup, err
 }
 
 // Head returns the stream's first and last sequences (read through its
 // leader). Nothing at or below last can appear later.
 func (f *Feed) Head(ctx context.Context) (first, last uint64, err error) {
-	info, err := f.M.Feeds.Info(ctx)
+	info, err := f.assets.Feeds.Info(ctx)
 	if err != nil {
 		return 0, 0, fmt.Errorf("read the feeds stream: %w", err)
 	}
@@ -54,7 +60,7 @@ func (f *Feed) Read(ctx context.Context, mode, subID string, after uint64, max i
 	filter := FeedFilter(mode, subID)
 	next := after
 	for len(out) <= max {
-		m, err := f.M.Feeds.GetMsg(ctx, next+1, jetstream.WithGetMsgSubject(filter))
+		m, err := f.assets.Feeds.GetMsg(ctx, next+1, jetstream.WithGetMsgSubject(filter))
 		if errors.Is(err, jetstream.ErrMsgNotFound) {
 			break
 		}
@@ -76,4 +82,9 @@ func (f *Feed) Read(ctx context.Context, mode, subID string, after uint64, max i
 		return out[:max], skipped, true, nil
 	}
 	return out, skipped, false, nil
+}
+
+// onPublish wakes fn whenever a message lands on subject of the feeds.
+func (f *Feed) onPublish(subject string, fn func()) (func(), error) {
+	return f.bus.OnPublish(subject, fn)
 }

@@ -8,8 +8,6 @@ import (
 	"errors"
 	"time"
 
-	"github.com/nats-io/nats.go"
-
 	"github.com/agentproto/sentinel"
 )
 
@@ -65,7 +63,7 @@ func (s *Service) Stream(ctx context.Context, principal string, raw json.RawMess
 	defer s.release(ctx, rec.ID, streamID)
 
 	wake := make(chan struct{}, 1)
-	sub, err := s.Feed.Bus.NC.Subscribe(FeedFilter(rec.Mode, rec.ID), func(*nats.Msg) {
+	unsubscribe, err := s.Feed.onPublish(FeedFilter(rec.Mode, rec.ID), func() {
 		select {
 		case wake <- struct{}{}:
 		default:
@@ -74,10 +72,7 @@ func (s *Service) Stream(ctx context.Context, principal string, raw json.RawMess
 	if err != nil {
 		return err
 	}
-	defer func() { _ = sub.Unsubscribe() }()
-	if err := s.Feed.Bus.NC.FlushTimeout(10 * time.Second); err != nil {
-		return err
-	}
+	defer unsubscribe()
 
 	first, last, err := s.Feed.Head(ctx)
 	if err != nil {

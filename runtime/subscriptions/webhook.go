@@ -62,11 +62,11 @@ func (w *Webhooks) ensureConsumer(ctx context.Context, rec *Record, fresh bool) 
 	name := WebhookConsumer(rec.ID)
 	start := max(rec.StartSeq, rec.SettledSeq)
 	if !fresh {
-		if _, err := s.Feed.M.Feeds.Consumer(ctx, name); err == nil {
+		if _, err := s.Feed.Stream().Consumer(ctx, name); err == nil {
 			return nil
 		}
 		start = max(start, rec.CreatedSeq)
-	} else if err := s.Feed.M.Feeds.DeleteConsumer(ctx, name); err != nil && !errors.Is(err, jetstream.ErrConsumerNotFound) {
+	} else if err := s.Feed.Stream().DeleteConsumer(ctx, name); err != nil && !errors.Is(err, jetstream.ErrConsumerNotFound) {
 		return fmt.Errorf("replace the webhook consumer of %s: %w", rec.ID, err)
 	}
 	cfg := jetstream.ConsumerConfig{
@@ -82,7 +82,7 @@ func (w *Webhooks) ensureConsumer(ctx context.Context, rec *Record, fresh bool) 
 		// or interrupted delivery does not spend one).
 		MaxDeliver: -1,
 	}
-	if _, err := s.Feed.M.Feeds.CreateOrUpdateConsumer(ctx, cfg); err != nil {
+	if _, err := s.Feed.Stream().CreateOrUpdateConsumer(ctx, cfg); err != nil {
 		return fmt.Errorf("create the webhook consumer of %s: %w", rec.ID, err)
 	}
 	return nil
@@ -92,7 +92,7 @@ func (w *Webhooks) ensureConsumer(ctx context.Context, rec *Record, fresh bool) 
 // every event at or before it was acknowledged or abandoned.
 func (w *Webhooks) watermark(ctx context.Context, rec *Record) uint64 {
 	floor := max(rec.StartSeq, rec.CreatedSeq)
-	c, err := w.svc.Feed.M.Feeds.Consumer(ctx, WebhookConsumer(rec.ID))
+	c, err := w.svc.Feed.Stream().Consumer(ctx, WebhookConsumer(rec.ID))
 	if err != nil {
 		return floor
 	}
@@ -105,7 +105,7 @@ func (w *Webhooks) watermark(ctx context.Context, rec *Record) uint64 {
 
 // dropConsumer deletes an ended subscription's consumer (best effort).
 func (w *Webhooks) dropConsumer(ctx context.Context, id string) {
-	err := w.svc.Feed.M.Feeds.DeleteConsumer(ctx, WebhookConsumer(id))
+	err := w.svc.Feed.Stream().DeleteConsumer(ctx, WebhookConsumer(id))
 	if err != nil && !errors.Is(err, jetstream.ErrConsumerNotFound) {
 		w.svc.Log.Warn("deleting a webhook consumer failed", "subscription", id, "err", err)
 	}
@@ -258,7 +258,7 @@ const webhookPullWait = 30 * time.Second
 func (w *Webhooks) work(ctx context.Context, id string) {
 	s := w.svc
 	for ctx.Err() == nil {
-		cons, err := s.Feed.M.Feeds.Consumer(ctx, WebhookConsumer(id))
+		cons, err := s.Feed.Stream().Consumer(ctx, WebhookConsumer(id))
 		if err != nil {
 			if !sleepCtx(ctx, 200*time.Millisecond) {
 				return

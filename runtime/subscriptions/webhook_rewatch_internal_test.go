@@ -24,7 +24,7 @@ func TestTheWebhookDispatcherWatchesAgainWhenItsWatchEnds(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	m, err := OpenAssets(ctx, be.Bus, time.Hour)
 	require.NoError(t, err)
-	svc := &Service{Store: &Store{KV: m.KV}, Feed: &Feed{Bus: be.Bus, M: m}, Log: slog.New(slog.NewTextHandler(io.Discard, nil)), Now: time.Now}
+	svc := &Service{Store: &Store{KV: m.KV}, Feed: NewFeed(be.Bus, m), Log: slog.New(slog.NewTextHandler(io.Discard, nil)), Now: time.Now}
 	w, err := NewWebhooks(svc)
 	require.NoError(t, err)
 	var wg sync.WaitGroup

@@ -12,7 +12,7 @@ import (
 
 	"github.com/nats-io/nats.go"
 
-	"github.com/agentproto/sentinel/bus"
+	"github.com/agentproto/sentinel/runtime/inbox"
 )
 
 // sender is one measured path: send delivers one event for worker w and
@@ -74,7 +74,7 @@ func newClusterPushPath(ctx context.Context, c *clusterNodes, senders int) (*clu
 			return nil, fmt.Errorf("create a sentinel on %s: %w", c.names[home], err)
 		}
 		ch := make(chan struct{}, 1)
-		sub, err := c.nc.Subscribe(bus.InboxFilter(session), func(*nats.Msg) {
+		sub, err := c.nc.Subscribe(inbox.Filter(session), func(*nats.Msg) {
 			select {
 			case ch <- struct{}{}:
 			default:

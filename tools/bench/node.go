@@ -18,6 +18,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/nats-io/nats.go/jetstream"
+
 	"github.com/agentproto/sentinel/runtime/app"
 )
 
@@ -248,4 +250,13 @@ func (t *tailBuffer) String() string {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	return string(t.b)
+}
+
+// js is a JetStream context on the in-process node's own connection.
+func (n *node) js() (jetstream.JetStream, error) {
+	js, err := jetstream.New(n.app.NATSConn())
+	if err != nil {
+		return nil, fmt.Errorf("bench: jetstream on the node's connection: %w", err)
+	}
+	return js, nil
 }

@@ -29,7 +29,9 @@ func TestBaselinesNeverStall(t *testing.T) {
 	if raceOn {
 		rawEvents, relayEvents = 1500, 300
 	}
-	raw, err := newRawPath(ctx, n.app.Bus.JS, n.app.Bus.NC, senders, 1)
+	js, err := n.js()
+	require.NoError(t, err)
+	raw, err := newRawPath(ctx, js, n.app.NATSConn(), senders, 1)
 	require.NoError(t, err)
 	defer raw.close()
 	relay, err := newRelayPath(ctx, n, senders)

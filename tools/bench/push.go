@@ -85,7 +85,11 @@ func runPush(ctx context.Context, n *node, o Options) (PushResult, error) {
 		return res, fmt.Errorf("push path: set up: %w", err)
 	}
 	defer pusher.close()
-	raw, err := newRawPath(ctx, n.app.Bus.JS, n.app.Bus.NC, o.Concurrency, 1)
+	js, err := n.js()
+	if err != nil {
+		return res, err
+	}
+	raw, err := newRawPath(ctx, js, n.app.NATSConn(), o.Concurrency, 1)
 	if err != nil {
 		return res, fmt.Errorf("raw JetStream: set up: %w", err)
 	}

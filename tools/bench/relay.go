@@ -47,7 +47,11 @@ type relayPath struct {
 }
 
 func newRelayPath(ctx context.Context, n *node, c int) (*relayPath, error) {
-	return newRelayOn(ctx, n.app.Bus.JS, n.app.Bus.NC, n.http, c, 1)
+	js, err := n.js()
+	if err != nil {
+		return nil, err
+	}
+	return newRelayOn(ctx, js, n.app.NATSConn(), n.http, c, 1)
 }
 
 // newRelayOn builds the relay over any JetStream (the cluster phase's, with

@@ -1,4 +1,4 @@
-package bus_test
+package sentinels_test
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 
 	"github.com/agentproto/sentinel/bus"
 	"github.com/agentproto/sentinel/bus/bustest"
+	"github.com/agentproto/sentinel/runtime/sentinels"
 )
 
 // TestSeenBucketAllowsKeyTTLsAlsoAfterAnUpgrade checks that the seen
@@ -19,20 +20,21 @@ func TestSeenBucketAllowsKeyTTLsAlsoAfterAnUpgrade(t *testing.T) {
 	env := bustest.Start(t)
 	ctx := context.Background()
 	// The bucket as an older version provisioned it: no limit markers.
-	require.NoError(t, env.Bus.JS.DeleteKeyValue(ctx, bus.BucketSeen))
-	_, err := env.Bus.JS.CreateKeyValue(ctx, jetstream.KeyValueConfig{Bucket: bus.BucketSeen, Storage: jetstream.FileStorage})
+	_, err := env.JS.CreateKeyValue(ctx, jetstream.KeyValueConfig{Bucket: sentinels.BucketSeen, Storage: jetstream.FileStorage})
 	require.NoError(t, err)
 
-	b, err := bus.Open(ctx, env.Bus.NC, env.Bus.Cfg)
+	b, err := bus.Open(ctx, env.NC, env.Bus.Cfg, sentinels.Assets())
 	require.NoError(t, err)
-	st, err := b.Seen.Status(ctx)
+	seen, err := b.EnsureKeyValue(ctx, sentinels.SeenBucket())
 	require.NoError(t, err)
-	require.Equal(t, bus.SeenMarkerTTL, st.LimitMarkerTTL())
+	st, err := seen.Status(ctx)
+	require.NoError(t, err)
+	require.Equal(t, sentinels.SeenMarkerTTL, st.LimitMarkerTTL())
 
-	_, err = b.Seen.Create(ctx, "sen_a.k1", []byte("x"), jetstream.KeyTTL(time.Second))
+	_, err = seen.Create(ctx, "sen_a.k1", []byte("x"), jetstream.KeyTTL(time.Second))
 	require.NoError(t, err)
 	bustest.Eventually(t, 10*time.Second, func() bool {
-		_, err := b.Seen.Get(ctx, "sen_a.k1")
+		_, err := seen.Get(ctx, "sen_a.k1")
 		return err != nil
 	}, "a key with a TTL expires")
 }

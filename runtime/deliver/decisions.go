@@ -8,18 +8,19 @@ import (
 	"github.com/agentproto/sentinel/runtime/journal"
 )
 
-// Journal records the pipeline's decisions (runtime/journal's Writer).
-// Record is called on the delivery path once per decision: it must return
-// at once and never fail the delivery (the writer queues and drops under
-// overload). A nil Journal on the Pipeline records nothing.
-type Journal interface {
+// DecisionRecorder records the pipeline's decisions (runtime/journal's
+// Writer, into the decision journal). Record is called on the delivery
+// path once per decision: it must return at once and never fail the
+// delivery (the writer queues and drops under overload). A nil Decisions
+// on the Pipeline records nothing.
+type DecisionRecorder interface {
 	Record(e sentinel.Decision)
 }
 
 // note journals one decision about ev for a sentinel; rec may be nil (a
 // sentinel that is gone). with, when set, adds decision details.
 func (p *Pipeline) note(sentinelID string, rec *sentinel.Sentinel, ev *sentinel.Event, decision, reason string, with func(*sentinel.Decision)) {
-	if p.Journal == nil {
+	if p.Decisions == nil {
 		return
 	}
 	e := journal.FromEvent(sentinelID, ev, decision, reason)
@@ -30,12 +31,12 @@ func (p *Pipeline) note(sentinelID string, rec *sentinel.Sentinel, ev *sentinel.
 	if with != nil {
 		with(&e)
 	}
-	p.Journal.Record(e)
+	p.Decisions.Record(e)
 }
 
 // noteFiltered journals a filtered event with the clauses that failed.
 func (p *Pipeline) noteFiltered(rec *sentinel.Sentinel, ev *sentinel.Event, defaults sentinel.DefaultTypesFunc) {
-	if p.Journal == nil {
+	if p.Decisions == nil {
 		return
 	}
 	misses := rec.Spec.Misses(ev, defaults)
@@ -45,7 +46,7 @@ func (p *Pipeline) noteFiltered(rec *sentinel.Sentinel, ev *sentinel.Event, defa
 // noteOutcome journals what routing a matched event produced: parked or
 // forwarded for a dead target, already in the inbox, or delivered.
 func (p *Pipeline) noteOutcome(rec *sentinel.Sentinel, ev *sentinel.Event, out Outcome) {
-	if p.Journal == nil {
+	if p.Decisions == nil {
 		return
 	}
 	target := rec.Spec.Target.SessionID

@@ -8,8 +8,9 @@ import (
 	"github.com/agentproto/sentinel/providers"
 )
 
-// The mirror's read side beyond Peek: the records of a hook key, every
-// record in list order, and scans without copies.
+// Scans over many records, served from the record mirror (cache.go) when
+// there is one: the records of a hook key, every record in list order,
+// and selections without copies.
 
 // WithHook returns the records bound to a hook key, oldest first (from
 // the mirror when there is one).
