@@ -10,9 +10,9 @@ import (
 )
 
 // WebhookLookup answers, for the normalizer, what a webhook payload does
-// not say. The webhook provider implements it over REST with a cache
-// (providers/webhook/lookup.go); implementations must be safe for
-// concurrent use.
+// not say. HeadLookup implements it over REST with a cache, for the
+// webhook and github-app providers alike; implementations must be safe
+// for concurrent use.
 type WebhookLookup interface {
 	// PullsForHead returns the numbers of repo's open pull requests whose
 	// head commit is sha, from headRepo ("owner/name") when it is known

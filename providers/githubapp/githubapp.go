@@ -37,6 +37,10 @@ type Provider struct {
 	clients map[int64]*github.Client
 	// repoCache remembers InstallationOf's answers (mu guards it).
 	repoCache map[string]cachedRepo
+	// lookup answers what the App's payloads do not say (the PR of a
+	// fork's CI by its head commit, a review's inline comments), asking
+	// with the installation covering the repository.
+	lookup *github.HeadLookup
 }
 
 // New returns the provider, or an error naming the missing dependencies.
@@ -45,7 +49,9 @@ func New(cfg Config) (*Provider, error) {
 		return nil, err
 	}
 	cfg.setDefaults()
-	return &Provider{cfg: cfg, clients: map[int64]*github.Client{}, repoCache: map[string]cachedRepo{}}, nil
+	p := &Provider{cfg: cfg, clients: map[int64]*github.Client{}, repoCache: map[string]cachedRepo{}}
+	p.lookup = github.NewHeadLookupFor(p.lookupCaller, cfg.Now)
+	return p, nil
 }
 
 // Info returns the provider's metadata.
@@ -162,6 +168,22 @@ func (p *Provider) RepoClient(ctx context.Context, repo string) (*github.Client,
 		return nil, false
 	}
 	return c, true
+}
+
+// lookupCaller is the head lookup's github.CallerFor: the client of the
+// installation covering repo. A repository the App does not cover is a
+// non-retryable not_found (the event stays at the repository); a
+// coverage the store or GitHub cannot tell just now is retryable, so the
+// delivery fails and reconciliation brings it again.
+func (p *Provider) lookupCaller(ctx context.Context, repo sentinel.GitHubRef) (github.APICaller, error) {
+	inst, ok, err := p.covering(ctx, repo.FullName())
+	if err != nil {
+		return nil, err
+	}
+	if !ok {
+		return nil, &providers.Error{Reason: providers.ReasonNotFound, Message: "github-app is not installed on " + repo.FullName()}
+	}
+	return p.InstallationClient(ctx, inst)
 }
 
 // repoCacheFor is how long InstallationOf trusts an answer in memory.

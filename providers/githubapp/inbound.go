@@ -17,6 +17,10 @@ const (
 	// CodeCoverageFailed (503): an installation change that could not be
 	// recorded; GitHub's delivery fails and reconciliation brings it again.
 	CodeCoverageFailed = "coverage_update_failed"
+	// CodeLookupFailed (503): a fork PR's CI event whose PR GitHub could
+	// not name just now; GitHub's delivery fails and reconciliation
+	// brings it again, so it never lands on the wrong subject.
+	CodeLookupFailed = "github_lookup_failed"
 )
 
 // ParseInbound verifies and normalizes one delivery of the App's webhook.
@@ -29,7 +33,10 @@ const (
 // when that cannot be recorded, for GitHub to fail the delivery and
 // reconciliation to ask for it again); any other event is normalized as
 // the webhook provider does (ids evt_<X-GitHub-Delivery>, the signed
-// body's digest as DedupKey).
+// body's digest as DedupKey), with the same head lookup over the
+// installation's client: a CI event that names no PR (a fork's) is mapped
+// to its PR by its head commit, and when GitHub cannot say just now the
+// delivery is refused with 503 github_lookup_failed.
 func (p *Provider) ParseInbound(ctx context.Context, in providers.Inbound, _ sentinel.Handle) ([]sentinel.Event, error) {
 	s, err := p.settings(ctx)
 	if err != nil {
@@ -65,12 +72,16 @@ func (p *Provider) ParseInbound(ctx context.Context, in providers.Inbound, _ sen
 		now = p.cfg.Now()
 	}
 	evs, err := github.NormalizeWebhookWith(ctx, event, header(in.Header, "X-GitHub-Delivery"), in.Body,
-		github.WebhookOptions{Source: Source, Now: now})
+		github.WebhookOptions{Source: Source, Now: now, Lookup: p.lookup})
+	var le *github.LookupError
 	switch reason := github.WebhookReason(err); {
 	case err == nil:
 		return evs, nil
 	case errors.Is(err, github.ErrUnsupportedWebhookEvent):
 		return []sentinel.Event{}, nil
+	case errors.As(err, &le):
+		p.cfg.Log.Warn("github-app delivery refused for now: GitHub could not name its pull request", "event", event, "err", le.Err)
+		return nil, &providers.InboundError{Status: http.StatusServiceUnavailable, Code: CodeLookupFailed, Reason: providers.ReasonOf(le.Err).String()}
 	case reason != "":
 		return nil, providers.BadPayload(reason)
 	default:

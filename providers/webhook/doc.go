@@ -5,8 +5,8 @@
 // GitHub delivers to POST /inbound/sentinel-<key>; ParseInbound verifies the
 // X-Hub-Signature-256 HMAC over the raw body before parsing anything and
 // normalizes the payload (providers/github), asking GitHub through its
-// lookup (lookup.go) what a payload does not say: the PR of a fork's CI by
-// its head commit, a submitted review's inline comments. The hook is
+// lookup (github.HeadLookup) what a payload does not say: the PR of a
+// fork's CI by its head commit, a submitted review's inline comments. The hook is
 // subscribed to the events its holders' types need (Needs in the record).
 // Because GitHub never redelivers a failed delivery by itself, Reconcile
 // asks it to redeliver the hook's recent failures (within GitHub's 3-day

@@ -38,7 +38,7 @@ const (
 // carries the signed body's digest as its DedupKey: a captured delivery
 // re-sent under fresh delivery ids is a duplicate in the seen window, and
 // so is another body under a delivery id already handled. A CI event that
-// names no PR (a fork's) is mapped to its PR by its head commit (lookup.go);
+// names no PR (a fork's) is mapped to its PR by its head commit (github.HeadLookup);
 // when GitHub cannot say just now the delivery is refused with 503
 // github_lookup_failed, for reconciliation to bring it again.
 func (p *Provider) ParseInbound(ctx context.Context, in providers.Inbound, h sentinel.Handle) ([]sentinel.Event, error) {

@@ -5,16 +5,13 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"sort"
 	"strconv"
 	"time"
 
 	"github.com/agentproto/sentinel"
 	"github.com/agentproto/sentinel/providers"
+	"github.com/agentproto/sentinel/providers/github"
 )
-
-// RedeliveryHorizon is how far back GitHub accepts redelivery requests.
-const RedeliveryHorizon = 72 * time.Hour
 
 // maxAttempts bounds the redeliveries asked for one delivery guid.
 const maxAttempts = 3
@@ -60,22 +57,6 @@ type asked struct {
 	Attempts int `json:"attempts"`
 	// At is when the guid was first delivered (ms), for pruning.
 	At int64 `json:"at"`
-}
-
-// delivery is one entry of GET /repos/o/r/hooks/ID/deliveries.
-type delivery struct {
-	ID          int64  `json:"id"`
-	GUID        string `json:"guid"`
-	DeliveredAt string `json:"delivered_at"`
-	Redelivery  bool   `json:"redelivery"`
-	Status      string `json:"status"`
-	StatusCode  int    `json:"status_code"`
-	Event       string `json:"event"`
-}
-
-// ok reports a delivery our endpoint accepted.
-func (d delivery) ok() bool {
-	return d.StatusCode >= 200 && d.StatusCode < 300 && (d.Status == "" || d.Status == "OK")
 }
 
 // Reconcile lists the hook's recent deliveries and asks GitHub to redeliver
@@ -136,7 +117,7 @@ func (p *Provider) reconcilePass(ctx context.Context, rec *hookRecord, rs *recon
 	if err != nil {
 		return fmt.Errorf("list deliveries of hook %d of %s: %w", rec.HookID, rec.Repo, err)
 	}
-	var list []delivery
+	var list []github.HookDelivery
 	if err := json.Unmarshal(body, &list); err != nil {
 		return fmt.Errorf("list deliveries of hook %d of %s: bad answer: %w", rec.HookID, rec.Repo, err)
 	}
@@ -144,7 +125,7 @@ func (p *Provider) reconcilePass(ctx context.Context, rec *hookRecord, rs *recon
 		rs.Asked = map[string]asked{}
 	}
 	rs.Checked, rs.Failed, rs.Redelivered, rs.Unrecoverable = len(list), 0, 0, 0
-	redeliver, expired := toRedeliver(list, now)
+	redeliver, expired := github.FailedDeliveries(list, now)
 	for _, d := range expired {
 		rs.Failed++
 		p.lost(rec, rs, d, "older than GitHub's redelivery horizon (3 days)")
@@ -181,7 +162,7 @@ func (p *Provider) reconcilePass(ctx context.Context, rec *hookRecord, rs *recon
 		rs.TotalRedelivered++
 		p.cfg.Log.Info("webhook redelivery requested", "repo", rec.Repo, "hookId", rec.HookID, "delivery", d.ID, "guid", d.GUID, "event", d.Event)
 	}
-	horizon := now.Add(-RedeliveryHorizon).UnixMilli()
+	horizon := now.Add(-github.RedeliveryHorizon).UnixMilli()
 	for g, a := range rs.Asked {
 		if a.At < horizon {
 			delete(rs.Asked, g)
@@ -195,7 +176,7 @@ func (p *Provider) reconcilePass(ctx context.Context, rec *hookRecord, rs *recon
 }
 
 // lost reports a failed delivery past recovery, once per guid.
-func (p *Provider) lost(rec *hookRecord, rs *reconcileState, d delivery, why string) {
+func (p *Provider) lost(rec *hookRecord, rs *reconcileState, d github.HookDelivery, why string) {
 	if _, reported := rs.Lost[d.GUID]; reported {
 		return
 	}
@@ -231,50 +212,4 @@ func pruneLost(rs *reconcileState, now time.Time) {
 	if len(rs.Lost) == 0 {
 		rs.Lost = nil
 	}
-}
-
-// toRedeliver returns, per guid with no successful delivery, its latest
-// failed delivery: in redeliver when that is within the redelivery
-// horizon, in expired when it is older (GitHub would refuse it). Pings
-// are skipped. Both are ordered oldest first.
-func toRedeliver(list []delivery, now time.Time) (redeliver, expired []delivery) {
-	type guidState struct {
-		ok     bool
-		latest delivery
-		at     time.Time
-	}
-	byGUID := map[string]*guidState{}
-	for _, d := range list {
-		if d.GUID == "" || d.ID <= 0 || d.Event == "ping" {
-			continue
-		}
-		at, err := time.Parse(time.RFC3339, d.DeliveredAt)
-		if err != nil {
-			continue
-		}
-		g := byGUID[d.GUID]
-		if g == nil {
-			g = &guidState{}
-			byGUID[d.GUID] = g
-		}
-		if d.ok() {
-			g.ok = true
-			continue
-		}
-		if g.latest.ID == 0 || at.After(g.at) || (at.Equal(g.at) && d.ID > g.latest.ID) {
-			g.latest, g.at = d, at
-		}
-	}
-	for _, g := range byGUID {
-		switch {
-		case g.ok || g.latest.ID == 0:
-		case now.Sub(g.at) >= RedeliveryHorizon:
-			expired = append(expired, g.latest)
-		default:
-			redeliver = append(redeliver, g.latest)
-		}
-	}
-	sort.Slice(redeliver, func(i, j int) bool { return redeliver[i].ID < redeliver[j].ID })
-	sort.Slice(expired, func(i, j int) bool { return expired[i].ID < expired[j].ID })
-	return redeliver, expired
 }

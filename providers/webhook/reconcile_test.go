@@ -14,6 +14,7 @@ import (
 
 	"github.com/agentproto/sentinel"
 	"github.com/agentproto/sentinel/providers"
+	"github.com/agentproto/sentinel/providers/github"
 	"github.com/agentproto/sentinel/providers/github/githubtest"
 )
 
@@ -26,7 +27,7 @@ func TestReconcileRedeliversFailedDeliveryOnce(t *testing.T) {
 	id := h.liveHook(testRepo).ID
 
 	h.gh.AddDelivery(testRepo, id, githubtest.Delivery{GUID: "g-old", Event: "pull_request", StatusCode: 500})
-	h.gh.Advance(RedeliveryHorizon)
+	h.gh.Advance(github.RedeliveryHorizon)
 	h.gh.AddDelivery(testRepo, id, githubtest.Delivery{GUID: "g-ok", Event: "pull_request"})
 	failed := h.gh.AddDelivery(testRepo, id, githubtest.Delivery{GUID: "g-fail", Event: "check_suite", StatusCode: 503})
 	h.gh.AddDelivery(testRepo, id, githubtest.Delivery{GUID: "g-healed", Event: "issue_comment", StatusCode: 500})
@@ -98,7 +99,7 @@ func TestReconcileWithoutRecord(t *testing.T) {
 // accepted a redelivery but not yet listed it.
 type stubRunner struct {
 	mu         sync.Mutex
-	deliveries []delivery
+	deliveries []github.HookDelivery
 	attempts   []string
 	failPost   bool
 }
@@ -132,7 +133,7 @@ func TestReconcileMemory(t *testing.T) {
 	require.NoError(t, err)
 	hd := handleFor(rec, "wh_1")
 	at := func(d time.Duration) string { return now.Add(-d).Format(time.RFC3339) }
-	stub.deliveries = []delivery{
+	stub.deliveries = []github.HookDelivery{
 		{ID: 1, GUID: "a", DeliveredAt: at(time.Hour), Status: "Invalid HTTP Response: 500", StatusCode: 500, Event: "pull_request"},
 		{ID: 2, GUID: "b", DeliveredAt: at(time.Hour), Status: "timed out", StatusCode: 0, Event: "pull_request"},
 		{ID: 3, GUID: "c", DeliveredAt: at(71 * time.Hour), Status: "OK", StatusCode: 200, Event: "pull_request"},
@@ -154,7 +155,7 @@ func TestReconcileMemory(t *testing.T) {
 
 	// The redelivery of "a" failed too: asked again, up to maxAttempts.
 	for i := int64(0); i < maxAttempts+1; i++ {
-		stub.deliveries = append(stub.deliveries, delivery{ID: 10 + i, GUID: "a", DeliveredAt: at(time.Minute - time.Duration(i)*time.Second), StatusCode: 500, Event: "pull_request"})
+		stub.deliveries = append(stub.deliveries, github.HookDelivery{ID: 10 + i, GUID: "a", DeliveredAt: at(time.Minute - time.Duration(i)*time.Second), StatusCode: 500, Event: "pull_request"})
 		pass()
 	}
 	asks := 0
@@ -170,7 +171,7 @@ func TestReconcileMemory(t *testing.T) {
 	require.Equal(t, 1, got.Reconcile.TotalUnrecoverable)
 
 	// A refused request is retried on a later pass.
-	stub.deliveries = []delivery{{ID: 50, GUID: "e", DeliveredAt: at(time.Minute), StatusCode: 500, Event: "workflow_run"}}
+	stub.deliveries = []github.HookDelivery{{ID: 50, GUID: "e", DeliveredAt: at(time.Minute), StatusCode: 500, Event: "workflow_run"}}
 	stub.failPost = true
 	now = now.Add(2 * time.Minute)
 	_, err = p.Reconcile(context.Background(), hd)
@@ -179,35 +180,10 @@ func TestReconcileMemory(t *testing.T) {
 	require.Equal(t, 1, pass().Redelivered)
 
 	// Entries older than the horizon are forgotten.
-	now = now.Add(RedeliveryHorizon + time.Hour)
+	now = now.Add(github.RedeliveryHorizon + time.Hour)
 	stub.deliveries = nil
 	pass()
 	got, _, err = p.store().load(context.Background(), "o/r")
 	require.NoError(t, err)
 	require.Empty(t, got.Reconcile.Asked)
-}
-
-func TestToRedeliver(t *testing.T) {
-	now := time.Date(2026, 11, 1, 12, 0, 0, 0, time.UTC)
-	at := func(d time.Duration) string { return now.Add(-d).Format(time.RFC3339) }
-	list := []delivery{
-		{ID: 5, GUID: "x", DeliveredAt: at(time.Hour), StatusCode: 500},
-		{ID: 7, GUID: "x", DeliveredAt: at(time.Minute), StatusCode: 500, Redelivery: true},
-		{ID: 6, GUID: "y", DeliveredAt: at(time.Hour), StatusCode: 500},
-		{ID: 8, GUID: "y", DeliveredAt: at(time.Minute), StatusCode: 200, Status: "OK", Redelivery: true},
-		{ID: 9, GUID: "z", DeliveredAt: at(RedeliveryHorizon), StatusCode: 500},
-		{ID: 10, GUID: "", DeliveredAt: at(time.Minute), StatusCode: 500},
-		{ID: 11, GUID: "w", DeliveredAt: "yesterday", StatusCode: 500},
-		{ID: 12, GUID: "v", DeliveredAt: at(time.Minute), StatusCode: 200, Status: "Invalid HTTP Response: 200"},
-	}
-	got, expired := toRedeliver(list, now)
-	ids := func(ds []delivery) []int64 {
-		var out []int64
-		for _, d := range ds {
-			out = append(out, d.ID)
-		}
-		return out
-	}
-	require.Equal(t, []int64{7, 12}, ids(got))
-	require.Equal(t, []int64{9}, ids(expired), "past the horizon: unrecoverable")
 }

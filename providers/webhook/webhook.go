@@ -29,7 +29,7 @@ type Provider struct {
 	self *github.Self
 	// lookup answers what payloads do not say (a fork PR of a commit, a
 	// review's inline comments).
-	lookup *lookup
+	lookup *github.HeadLookup
 }
 
 // verifiedHook is a hook this process saw live and pointing at url.
@@ -45,7 +45,7 @@ func New(cfg Config) (*Provider, error) {
 	}
 	cfg.setDefaults()
 	self := &github.Self{Fetch: github.RunnerUser(cfg.Runner), Fallback: cfg.SelfLogin, Now: cfg.Now}
-	return &Provider{cfg: cfg, verified: map[string]verifiedHook{}, self: self, lookup: newLookup(cfg.Runner, cfg.Now)}, nil
+	return &Provider{cfg: cfg, verified: map[string]verifiedHook{}, self: self, lookup: github.NewHeadLookup(cfg.Runner, cfg.Now)}, nil
 }
 
 // Info returns the provider's metadata.

@@ -1,4 +1,4 @@
-package webhook
+package github
 
 import (
 	"context"
@@ -13,7 +13,6 @@ import (
 
 	"github.com/agentproto/sentinel"
 	"github.com/agentproto/sentinel/providers"
-	"github.com/agentproto/sentinel/providers/github"
 )
 
 // Bounds of the head lookup's memory.
@@ -33,22 +32,29 @@ const (
 	lookupTimeout = 5 * time.Second
 )
 
-// headerRunner is a Runner that can send extra request headers
-// (github.Runner and github.Client both can): the head lookup asks
-// conditionally through it.
+// headerRunner is an APICaller that can send extra request headers
+// (Runner and Client both can): the head lookup asks conditionally
+// through it.
 type headerRunner interface {
 	APIWithHeader(ctx context.Context, method, path string, extra http.Header, body []byte) (int, http.Header, []byte, error)
 }
 
-// lookup is the provider's github.WebhookLookup: it maps a commit to the
-// open PRs whose head it is, from what pull_request deliveries told it and
-// else from GitHub (GET /repos/{o}/{r}/commits/{sha}/pulls, cached and
-// conditional), and lists a review's inline comments. It is per process:
-// in a cluster a node that did not see a PR's pull_request event asks
-// GitHub once. Safe for concurrent use.
-type lookup struct {
-	run Runner
-	now func() time.Time
+// CallerFor returns the APICaller whose credential may read repo (an App
+// installation's client, say). An error a *providers.Error marks not
+// retryable leaves the event at the repository; any other fails the
+// delivery for now (a *LookupError).
+type CallerFor func(ctx context.Context, repo sentinel.GitHubRef) (APICaller, error)
+
+// HeadLookup is the WebhookLookup over REST that the webhook and
+// github-app providers share: it maps a commit to the open PRs whose head
+// it is, from what pull_request deliveries told it and else from GitHub
+// (GET /repos/{o}/{r}/commits/{sha}/pulls, cached and conditional), and
+// lists a review's inline comments. It is per process: in a cluster a
+// node that did not see a PR's pull_request event asks GitHub once. Safe
+// for concurrent use.
+type HeadLookup struct {
+	callerFor CallerFor
+	now       func() time.Time
 
 	mu    sync.Mutex
 	heads map[string]*headEntry
@@ -69,8 +75,20 @@ type headEntry struct {
 	fetched time.Time
 }
 
-func newLookup(run Runner, now func() time.Time) *lookup {
-	return &lookup{run: run, now: now, heads: map[string]*headEntry{}, current: map[string]string{}}
+// NewHeadLookup returns a lookup asking GitHub through run, one credential
+// for every repository (gh, or a token's Client). now nil is time.Now.
+func NewHeadLookup(run APICaller, now func() time.Time) *HeadLookup {
+	return NewHeadLookupFor(func(context.Context, sentinel.GitHubRef) (APICaller, error) { return run, nil }, now)
+}
+
+// NewHeadLookupFor returns a lookup asking GitHub, for each repository,
+// through the caller callerFor gives for it (an App asks with the
+// installation covering the repository). now nil is time.Now.
+func NewHeadLookupFor(callerFor CallerFor, now func() time.Time) *HeadLookup {
+	if now == nil {
+		now = time.Now
+	}
+	return &HeadLookup{callerFor: callerFor, now: now, heads: map[string]*headEntry{}, current: map[string]string{}}
 }
 
 func headKey(repo sentinel.GitHubRef, sha string) string {
@@ -78,7 +96,7 @@ func headKey(repo sentinel.GitHubRef, sha string) string {
 }
 
 // entry returns (creating) the entry of key (mu must be held).
-func (l *lookup) entry(key string) *headEntry {
+func (l *HeadLookup) entry(key string) *headEntry {
 	e := l.heads[key]
 	if e == nil {
 		e = &headEntry{prs: map[int]string{}}
@@ -92,8 +110,8 @@ func (l *lookup) entry(key string) *headEntry {
 	return e
 }
 
-// ObserveHead implements github.WebhookLookup.
-func (l *lookup) ObserveHead(repo sentinel.GitHubRef, number int, headRepo, sha string, open bool) {
+// ObserveHead implements WebhookLookup.
+func (l *HeadLookup) ObserveHead(repo sentinel.GitHubRef, number int, headRepo, sha string, open bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	pr := strings.ToLower(repo.FullName()) + "#" + strconv.Itoa(number)
@@ -116,12 +134,12 @@ func (l *lookup) ObserveHead(repo sentinel.GitHubRef, number int, headRepo, sha 
 	}
 }
 
-// PullsForHead implements github.WebhookLookup: what pull_request events
-// told first, else GitHub's answer (cached: headsFresh when it named PRs,
+// PullsForHead implements WebhookLookup: what pull_request events told
+// first, else GitHub's answer (cached: headsFresh when it named PRs,
 // headsNone when it named none; asked again with If-None-Match). Only open
 // PRs of repo whose head is sha count, and, when headRepo is known, whose
 // head repository is headRepo.
-func (l *lookup) PullsForHead(ctx context.Context, repo sentinel.GitHubRef, headRepo, sha string) ([]int, error) {
+func (l *HeadLookup) PullsForHead(ctx context.Context, repo sentinel.GitHubRef, headRepo, sha string) ([]int, error) {
 	key := headKey(repo, sha)
 	now := l.now()
 	l.mu.Lock()
@@ -145,7 +163,7 @@ func (l *lookup) PullsForHead(ctx context.Context, repo sentinel.GitHubRef, head
 	if etag != "" {
 		extra = http.Header{"If-None-Match": {etag}}
 	}
-	status, hdr, body, err := l.get(ctx, path, extra)
+	status, hdr, body, err := l.get(ctx, repo, path, extra)
 	if err != nil {
 		return nil, fmt.Errorf("look up the pull requests of %s@%s: %w", repo.FullName(), sha[:7], err)
 	}
@@ -165,15 +183,19 @@ func (l *lookup) PullsForHead(ctx context.Context, repo sentinel.GitHubRef, head
 	return matching(e.prs, headRepo), nil
 }
 
-// get makes one GET (bounded by lookupTimeout), conditional when the
-// runner can send headers.
-func (l *lookup) get(ctx context.Context, path string, extra http.Header) (int, http.Header, []byte, error) {
+// get makes one GET of repo's (bounded by lookupTimeout) with the caller
+// for repo, conditional when that caller can send headers.
+func (l *HeadLookup) get(ctx context.Context, repo sentinel.GitHubRef, path string, extra http.Header) (int, http.Header, []byte, error) {
 	ctx, cancel := context.WithTimeout(ctx, lookupTimeout)
 	defer cancel()
-	if hr, ok := l.run.(headerRunner); ok && extra != nil {
+	run, err := l.callerFor(ctx, repo)
+	if err != nil {
+		return 0, nil, nil, err
+	}
+	if hr, ok := run.(headerRunner); ok && extra != nil {
 		return hr.APIWithHeader(ctx, http.MethodGet, path, extra, nil)
 	}
-	return l.run.API(ctx, http.MethodGet, path, nil)
+	return run.API(ctx, http.MethodGet, path, nil)
 }
 
 // pullsOfHead decodes GET .../commits/{sha}/pulls: the open PRs of repo
@@ -227,16 +249,16 @@ func matching(prs map[int]string, headRepo string) []int {
 	return out
 }
 
-// ReviewComments implements github.WebhookLookup: one page (100) of the
-// review's inline comments, oldest first (a review event carries at most
-// github.MaxReviewComments of them and counts the rest from the page).
-func (l *lookup) ReviewComments(ctx context.Context, repo sentinel.GitHubRef, number int, reviewID int64) ([]github.ReviewComment, error) {
+// ReviewComments implements WebhookLookup: one page (100) of the review's
+// inline comments, oldest first (a review event carries at most
+// MaxReviewComments of them and counts the rest from the page).
+func (l *HeadLookup) ReviewComments(ctx context.Context, repo sentinel.GitHubRef, number int, reviewID int64) ([]ReviewComment, error) {
 	path := fmt.Sprintf("repos/%s/pulls/%d/reviews/%d/comments?per_page=100", repo.FullName(), number, reviewID)
-	_, _, body, err := l.get(ctx, path, nil)
+	_, _, body, err := l.get(ctx, repo, path, nil)
 	if err != nil {
 		return nil, fmt.Errorf("list the comments of review %d of %s#%d: %w", reviewID, repo.FullName(), number, err)
 	}
-	var list []github.ReviewComment
+	var list []ReviewComment
 	if err := json.Unmarshal(body, &list); err != nil {
 		return nil, fmt.Errorf("list the comments of review %d of %s#%d: invalid JSON: %w", reviewID, repo.FullName(), number, err)
 	}
@@ -244,9 +266,9 @@ func (l *lookup) ReviewComments(ctx context.Context, repo sentinel.GitHubRef, nu
 }
 
 // Interface guards: the lookup serves the normalizer, and both runners
-// the provider is given can ask conditionally.
+// the providers are given can ask conditionally.
 var (
-	_ github.WebhookLookup = (*lookup)(nil)
-	_ headerRunner         = (*github.Runner)(nil)
-	_ headerRunner         = (*github.Client)(nil)
+	_ WebhookLookup = (*HeadLookup)(nil)
+	_ headerRunner  = (*Runner)(nil)
+	_ headerRunner  = (*Client)(nil)
 )
