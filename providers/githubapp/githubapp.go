@@ -80,7 +80,7 @@ func (p *Provider) Capabilities() providers.Capabilities {
 // DefaultTypes returns the GitHub PR default set for the subjects the
 // provider accepts, else none.
 func (p *Provider) DefaultTypes(subject string) []string {
-	if _, err := clauseRepo(subject); err != nil {
+	if _, err := github.ClauseRepository(subject); err != nil {
 		return []string{}
 	}
 	return sentinel.DefaultPRTypes()

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"net/http"
-	"strings"
 
 	"github.com/agentproto/sentinel"
 	"github.com/agentproto/sentinel/providers"
@@ -20,7 +19,7 @@ const (
 	// CodeLookupFailed (503): a fork PR's CI event whose PR GitHub could
 	// not name just now; GitHub's delivery fails and reconciliation
 	// brings it again, so it never lands on the wrong subject.
-	CodeLookupFailed = "github_lookup_failed"
+	CodeLookupFailed = github.CodeLookupFailed
 )
 
 // ParseInbound verifies and normalizes one delivery of the App's webhook.
@@ -45,10 +44,10 @@ func (p *Provider) ParseInbound(ctx context.Context, in providers.Inbound, _ sen
 	if !s.complete() {
 		return nil, providers.ErrUnknownHook
 	}
-	if reason := github.VerifyWebhookSignature(s.secret, in.Body, header(in.Header, github.WebhookSignatureHeader)); reason != "" {
+	if reason := github.VerifyWebhookSignature(s.secret, in.Body, github.WebhookHeader(in.Header, github.WebhookSignatureHeader)); reason != "" {
 		return nil, providers.BadSignature(reason)
 	}
-	event := header(in.Header, "X-GitHub-Event")
+	event := github.WebhookHeader(in.Header, "X-GitHub-Event")
 	switch event {
 	case "":
 		return nil, providers.BadPayload(CodeMissingEventHeader)
@@ -71,36 +70,8 @@ func (p *Provider) ParseInbound(ctx context.Context, in providers.Inbound, _ sen
 	if now.IsZero() {
 		now = p.cfg.Now()
 	}
-	evs, err := github.NormalizeWebhookWith(ctx, event, header(in.Header, "X-GitHub-Delivery"), in.Body,
-		github.WebhookOptions{Source: Source, Now: now, Lookup: p.lookup})
-	var le *github.LookupError
-	switch reason := github.WebhookReason(err); {
-	case err == nil:
-		return evs, nil
-	case errors.Is(err, github.ErrUnsupportedWebhookEvent):
-		return []sentinel.Event{}, nil
-	case errors.As(err, &le):
-		p.cfg.Log.Warn("github-app delivery refused for now: GitHub could not name its pull request", "event", event, "err", le.Err)
-		return nil, &providers.InboundError{Status: http.StatusServiceUnavailable, Code: CodeLookupFailed, Reason: providers.ReasonOf(le.Err).String()}
-	case reason != "":
-		return nil, providers.BadPayload(reason)
-	default:
-		return nil, providers.BadPayload(github.ReasonInvalidPayload)
-	}
-}
-
-// header returns the first value of name in h, matching case-insensitively
-// even when h was built with non-canonical keys.
-func header(h http.Header, name string) string {
-	if v := h.Get(name); v != "" {
-		return v
-	}
-	for k, vs := range h {
-		if strings.EqualFold(k, name) && len(vs) > 0 {
-			return vs[0]
-		}
-	}
-	return ""
+	return github.NormalizeDelivery(ctx, event, in.Header, in.Body,
+		github.WebhookOptions{Source: Source, Now: now, Lookup: p.lookup}, p.cfg.Log)
 }
 
 // forgetRepos drops InstallationOf's memory (after an installation change).

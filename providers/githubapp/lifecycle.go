@@ -9,6 +9,7 @@ import (
 
 	"github.com/agentproto/sentinel"
 	"github.com/agentproto/sentinel/providers"
+	"github.com/agentproto/sentinel/providers/github"
 )
 
 // ErrNotInstalled is wrapped by the create error of a watch on a
@@ -16,54 +17,13 @@ import (
 var ErrNotInstalled = errors.New("the GitHub App is not installed on the repository")
 
 // ErrUnsupportedSubject is wrapped by a create error for a clause subject
-// that is not github:owner/repo, github:owner/repo* or github:owner/repo#N.
-var ErrUnsupportedSubject = errors.New("subject not supported by the github-app provider: use github:owner/repo, github:owner/repo*, or github:owner/repo#N")
+// that is not github:owner/repo, github:owner/repo* or github:owner/repo#N
+// (the subjects of every webhook-fed GitHub provider).
+var ErrUnsupportedSubject = github.ErrUnsupportedSubject
 
 // ErrSeveralRepositories is wrapped by a create error for a spec whose
 // clauses name more than one repository.
-var ErrSeveralRepositories = errors.New("all match clauses must be on one repository")
-
-// clauseRepo returns the repository of a clause subject of the accepted
-// forms.
-func clauseRepo(subject string) (sentinel.GitHubRef, error) {
-	raw := strings.TrimSuffix(subject, "*")
-	if raw != subject && strings.Contains(raw, "#") {
-		return sentinel.GitHubRef{}, ErrUnsupportedSubject
-	}
-	ref, err := sentinel.ParseGitHubSubject(raw)
-	if err != nil || ref.Repo == "" {
-		return sentinel.GitHubRef{}, ErrUnsupportedSubject
-	}
-	ref.Number = 0
-	return ref, nil
-}
-
-// specRepo returns the one repository every clause of spec names.
-func specRepo(spec sentinel.Spec) (string, error) {
-	var repo string
-	for _, c := range spec.Match {
-		ref, err := clauseRepo(c.Subject)
-		if err != nil {
-			return "", invalid(err, "subject %q is not supported: use github:owner/repo, github:owner/repo*, or github:owner/repo#N", c.Subject)
-		}
-		switch {
-		case repo == "":
-			repo = ref.FullName()
-		case !strings.EqualFold(repo, ref.FullName()):
-			return "", invalid(ErrSeveralRepositories, "all match clauses must be on one repository (%s and %s)", repo, ref.FullName())
-		}
-	}
-	if repo == "" {
-		return "", invalid(ErrUnsupportedSubject, "the spec has no match clause")
-	}
-	return repo, nil
-}
-
-func invalid(err error, format string, args ...any) *providers.Error {
-	e := providers.SetupError(format, args...)
-	e.Reason, e.Err = providers.ReasonInvalid, err
-	return e
-}
+var ErrSeveralRepositories = github.ErrSeveralRepositories
 
 // notInstalled is the error naming the fix for repo.
 func notInstalled(repo string) *providers.Error {
@@ -76,7 +36,7 @@ func notInstalled(repo string) *providers.Error {
 // handle bound to the App's route. Nothing is created on GitHub: the App's
 // one webhook already delivers every covered repository's events.
 func (p *Provider) Create(ctx context.Context, req providers.CreateRequest) (sentinel.Handle, error) {
-	repo, err := specRepo(req.Spec)
+	repo, err := github.SpecRepository(req.Spec)
 	if err != nil {
 		return sentinel.Handle{}, err
 	}
@@ -140,7 +100,7 @@ func (p *Provider) Covers(ctx context.Context, spec sentinel.Spec) bool {
 	if !p.configured(ctx) {
 		return false
 	}
-	repo, err := specRepo(spec)
+	repo, err := github.SpecRepository(spec)
 	if err != nil {
 		return false
 	}

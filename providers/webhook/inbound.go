@@ -2,9 +2,6 @@ package webhook
 
 import (
 	"context"
-	"errors"
-	"net/http"
-	"strings"
 
 	"github.com/agentproto/sentinel"
 	"github.com/agentproto/sentinel/providers"
@@ -17,7 +14,7 @@ const (
 	// CodeLookupFailed (503): a fork PR's CI whose PR GitHub could not
 	// name just now. The delivery fails on GitHub's side and
 	// reconciliation asks for it again.
-	CodeLookupFailed = "github_lookup_failed"
+	CodeLookupFailed = github.CodeLookupFailed
 )
 
 // ParseInbound verifies and normalizes one GitHub delivery to
@@ -53,10 +50,10 @@ func (p *Provider) ParseInbound(ctx context.Context, in providers.Inbound, h sen
 	if rec == nil {
 		return nil, providers.ErrUnknownHook
 	}
-	if reason := github.VerifyWebhookSignature(rec.Secret, in.Body, header(in.Header, github.WebhookSignatureHeader)); reason != "" {
+	if reason := github.VerifyWebhookSignature(rec.Secret, in.Body, github.WebhookHeader(in.Header, github.WebhookSignatureHeader)); reason != "" {
 		return nil, providers.BadSignature(reason)
 	}
-	event := header(in.Header, "X-GitHub-Event")
+	event := github.WebhookHeader(in.Header, "X-GitHub-Event")
 	if event == "" {
 		return nil, providers.BadPayload(CodeMissingEventHeader)
 	}
@@ -67,35 +64,10 @@ func (p *Provider) ParseInbound(ctx context.Context, in providers.Inbound, h sen
 	if now.IsZero() {
 		now = p.cfg.Now()
 	}
-	evs, err := github.NormalizeWebhookWith(ctx, event, header(in.Header, "X-GitHub-Delivery"), in.Body,
-		github.WebhookOptions{Source: Source, Now: now, Lookup: p.lookup})
-	var le *github.LookupError
-	switch reason := github.WebhookReason(err); {
-	case err == nil:
+	evs, err := github.NormalizeDelivery(ctx, event, in.Header, in.Body,
+		github.WebhookOptions{Source: Source, Now: now, Lookup: p.lookup}, p.cfg.Log)
+	if err == nil {
 		p.self.Mark(ctx, evs) // the loop shield: the sender is gh's own identity
-		return evs, nil
-	case errors.Is(err, github.ErrUnsupportedWebhookEvent):
-		return []sentinel.Event{}, nil
-	case errors.As(err, &le):
-		p.cfg.Log.Warn("webhook delivery refused for now: GitHub could not name its pull request", "event", event, "err", le.Err)
-		return nil, &providers.InboundError{Status: http.StatusServiceUnavailable, Code: CodeLookupFailed, Reason: providers.ReasonOf(le.Err).String()}
-	case reason != "":
-		return nil, providers.BadPayload(reason)
-	default:
-		return nil, providers.BadPayload(github.ReasonInvalidPayload)
 	}
-}
-
-// header returns the first value of name in h, matching the name
-// case-insensitively even when h was built with non-canonical keys.
-func header(h http.Header, name string) string {
-	if v := h.Get(name); v != "" {
-		return v
-	}
-	for k, vs := range h {
-		if strings.EqualFold(k, name) && len(vs) > 0 {
-			return vs[0]
-		}
-	}
-	return ""
+	return evs, err
 }

@@ -56,7 +56,7 @@ func (p *Provider) usableOrigin(d providers.Delivery) (string, *providers.Error)
 // and makes no gh call; a repository the token cannot manage fails
 // with a setup error naming the fix.
 func (p *Provider) Create(ctx context.Context, req providers.CreateRequest) (sentinel.Handle, error) {
-	repo, err := specRepository(req.Spec)
+	repo, err := github.SpecRepository(req.Spec)
 	if err != nil {
 		return sentinel.Handle{}, err
 	}

@@ -71,7 +71,7 @@ func (p *Provider) Capabilities() providers.Capabilities {
 // DefaultTypes returns the GitHub PR default set for any subject the
 // provider accepts (github:o/r, github:o/r*, github:o/r#N), else none.
 func (p *Provider) DefaultTypes(subject string) []string {
-	if _, err := parseClauseSubject(subject); err != nil {
+	if _, err := github.ClauseRepository(subject); err != nil {
 		return []string{}
 	}
 	return sentinel.DefaultPRTypes()
