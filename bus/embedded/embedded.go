@@ -233,6 +233,11 @@ func applyListener(opts *server.Options, cfg Config) error {
 	if err != nil {
 		return fmt.Errorf("embedded: listen port %q: %w", port, err)
 	}
+	if p == 0 {
+		// Port 0 means "any free port", as for every other listener of the
+		// node; nats-server reads 0 as its default 4222 and wants -1.
+		p = server.RANDOM_PORT
+	}
 	opts.Host, opts.Port = host, p
 	if cfg.ListenToken == "" {
 		return ErrListenTokenRequired
