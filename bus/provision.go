@@ -11,18 +11,6 @@ import (
 // cluster every node provisions at start, and each update is a replicated
 // write through the meta leader even when nothing changes.
 
-func ensureStream(ctx context.Context, js jetstream.JetStream, want jetstream.StreamConfig) (jetstream.Stream, error) {
-	return provisionAsset(ctx, func(ctx context.Context) (jetstream.Stream, assetState, error) {
-		s, err := js.Stream(ctx, want.Name)
-		if err != nil {
-			return nil, assetMissing, err
-		}
-		return s, stateOf(sameStream(s.CachedInfo().Config, want), s.CachedInfo().Cluster), nil
-	}, func(ctx context.Context) (jetstream.Stream, error) {
-		return js.CreateOrUpdateStream(ctx, want)
-	})
-}
-
 func sameStream(have, want jetstream.StreamConfig) bool {
 	return slices.Equal(have.Subjects, want.Subjects) && have.Retention == want.Retention &&
 		have.Storage == want.Storage && have.Duplicates == want.Duplicates && have.MaxAge == want.MaxAge &&

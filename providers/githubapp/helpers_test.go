@@ -12,7 +12,6 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -182,15 +181,6 @@ func delivery(t *testing.T, event, fixture, secret string) providers.Inbound {
 	hdr.Set("X-GitHub-Delivery", "72d3162e-cc78-11e3-81ab-4c9367dc0958")
 	hdr.Set(github.WebhookSignatureHeader, github.SignWebhook(secret, body))
 	return providers.Inbound{HookKey: githubapp.RouteKey, Body: body, Header: hdr}
-}
-
-func containsAll(s string, parts ...string) bool {
-	for _, p := range parts {
-		if !strings.Contains(s, p) {
-			return false
-		}
-	}
-	return true
 }
 
 var (
