@@ -24,9 +24,9 @@ func engineOn(t testing.TB, b *bus.Bus, clock follow.Clock, opts ...follow.Optio
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	reg := registryOn(t, b, clock.Now, log)
 	runner := &sessions.HookRunner{}
-	n := &sessions.Notifier{Registry: reg, Runner: runner, Log: log}
+	n := sessions.NewNotifier(reg, runner, sessions.WithNotifierLogger(log))
 	inboxes := inboxesOn(t, b, inboxOf(t, b), reg, n)
-	res := &sessions.Resolver{Registry: reg, Runner: runner, Log: log}
+	res := sessions.NewResolver(reg, runner, sessions.WithResolverLogger(log))
 	eng, err := follow.NewEngine(follow.Deps{Store: follow.NewStore(followsOf(t, b)), Registry: reg, Resolver: res, Append: inboxes.Append, Park: parkOf(t, b, clock.Now)},
 		append([]follow.Option{follow.WithClock(clock), follow.WithLogger(log), follow.WithAckWait(time.Second)}, opts...)...)
 	require.NoError(t, err)

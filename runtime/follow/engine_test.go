@@ -37,9 +37,9 @@ func newFenv(t *testing.T, opts ...follow.Option) *fenv {
 	ib := inboxOf(t, be.Bus)
 	pk := parkOf(t, be.Bus, clock.Now)
 	runner := &sessions.HookRunner{}
-	n := &sessions.Notifier{Registry: reg, Runner: runner, Log: log}
+	n := sessions.NewNotifier(reg, runner, sessions.WithNotifierLogger(log))
 	inboxes := inboxesOn(t, be.Bus, ib, reg, n)
-	res := &sessions.Resolver{Registry: reg, Runner: runner, Log: log}
+	res := sessions.NewResolver(reg, runner, sessions.WithResolverLogger(log))
 	eng, err := follow.NewEngine(follow.Deps{Store: follow.NewStore(followsOf(t, be.Bus)), Registry: reg, Resolver: res, Append: inboxes.Append, Park: pk},
 		append([]follow.Option{follow.WithClock(clock), follow.WithLogger(log)}, opts...)...)
 	require.NoError(t, err)

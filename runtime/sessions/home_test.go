@@ -34,10 +34,9 @@ func newPeer(t *testing.T, e *env, name string, serve bool) *peer {
 	p := &peer{reg: sessions.NewRegistry(b, storesOf(t, b).Sessions, e.Clock.Now, log)}
 	p.reg.SetNode(name)
 	runner := &sessions.HookRunner{Node: name}
-	p.notifier = &sessions.Notifier{Registry: p.reg, Runner: runner, Log: log}
-	p.resolver = &sessions.Resolver{Registry: p.reg, Runner: runner, Log: log}
+	p.notifier = sessions.NewNotifier(p.reg, runner, sessions.WithNotifierLogger(log))
+	p.resolver = sessions.NewResolver(p.reg, runner, sessions.WithResolverLogger(log))
 	p.homes = sessions.NewHomes(b, name, p.notifier, p.resolver, sessions.WithHomesLogger(log))
-	p.notifier.Homes, p.resolver.Homes = p.homes, p.homes
 	p.notifier.Start()
 	t.Cleanup(p.notifier.Stop)
 	p.inboxes = sessions.NewInboxes(storesOf(t, b).Cursors, e.Inbox, p.reg, p.notifier)

@@ -75,15 +75,13 @@ func TestTwoResumesAtOnceLinkOneSuccessor(t *testing.T) {
 	require.Equal(t, resB.To, s.ContinuedTo, "the first link stands")
 }
 
-// With the cluster's resume lock (runtime/app sets Resolver.Locks on every
+// With the cluster's resume lock (runtime/app sets WithResolverLocks on every
 // node of a cluster), a second node's resume waits for the first: while A
 // holds its resume, B's attempt within a deadline fails (its event is
 // retried later) and runs no hook; after A, B delivers to A's successor.
 func TestTheClusterResumeLockRunsOneHookAtATime(t *testing.T) {
-	a := newEnvWith(t, runtimetest.Options{NoWorkers: true})
-	b := joinEnv(t, a, runtimetest.Options{NoWorkers: true})
-	a.Resolver.Locks = a.Bus.Bus.NewLocker("a")
-	b.Resolver.Locks = b.Bus.Bus.NewLocker("b")
+	a := newEnvWith(t, runtimetest.Options{NoWorkers: true}, clusterLocks("a"))
+	b := joinEnv(t, a, runtimetest.Options{NoWorkers: true}, clusterLocks("b"))
 	hook, runs := resumeServer(t, "s1")
 	endedWithURLHook(t, a, "s1", hook.URL)
 
