@@ -15,7 +15,6 @@ import (
 	"time"
 
 	"github.com/go-chi/chi/v5"
-	"github.com/nats-io/nats.go"
 
 	"github.com/agentproto/sentinel"
 	"github.com/agentproto/sentinel/bus"
@@ -68,7 +67,7 @@ type App struct {
 	startedAt time.Time
 	boot      bootState
 	nats      *embedded.Server
-	nc        *nats.Conn
+	nc        *bus.Conn
 	servers   int
 	storage   *storage.Guard
 	ln        net.Listener

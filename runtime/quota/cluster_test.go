@@ -17,8 +17,8 @@ import (
 	"github.com/agentproto/sentinel/providers/fake"
 	"github.com/agentproto/sentinel/providers/github"
 	"github.com/agentproto/sentinel/providers/github/githubtest"
-	"github.com/agentproto/sentinel/runtime/quota"
 	"github.com/agentproto/sentinel/runtime/poll"
+	"github.com/agentproto/sentinel/runtime/quota"
 	"github.com/agentproto/sentinel/runtime/runtimetest"
 )
 

@@ -10,10 +10,10 @@ import (
 	"sync"
 	"time"
 
-	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/agentproto/sentinel"
+	"github.com/agentproto/sentinel/bus"
 )
 
 // Webhooks delivers webhook subscriptions: each has a durable consumer of
@@ -277,7 +277,7 @@ func (w *Webhooks) work(ctx context.Context, id string) {
 			}
 			cancel()
 			if err := batch.Error(); err != nil && !errors.Is(err, context.DeadlineExceeded) &&
-				!errors.Is(err, context.Canceled) && !errors.Is(err, nats.ErrTimeout) {
+				!errors.Is(err, context.Canceled) && !errors.Is(err, bus.ErrTimeout) {
 				break
 			}
 		}
