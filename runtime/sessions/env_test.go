@@ -114,7 +114,7 @@ func wireEnv(t *testing.T, rt *runtimetest.Env, p *proxyRouter, ropts ...resolve
 	return e
 }
 
-func (e *env) register(t *testing.T, in sessions.RegisterInput) sessions.Session {
+func (e *env) register(t *testing.T, in sentinel.RegisterSession) sessions.Session {
 	t.Helper()
 	s, _, err := e.Reg.Register(context.Background(), in)
 	require.NoError(t, err)
