@@ -19,9 +19,7 @@ func sessionView(rec sessions.Session) sentinel.Session {
 type sessionsAPI struct{ reg *sessions.Registry }
 
 func (s sessionsAPI) Register(ctx context.Context, req sentinel.RegisterSession) (sentinel.Session, bool, error) {
-	in := sentinel.RegisterSession{ID: req.ID, Label: req.Label, Cwd: req.Cwd, ParentSessionID: req.ParentSessionID,
-		HeartbeatTTLMs: req.HeartbeatTTLMs, Sentinel: req.Sentinel, Hooks: req.Hooks}
-	rec, created, err := s.reg.Register(ctx, in)
+	rec, created, err := s.reg.Register(ctx, req)
 	if err != nil {
 		return sentinel.Session{}, false, err
 	}
