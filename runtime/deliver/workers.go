@@ -201,6 +201,7 @@ func (w *Workers) handle(ctx context.Context, msg jetstream.Msg) {
 	}
 	if md, err := msg.Metadata(); err == nil {
 		w.pipeline.metrics.ObserveStep(metrics.StepQueued, time.Since(md.Timestamp))
+		w.pipeline.metrics.ObserveDelivery(md.NumPending)
 	}
 	d := newDelivery(w.events.AckWait(), time.Now)
 	_ = w.pipeline.pause.At(ctx, PointReceived, ev.ID)
