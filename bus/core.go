@@ -19,10 +19,6 @@ const flushWait = 10 * time.Second
 // a node-addressed subject: the node is not up).
 var ErrNoResponders = nats.ErrNoResponders
 
-// ErrTimeout is the connection's timeout: a fetch or a request that got
-// no answer in time (match it with errors.Is).
-var ErrTimeout = nats.ErrTimeout
-
 // Conn is the NATS client connection (nats.go's), named here so that bus
 // alone imports the client library.
 type Conn = nats.Conn

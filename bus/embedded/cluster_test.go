@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentproto/sentinel/internal/freeport"
 	"github.com/stretchr/testify/require"
 )
 
@@ -89,10 +90,9 @@ func (p *silentProxy) Freeze() { close(p.frozen) }
 
 func freePort(t *testing.T) int {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	ports, err := freeport.Take(1)
 	require.NoError(t, err)
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port
+	return ports[0]
 }
 
 // A route to a peer that goes silent (its packets dropped, the TCP

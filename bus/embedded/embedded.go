@@ -68,8 +68,10 @@ var ErrListenTokenRequired = errors.New("embedded: nats.listen requires nats.lis
 type Server struct {
 	mu sync.RWMutex
 	ns *server.Server
-	// build makes a fresh nats-server from the start-time configuration.
-	build     func() (*server.Server, error)
+	// build makes a fresh nats-server from the start-time configuration;
+	// what it reports as fatal (a listener it cannot bind) is sent on
+	// fatal without blocking.
+	build     func(fatal chan<- string) (*server.Server, error)
 	ready     time.Duration
 	storeDir  string
 	token     string
@@ -115,7 +117,7 @@ func Start(cfg Config, log *slog.Logger) (*Server, error) {
 		return nil, err
 	}
 	srv.token = first.Authorization
-	srv.build = func() (*server.Server, error) {
+	srv.build = func(fatal chan<- string) (*server.Server, error) {
 		opts, err := serverOptions(cfg)
 		if err != nil {
 			return nil, err
@@ -129,9 +131,11 @@ func Start(cfg Config, log *slog.Logger) (*Server, error) {
 		if err != nil {
 			return nil, fmt.Errorf("embedded: new server: %w", err)
 		}
-		if log != nil {
-			ns.SetLoggerV2(&slogAdapter{log: log}, false, false, false)
+		l := log
+		if l == nil {
+			l = slog.New(slog.DiscardHandler)
 		}
+		ns.SetLoggerV2(&slogAdapter{log: l, fatal: fatal}, false, false, false)
 		if auth != nil {
 			auth.ns = ns
 		}
@@ -167,16 +171,36 @@ func serverOptions(cfg Config) (*server.Options, error) {
 	return opts, nil
 }
 
-// start builds a nats-server and waits until it accepts connections.
+// ErrNotStarted is a nats-server that reported a fatal error while
+// starting (a client or route listener it could not bind): it is shut
+// down at once instead of waited for until the ready timeout.
+var ErrNotStarted = errors.New("embedded: nats-server failed to start")
+
+// readyPoll is how often start asks a starting server whether it is
+// ready, between looks at what it reported as fatal.
+const readyPoll = 50 * time.Millisecond
+
+// start builds a nats-server and waits until it accepts connections, for
+// at most s.ready, or until it reports a fatal error.
 func (s *Server) start() (*server.Server, error) {
-	ns, err := s.build()
+	fatal := make(chan string, 1)
+	ns, err := s.build(fatal)
 	if err != nil {
 		return nil, err
 	}
 	go ns.Start()
-	if !ns.ReadyForConnections(s.ready) {
-		ns.Shutdown()
-		return nil, errors.New("embedded: nats-server not ready in time (is another node using this store dir?)")
+	deadline := time.Now().Add(s.ready)
+	for !ns.ReadyForConnections(readyPoll) {
+		select {
+		case msg := <-fatal:
+			ns.Shutdown()
+			return nil, fmt.Errorf("%w: %s", ErrNotStarted, msg)
+		default:
+		}
+		if time.Now().After(deadline) {
+			ns.Shutdown()
+			return nil, errors.New("embedded: nats-server not ready in time (is another node using this store dir?)")
+		}
 	}
 	return ns, nil
 }
@@ -293,7 +317,13 @@ func (s *Server) Shutdown() {
 	ns.WaitForShutdown()
 }
 
-type slogAdapter struct{ log *slog.Logger }
+// slogAdapter is nats-server's logger over slog. What the server reports
+// as fatal is also sent on fatal (without blocking), so a start that
+// cannot succeed ends at once.
+type slogAdapter struct {
+	log   *slog.Logger
+	fatal chan<- string
+}
 
 func (a *slogAdapter) Noticef(format string, v ...any) {
 	a.log.Debug(fmt.Sprintf(format, v...))
@@ -302,7 +332,12 @@ func (a *slogAdapter) Warnf(format string, v ...any) {
 	a.log.Warn(fmt.Sprintf(format, v...))
 }
 func (a *slogAdapter) Fatalf(format string, v ...any) {
-	a.log.Error(fmt.Sprintf(format, v...))
+	msg := fmt.Sprintf(format, v...)
+	a.log.Error(msg)
+	select {
+	case a.fatal <- msg:
+	default:
+	}
 }
 func (a *slogAdapter) Errorf(format string, v ...any) {
 	a.log.Error(fmt.Sprintf(format, v...))

@@ -4,7 +4,6 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
-	"net"
 	"strings"
 	"testing"
 
@@ -12,6 +11,7 @@ import (
 
 	"github.com/agentproto/sentinel/bus/bustest"
 	"github.com/agentproto/sentinel/bus/embedded"
+	"github.com/agentproto/sentinel/internal/freeport"
 	"github.com/agentproto/sentinel/internal/tlstest"
 )
 
@@ -20,10 +20,9 @@ const routeUser = "sentinel-route"
 
 func freePort(t *testing.T) int {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	ports, err := freeport.Take(1)
 	require.NoError(t, err)
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port
+	return ports[0]
 }
 
 // startRouted starts one clustered server (routes naming only itself)

@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentproto/sentinel/tools/bench"
+	"github.com/agentproto/sentinel/internal/freeport"
 )
 
 // ClusterOptions configures StartCluster; zero values take the defaults.
@@ -274,13 +274,13 @@ func (c *Cluster) Logs() string {
 }
 
 // FreePorts reserves n free loopback TCP ports below the kernel's
-// ephemeral range (tools/bench.FreePorts): a port released here is not
+// ephemeral range (internal/freeport): a port released here is not
 // handed to another process's outgoing connection or :0 listener before
 // the node binds it. A port may still be taken by another process in
 // between, which makes the node fail its start, loudly.
 func FreePorts(t testing.TB, n int) []int {
 	t.Helper()
-	ports, err := bench.FreePorts(n)
+	ports, err := freeport.Take(n)
 	if err != nil {
 		t.Fatalf("reserve ports: %v", err)
 	}

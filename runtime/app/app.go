@@ -339,9 +339,14 @@ func (a *App) wire(ctx context.Context) error {
 		return err
 	}
 	a.batches = batches
-	pipeline := &deliver.Pipeline{Store: store, Seen: seen, Registry: a.Registry, Router: router, Park: a.Park,
-		Metrics: a.Metrics, Log: log.With("component", "deliver"), Now: now, Expirer: expirer, Decisions: a.Journal, Batches: batches}
-	a.Workers = &deliver.Workers{Bus: b, Pipeline: pipeline, Park: a.Park, Metrics: a.Metrics, Log: log.With("component", "deliver"), Cfg: a.Cfg.Delivery}
+	pipeline, err := deliver.NewPipeline(deliver.PipelineDeps{Store: store, Seen: seen, Registry: a.Registry, Router: router, Park: a.Park, Expirer: expirer},
+		deliver.WithMetrics(a.Metrics), deliver.WithLogger(log.With("component", "deliver")), deliver.WithClock(now), deliver.WithDecisions(a.Journal), deliver.WithBatches(batches))
+	if err != nil {
+		return fmt.Errorf("wire delivery: %w", err)
+	}
+	if a.Workers, err = deliver.NewWorkers(b, pipeline, deliver.WithConfig(a.Cfg.Delivery)); err != nil {
+		return fmt.Errorf("wire delivery: %w", err)
+	}
 	routes.API = append(routes.API, func(r chi.Router) { httpapi.ExplainerRoutes(r, a.explainerAPI()) })
 
 	sapi := a.sentinelsAPI() // dryrun.go

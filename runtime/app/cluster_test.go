@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
-	"net"
 	"os"
 	"strings"
 	"sync"
@@ -19,26 +18,20 @@ import (
 
 	"github.com/agentproto/sentinel/bus"
 	"github.com/agentproto/sentinel/bus/embedded"
+	"github.com/agentproto/sentinel/internal/freeport"
 	"github.com/agentproto/sentinel/runtime/app"
 	"github.com/agentproto/sentinel/runtime/inbox"
 	"github.com/agentproto/sentinel/runtime/sentinels"
 )
 
-// freePorts reserves n loopback ports (listen, note, close).
+// freePorts reserves n loopback ports below the ephemeral range
+// (internal/freeport): no parallel test's :0 listener or outgoing
+// connection takes one before its node binds it.
 func freePorts(t *testing.T, n int) []int {
 	t.Helper()
-	var out []int
-	var lns []net.Listener
-	for i := 0; i < n; i++ {
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		require.NoError(t, err)
-		lns = append(lns, ln)
-		out = append(out, ln.Addr().(*net.TCPAddr).Port)
-	}
-	for _, ln := range lns {
-		ln.Close()
-	}
-	return out
+	ports, err := freeport.Take(n)
+	require.NoError(t, err)
+	return ports
 }
 
 // clusterConfigs returns n node configs that route to each other on

@@ -50,7 +50,7 @@ func (a explainerAPI) Replay(ctx context.Context, parkID string, force bool) (ap
 	if rec.Event == nil || rec.SentinelID == "" {
 		return api.Replay{}, sentinel.Errorf(sentinel.CodeNotReplayable, "parked record %s holds no sentinel event (a follow digest or a malformed provider item): nothing to replay", parkID)
 	}
-	res, err := a.a.Workers.Pipeline.Replay(ctx, rec.SentinelID, rec.Event, rec.ID, force)
+	res, err := a.a.Workers.Pipeline().Replay(ctx, rec.SentinelID, rec.Event, rec.ID, force)
 	if err != nil {
 		return api.Replay{}, err
 	}

@@ -336,20 +336,20 @@ func (b *Batches) Run(ctx context.Context, every time.Duration) {
 // event (one the direct path does not take: a target to resume, forward
 // or park), so it is never held back there either.
 func (p *Pipeline) flushBeforeTerminal(ctx context.Context, rec *sentinel.Sentinel, ev *sentinel.Event) error {
-	if p.Batches == nil || rec.Spec.BatchMs <= 0 || !ev.Terminal {
+	if p.batches == nil || rec.Spec.BatchMs <= 0 || !ev.Terminal {
 		return nil
 	}
-	return p.Batches.FlushSubject(ctx, rec.ID, ev.Subject)
+	return p.batches.FlushSubject(ctx, rec.ID, ev.Subject)
 }
 
 // batched wraps a Send of rec's event ev when rec has a digest window:
 // a non-terminal event to a session is held; a terminal one flushes the
 // subject's window first and is then sent as it is (never held back).
 func (p *Pipeline) batched(rec *sentinel.Sentinel, ev *sentinel.Event, send Send) Send {
-	if p.Batches == nil || rec.Spec.BatchMs <= 0 || rec.Spec.Target.Kind != sentinel.TargetSession {
+	if p.batches == nil || rec.Spec.BatchMs <= 0 || rec.Spec.Target.Kind != sentinel.TargetSession {
 		return send
 	}
-	b := p.Batches
+	b := p.batches
 	if ev.Terminal {
 		id, subject := rec.ID, ev.Subject
 		return func(ctx context.Context) (Outcome, error) {

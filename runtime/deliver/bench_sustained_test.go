@@ -14,7 +14,9 @@ import (
 	"github.com/agentproto/sentinel"
 	"github.com/agentproto/sentinel/bus"
 	"github.com/agentproto/sentinel/bus/bustest"
+	"github.com/agentproto/sentinel/runtime/deliver"
 	"github.com/agentproto/sentinel/runtime/inbox"
+	"github.com/agentproto/sentinel/runtime/metrics"
 	"github.com/agentproto/sentinel/runtime/runtimetest"
 )
 
@@ -97,7 +99,9 @@ func eventIDOf(raw []byte) string {
 }
 
 func benchSustainedPipeline(b *testing.B, fsync bool) {
-	e := runtimetest.Start(b, runtimetest.Options{Partitions: 16, BusOpts: []bustest.Option{bustest.WithSyncAlways(fsync)}})
+	m := metrics.New()
+	e := runtimetest.Start(b, runtimetest.Options{Partitions: 16, BusOpts: []bustest.Option{bustest.WithSyncAlways(fsync)},
+		PipelineOpts: []deliver.PipelineOption{deliver.WithMetrics(m)}})
 	var recs []*sentinel.Sentinel
 	for i := 0; i < sustainedFlows; i++ {
 		recs = append(recs, e.Watch(sentinel.WatchRequest{SessionID: fmt.Sprintf("bench%d", i), Subject: fmt.Sprintf("github:acme/r%d#1", i), Types: []string{"*"}, Provider: "fake"}))
@@ -123,6 +127,11 @@ func benchSustainedPipeline(b *testing.B, fsync bool) {
 	elapsed := time.Since(start)
 	b.StopTimer()
 	reportSustained(b, l.lat, elapsed)
+	// The share of deliveries with another event of their partition behind
+	// them: what a partition batch (issue 28, lever 1) could take together.
+	if bk := m.DeliveryBacklog(); bk.Received > 0 {
+		b.ReportMetric(float64(bk.Backlogged)/float64(bk.Received), "backlogged-share")
+	}
 }
 
 func benchSustainedRaw(b *testing.B, fsync bool) {

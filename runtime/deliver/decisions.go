@@ -20,23 +20,23 @@ type DecisionRecorder interface {
 // note journals one decision about ev for a sentinel; rec may be nil (a
 // sentinel that is gone). with, when set, adds decision details.
 func (p *Pipeline) note(sentinelID string, rec *sentinel.Sentinel, ev *sentinel.Event, decision, reason string, with func(*sentinel.Decision)) {
-	if p.Decisions == nil {
+	if p.decisions == nil {
 		return
 	}
 	e := journal.FromEvent(sentinelID, ev, decision, reason)
-	e.Ts = sentinel.FormatTime(p.Now())
+	e.Ts = sentinel.FormatTime(p.now())
 	if rec != nil {
 		e.Provider = rec.Provider
 	}
 	if with != nil {
 		with(&e)
 	}
-	p.Decisions.Record(e)
+	p.decisions.Record(e)
 }
 
 // noteFiltered journals a filtered event with the clauses that failed.
 func (p *Pipeline) noteFiltered(rec *sentinel.Sentinel, ev *sentinel.Event, defaults sentinel.DefaultTypesFunc) {
-	if p.Decisions == nil {
+	if p.decisions == nil {
 		return
 	}
 	misses := rec.Spec.Misses(ev, defaults)
@@ -46,7 +46,7 @@ func (p *Pipeline) noteFiltered(rec *sentinel.Sentinel, ev *sentinel.Event, defa
 // noteOutcome journals what routing a matched event produced: parked or
 // forwarded for a dead target, already in the inbox, or delivered.
 func (p *Pipeline) noteOutcome(rec *sentinel.Sentinel, ev *sentinel.Event, out Outcome) {
-	if p.Decisions == nil {
+	if p.decisions == nil {
 		return
 	}
 	target := rec.Spec.Target.SessionID

@@ -62,7 +62,7 @@ func (p *Pipeline) deliverDirect(ctx context.Context, send Send, rec *sentinel.S
 	go func() {
 		start := time.Now()
 		out, err := send(ctx)
-		p.Metrics.StepSince(metrics.StepInbox, start)
+		p.metrics.StepSince(metrics.StepInbox, start)
 		done <- delivered{out, err}
 	}()
 	sctx, cancel := settleContext(ctx)
@@ -86,7 +86,7 @@ func (p *Pipeline) deliverDirect(ctx context.Context, send Send, rec *sentinel.S
 // orphan marks a sentinel orphaned after its target rejected a delivery
 // the direct path had already written the record for (as delivered).
 func (p *Pipeline) orphan(ctx context.Context, id string) error {
-	_, err := p.Store.Update(ctx, id, func(r *sentinel.Sentinel) error {
+	_, err := p.store.Update(ctx, id, func(r *sentinel.Sentinel) error {
 		if !r.Status.Pollable() || r.Status == sentinel.StatusOrphaned {
 			return sentinels.ErrSkip
 		}
@@ -109,7 +109,7 @@ const confirmWindow = 24 * time.Hour
 // withinConfirmWindow reports whether rec's last handled event is recent
 // enough for its Unconfirmed mark to be acted on.
 func (p *Pipeline) withinConfirmWindow(rec *sentinel.Sentinel) bool {
-	return p.Now().UnixMilli()-rec.LastEventTs < confirmWindow.Milliseconds()
+	return p.now().UnixMilli()-rec.LastEventTs < confirmWindow.Milliseconds()
 }
 
 // confirm completes the delivery of an event its record holds
@@ -129,7 +129,7 @@ func (p *Pipeline) confirm(ctx context.Context, pl Planner, rec *sentinel.Sentin
 	}
 	start := time.Now()
 	out, err := send(ctx)
-	p.Metrics.StepSince(metrics.StepInbox, start)
+	p.metrics.StepSince(metrics.StepInbox, start)
 	if err != nil {
 		return "", fmt.Errorf("deliver %s to %s again: %w", ev.ID, rec.ID, err)
 	}
@@ -138,7 +138,7 @@ func (p *Pipeline) confirm(ctx context.Context, pl Planner, rec *sentinel.Sentin
 			return "", err
 		}
 		p.noteOutcome(rec, ev, out)
-		p.Metrics.IncVec(func(m *metrics.Metrics) prometheusCounterVec { return m.Parked }, "dead_target")
+		p.metrics.IncVec(func(m *metrics.Metrics) prometheusCounterVec { return m.Parked }, "dead_target")
 		return ResultParked, nil
 	}
 	if out.Merged {
@@ -146,11 +146,11 @@ func (p *Pipeline) confirm(ctx context.Context, pl Planner, rec *sentinel.Sentin
 		return ResultMerged, nil
 	}
 	if out.Duplicate {
-		p.Metrics.Inc(func(m *metrics.Metrics) prometheusCounter { return m.SeenDuplicates })
+		p.metrics.Inc(func(m *metrics.Metrics) prometheusCounter { return m.SeenDuplicates })
 		p.note(rec.ID, rec, ev, journal.Duplicate, "already handled (in the seen window, and its message is at the target)", nil)
 		return ResultDuplicate, nil
 	}
-	p.Metrics.Inc(func(m *metrics.Metrics) prometheusCounter { return m.Delivered })
+	p.metrics.Inc(func(m *metrics.Metrics) prometheusCounter { return m.Delivered })
 	p.noteOutcome(rec, ev, out)
 	return ResultDelivered, nil
 }

@@ -66,10 +66,10 @@ func directRouter(e *runtimetest.Env) deliver.Planner {
 // withFailingSends starts an env without workers whose pipeline routes
 // through a failingSends over the direct router.
 func withFailingSends(t *testing.T, failures int32) (*runtimetest.Env, *failingSends) {
-	e := runtimetest.Start(t, runtimetest.Options{NoWorkers: true})
-	f := &failingSends{inner: directRouter(e)}
+	f := &failingSends{}
+	e := runtimetest.Start(t, runtimetest.Options{NoWorkers: true, Router: f})
+	f.inner = directRouter(e)
 	f.failures.Store(failures)
-	e.Pipeline.Router = f
 	return e, f
 }
 
@@ -190,14 +190,14 @@ func TestNextEventClearsTheUnconfirmedMark(t *testing.T) {
 // record write is refused by the record's revision and its message write
 // by the inbox.
 func TestStaleDirectHandlerCannotOverwriteItsSuccessor(t *testing.T) {
-	e := runtimetest.Start(t, runtimetest.Options{NoWorkers: true})
+	direct := &failingSends{}
+	e := runtimetest.Start(t, runtimetest.Options{NoWorkers: true, Router: direct})
+	direct.inner = directRouter(e)
 	rec := watchPR(e, "s1", nil, pr)
 	ctx := context.Background()
 	ev1 := runtimetest.Event("evt_1", "x.y.z", pr, false)
 	ev2 := runtimetest.Event("evt_2", "x.y.z", pr, false)
-	e.Pipeline.Router = directRouter(e)
 
-	stale := *e.Pipeline
 	f := &failingSends{inner: directRouter(e), before: func() {
 		for _, ev := range []*sentinel.Event{&ev1, &ev2} {
 			res, err := e.Pipeline.Handle(ctx, rec.ID, ev)
@@ -205,7 +205,7 @@ func TestStaleDirectHandlerCannotOverwriteItsSuccessor(t *testing.T) {
 			require.Equal(t, deliver.ResultDelivered, res)
 		}
 	}}
-	stale.Router = f
+	stale := e.Pipeline.WithRouter(f)
 	res, err := stale.Handle(ctx, rec.ID, &ev1)
 	require.NoError(t, err)
 	require.Equal(t, deliver.ResultDuplicate, res, "the successor handled it")
@@ -220,10 +220,10 @@ func TestStaleDirectHandlerCannotOverwriteItsSuccessor(t *testing.T) {
 // redelivery (the worker passes the delivery count), and the event lands
 // once, in order with the next one.
 func TestWorkersRedeliverALostInboxWriteOnce(t *testing.T) {
-	e := runtimetest.Start(t, runtimetest.Options{Partitions: 1, NoWorkers: true})
-	f := &failingSends{inner: directRouter(e)}
+	f := &failingSends{}
+	e := runtimetest.Start(t, runtimetest.Options{Partitions: 1, NoWorkers: true, Router: f})
+	f.inner = directRouter(e)
 	f.failures.Store(2)
-	e.Pipeline.Router = f
 	require.NoError(t, e.Workers.Start(context.Background()))
 	t.Cleanup(e.Workers.Stop)
 	rec := watchPR(e, "s1", nil, pr)

@@ -5,10 +5,10 @@ import (
 	"errors"
 	"time"
 
-	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/agentproto/sentinel"
+	"github.com/agentproto/sentinel/bus"
 )
 
 // ErrPermanent marks (wrapped) a delivery failure that no retry can fix.
@@ -24,7 +24,7 @@ func Permanent(err error) bool {
 	if err == nil {
 		return false
 	}
-	if errors.Is(err, ErrPermanent) || errors.Is(err, nats.ErrMaxPayload) || errors.Is(err, jetstream.ErrStreamMessageExceedsMaximum) {
+	if errors.Is(err, ErrPermanent) || errors.Is(err, bus.ErrMaxPayload) || errors.Is(err, jetstream.ErrStreamMessageExceedsMaximum) {
 		return true
 	}
 	var apiErr *jetstream.APIError

@@ -37,15 +37,14 @@ func TestStaleHandlerCannotOverwriteItsSuccessor(t *testing.T) {
 	ev1 := runtimetest.Event("evt_1", "x.y.z", pr, false)
 	ev2 := runtimetest.Event("evt_2", "x.y.z", pr, false)
 
-	stale := *e.Pipeline
-	stale.Router = &successorRouter{inner: e.Pipeline.Router, run: func() {
+	stale := e.Pipeline.WithRouter(&successorRouter{inner: e.Pipeline.Router(), run: func() {
 		res, err := e.Pipeline.Handle(ctx, rec.ID, &ev1)
 		require.NoError(t, err)
 		require.Equal(t, deliver.ResultDelivered, res)
 		res, err = e.Pipeline.Handle(ctx, rec.ID, &ev2)
 		require.NoError(t, err)
 		require.Equal(t, deliver.ResultDelivered, res)
-	}}
+	}})
 	res, err := stale.Handle(ctx, rec.ID, &ev1)
 	require.NoError(t, err)
 	require.Equal(t, deliver.ResultDuplicate, res, "the successor handled it")

@@ -94,7 +94,7 @@ var errLost = errors.New("deliver: this node no longer holds the delivery (its a
 // the message id (the sentinel and the event, whatever the session) makes
 // that write a duplicate within bus.inbox_duplicates.
 func (p *Pipeline) beforeSend(ctx context.Context, ev *sentinel.Event) error {
-	if err := p.Pause.At(ctx, PointSend, ev.ID); err != nil {
+	if err := p.pause.At(ctx, PointSend, ev.ID); err != nil {
 		return err
 	}
 	if !deliveryOf(ctx).held() {

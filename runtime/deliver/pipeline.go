@@ -35,31 +35,33 @@ const (
 )
 
 // Pipeline is the per-event pipeline shared by polled and pushed events.
+// Build it with NewPipeline.
 type Pipeline struct {
-	Store    *sentinels.Store
-	Seen     *sentinels.Seen
-	Registry *providers.Registry
-	Router   Router
-	Park     *park.Store
-	Metrics  *metrics.Metrics
-	Log      *slog.Logger
-	Now      func() time.Time
-	// Expirer cancels the provider of an expired sentinel, best effort.
-	Expirer *sentinels.Expirer
-	// Decisions records every decision (decisions.go); nil records nothing.
-	Decisions DecisionRecorder
-	// Pause holds the pipeline's and the workers' named pause points
+	store    *sentinels.Store
+	seen     *sentinels.Seen
+	registry *providers.Registry
+	router   Router
+	park     *park.Store
+	// expirer cancels the provider of an expired sentinel, best effort.
+	expirer *sentinels.Expirer
+
+	metrics *metrics.Metrics
+	log     *slog.Logger
+	now     func() time.Time
+	// decisions records every decision (decisions.go); nil records nothing.
+	decisions DecisionRecorder
+	// pause holds the pipeline's and the workers' named pause points
 	// (points.go; tests, nil in production).
-	Pause *pause.Points
-	// RecordReadTimeout bounds Handle's read of the record through the
+	pause *pause.Points
+	// recordReadTimeout bounds Handle's read of the record through the
 	// records bucket's leader (0: DefaultRecordReadTimeout).
-	RecordReadTimeout time.Duration
-	// Batches, when set, holds the events of sentinels with a batchMs for
+	recordReadTimeout time.Duration
+	// batches, when set, holds the events of sentinels with a batchMs for
 	// their digest (batch.go); nil delivers every event as it comes.
-	Batches *Batches
+	batches *Batches
 }
 
-// DefaultRecordReadTimeout is the default of Pipeline.RecordReadTimeout.
+// DefaultRecordReadTimeout is the default of WithRecordReadTimeout.
 // The read is a request to the records bucket's leader: while that leader
 // is dead and its successor not yet elected, the live servers answer
 // nothing (and send no "no responders"), so only a deadline ends it. Bound
@@ -69,9 +71,9 @@ type Pipeline struct {
 // read that times out fails the run, which is retried after its backoff.
 const DefaultRecordReadTimeout = 5 * time.Second
 
-func (p *Pipeline) recordReadTimeout() time.Duration {
-	if p.RecordReadTimeout > 0 {
-		return p.RecordReadTimeout
+func (p *Pipeline) readTimeout() time.Duration {
+	if p.recordReadTimeout > 0 {
+		return p.recordReadTimeout
 	}
 	return DefaultRecordReadTimeout
 }
@@ -82,11 +84,11 @@ func (p *Pipeline) recordReadTimeout() time.Duration {
 // and the event's next delivery completes the inbox write (direct.go).
 func (p *Pipeline) Handle(ctx context.Context, sentinelID string, ev *sentinel.Event) (Result, error) {
 	start := time.Now()
-	defer p.Metrics.StepSince(metrics.StepPipeline, start)
-	rctx, cancel := context.WithTimeout(ctx, p.recordReadTimeout())
-	rec, rev, err := p.Store.Fresh(rctx, sentinelID)
+	defer p.metrics.StepSince(metrics.StepPipeline, start)
+	rctx, cancel := context.WithTimeout(ctx, p.readTimeout())
+	rec, rev, err := p.store.Fresh(rctx, sentinelID)
 	cancel()
-	p.Metrics.StepSince(metrics.StepRecordRead, start)
+	p.metrics.StepSince(metrics.StepRecordRead, start)
 	if errors.Is(err, sentinels.ErrNotFound) {
 		p.note(sentinelID, nil, ev, journal.Stopped, "the sentinel no longer exists", nil)
 		return ResultStopped, nil
@@ -94,7 +96,7 @@ func (p *Pipeline) Handle(ctx context.Context, sentinelID string, ev *sentinel.E
 	if err != nil {
 		return "", err
 	}
-	if err := p.Pause.At(ctx, PointRead, ev.ID); err != nil {
+	if err := p.pause.At(ctx, PointRead, ev.ID); err != nil {
 		return "", err
 	}
 	// 0. The event the record holds unconfirmed, again: its inbox write may
@@ -103,7 +105,7 @@ func (p *Pipeline) Handle(ctx context.Context, sentinelID string, ev *sentinel.E
 	// count cannot tell a redelivery here: a node killed with the event in
 	// flight may restart with a consumer that never stored the delivery.
 	if rec.Unconfirmed == ev.ID && p.withinConfirmWindow(rec) {
-		if pl, ok := p.Router.(Planner); ok {
+		if pl, ok := p.router.(Planner); ok {
 			return p.confirm(ctx, pl, rec, ev)
 		}
 	}
@@ -112,10 +114,10 @@ func (p *Pipeline) Handle(ctx context.Context, sentinelID string, ev *sentinel.E
 		p.note(sentinelID, rec, ev, journal.Stopped, "the sentinel is "+string(rec.Status), nil)
 		return ResultStopped, nil
 	}
-	now := p.Now()
+	now := p.now()
 	// 2. until.at passed: expire.
 	if rec.ExpiredAt(now.UnixMilli()) {
-		if err := p.Expirer.Expire(ctx, sentinelID, "until.at passed"); err != nil {
+		if err := p.expirer.Expire(ctx, sentinelID, "until.at passed"); err != nil {
 			return "", err
 		}
 		p.note(sentinelID, rec, ev, journal.Expired, "until.at passed: the sentinel expired", nil)
@@ -135,10 +137,10 @@ func (p *Pipeline) Handle(ctx context.Context, sentinelID string, ev *sentinel.E
 	closure := closureFor(rec, ev)
 	if closure == closurePostMortem {
 		reason := fmt.Sprintf("subject %s already closed", ev.Subject)
-		if err := p.Park.Park(ctx, sentinelID, sentinel.Parked{SentinelID: sentinelID, Event: ev, Reason: reason}, "pm:"+sentinelID+":"+ev.ID); err != nil {
+		if err := p.park.Park(ctx, sentinelID, sentinel.Parked{SentinelID: sentinelID, Event: ev, Reason: reason}, "pm:"+sentinelID+":"+ev.ID); err != nil {
 			return "", err
 		}
-		p.Metrics.IncVec(func(m *metrics.Metrics) prometheusCounterVec { return m.Parked }, "post_mortem")
+		p.metrics.IncVec(func(m *metrics.Metrics) prometheusCounterVec { return m.Parked }, "post_mortem")
 		elsewhere, err := p.markSeen(ctx, rec, rev, ev, closureNone)
 		if err != nil {
 			return "", err
@@ -151,7 +153,7 @@ func (p *Pipeline) Handle(ctx context.Context, sentinelID string, ev *sentinel.E
 	}
 	// 5. No match: filtered, not failed.
 	var defaults sentinel.DefaultTypesFunc
-	if prov, ok := p.Registry.Get(rec.Provider); ok {
+	if prov, ok := p.registry.Get(rec.Provider); ok {
 		defaults = prov.DefaultTypes
 	}
 	if !rec.Spec.Matches(ev, defaults) {
@@ -162,7 +164,7 @@ func (p *Pipeline) Handle(ctx context.Context, sentinelID string, ev *sentinel.E
 		if elsewhere {
 			return p.handledElsewhere(ctx, rec, ev), nil
 		}
-		p.Metrics.Inc(func(m *metrics.Metrics) prometheusCounter { return m.Filtered })
+		p.metrics.Inc(func(m *metrics.Metrics) prometheusCounter { return m.Filtered })
 		p.noteFiltered(rec, ev, defaults)
 		return ResultFiltered, nil
 	}
@@ -182,10 +184,10 @@ func (p *Pipeline) Handle(ctx context.Context, sentinelID string, ev *sentinel.E
 	// 6. Deliver. On the direct path (direct.go) the inbox message and the
 	// record are written beside each other; otherwise the event is routed
 	// (resume, successor, forward, park) and the record written after.
-	if pl, ok := p.Router.(Planner); ok {
+	if pl, ok := p.router.(Planner); ok {
 		resolved := time.Now()
 		send, err := pl.Plan(ctx, rec, ev)
-		p.Metrics.StepSince(metrics.StepResolve, resolved)
+		p.metrics.StepSince(metrics.StepResolve, resolved)
 		if err != nil {
 			return "", fmt.Errorf("deliver %s to %s: %w", ev.ID, sentinelID, err)
 		}
@@ -200,8 +202,8 @@ func (p *Pipeline) Handle(ctx context.Context, sentinelID string, ev *sentinel.E
 		return "", fmt.Errorf("deliver %s to %s: %w", ev.ID, sentinelID, err)
 	}
 	routed := time.Now()
-	out, err := p.Router.Route(ctx, rec, ev)
-	p.Metrics.StepSince(metrics.StepInbox, routed)
+	out, err := p.router.Route(ctx, rec, ev)
+	p.metrics.StepSince(metrics.StepInbox, routed)
 	if err != nil {
 		return "", fmt.Errorf("deliver %s to %s: %w", ev.ID, sentinelID, err)
 	}
@@ -225,12 +227,12 @@ func (p *Pipeline) Handle(ctx context.Context, sentinelID string, ev *sentinel.E
 func (p *Pipeline) GiveUp(ctx context.Context, sentinelID string, ev *sentinel.Event, reason string) error {
 	sctx, cancel := settleContext(ctx)
 	defer cancel()
-	if err := p.Park.Park(sctx, sentinelID, sentinel.Parked{SentinelID: sentinelID, Event: ev, Reason: reason}, "failed:"+sentinelID+":"+ev.ID); err != nil {
+	if err := p.park.Park(sctx, sentinelID, sentinel.Parked{SentinelID: sentinelID, Event: ev, Reason: reason}, "failed:"+sentinelID+":"+ev.ID); err != nil {
 		return err
 	}
-	p.Metrics.IncVec(func(m *metrics.Metrics) prometheusCounterVec { return m.Parked }, "undeliverable")
+	p.metrics.IncVec(func(m *metrics.Metrics) prometheusCounterVec { return m.Parked }, "undeliverable")
 	p.note(sentinelID, nil, ev, journal.Undeliverable, reason+": parked", nil)
-	rec, rev, err := p.Store.Get(sctx, sentinelID)
+	rec, rev, err := p.store.Get(sctx, sentinelID)
 	if errors.Is(err, sentinels.ErrNotFound) {
 		return nil
 	}

@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentproto/sentinel"
+	"github.com/agentproto/sentinel/runtime/deliver"
 	"github.com/agentproto/sentinel/runtime/runtimetest"
 )
 
@@ -21,10 +22,9 @@ import (
 // (chaos seed 196: delivery resumed 36.7 s after a kill). The read is
 // bounded now: the run fails, and the event is retried after its backoff.
 func TestRecordReadNoOneAnswersDoesNotStallThePartition(t *testing.T) {
-	e := runtimetest.Start(t, runtimetest.Options{NoWorkers: true})
+	e := runtimetest.Start(t, runtimetest.Options{NoWorkers: true, PipelineOpts: []deliver.PipelineOption{deliver.WithRecordReadTimeout(200 * time.Millisecond)}})
 	var armed atomic.Bool
 	sub := e.SilentLeader(t, func() bool { return armed.CompareAndSwap(true, false) })
-	e.Pipeline.RecordReadTimeout = 200 * time.Millisecond
 
 	rec := e.Watch(sentinel.WatchRequest{SessionID: "s1", Subject: pr, Types: []string{"*"}, Provider: "fake"})
 	armed.Store(true)

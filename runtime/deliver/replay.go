@@ -31,7 +31,7 @@ type Replayed struct {
 // is journaled as replayed. Errors: sentinel_not_found, post_mortem, and
 // routing failures.
 func (p *Pipeline) Replay(ctx context.Context, sentinelID string, ev *sentinel.Event, parkID string, force bool) (Replayed, error) {
-	rec, rev, err := p.Store.Fresh(ctx, sentinelID)
+	rec, rev, err := p.store.Fresh(ctx, sentinelID)
 	if errors.Is(err, sentinels.ErrNotFound) {
 		return Replayed{}, sentinel.Errorf(sentinel.CodeSentinelNotFound, "sentinel %s no longer exists: its parked events cannot be replayed", sentinelID)
 	}
@@ -42,14 +42,14 @@ func (p *Pipeline) Replay(ctx context.Context, sentinelID string, ev *sentinel.E
 		return Replayed{}, sentinel.Errorf(sentinel.CodePostMortem, "subject %s already closed for %s: the event is post-mortem noise (replay with force to deliver it anyway)", ev.Subject, sentinelID)
 	}
 	var defaults sentinel.DefaultTypesFunc
-	if prov, ok := p.Registry.Get(rec.Provider); ok {
+	if prov, ok := p.registry.Get(rec.Provider); ok {
 		defaults = prov.DefaultTypes
 	}
 	var res Replayed
 	if misses := rec.Spec.Misses(ev, defaults); len(misses) > 0 {
 		res = Replayed{Decision: journal.Filtered, Reason: journal.FilteredReason(misses, ev.Type)}
 	} else {
-		out, err := p.Router.Route(ctx, rec, ev)
+		out, err := p.router.Route(ctx, rec, ev)
 		if Permanent(err) {
 			return Replayed{}, sentinel.Errorf(sentinel.CodeNotReplayable, "event %s can never be delivered (%v): replaying it cannot help", ev.ID, err)
 		}
@@ -93,8 +93,8 @@ func replayedOf(rec *sentinel.Sentinel, out Outcome) Replayed {
 func (p *Pipeline) settleReplay(ctx context.Context, rec *sentinel.Sentinel, rev uint64, out Outcome) error {
 	sctx, cancel := settleContext(ctx)
 	defer cancel()
-	now := p.Now()
-	_, err := p.Store.UpdateFrom(sctx, rec.ID, rec, rev, func(r *sentinel.Sentinel) error {
+	now := p.now()
+	_, err := p.store.UpdateFrom(sctx, rec.ID, rec, rev, func(r *sentinel.Sentinel) error {
 		if !out.Parked && !out.Duplicate {
 			r.EventCount++
 			r.LastEventTs = now.UnixMilli()

@@ -62,14 +62,15 @@ func TestEvictedIdIsKeptBeforeTheRecordCommits(t *testing.T) {
 	e := runtimetest.Start(t, runtimetest.Options{NoWorkers: true})
 	ctx := context.Background()
 	fs := &failingSeen{KeyValue: e.Buckets.Seen}
-	p := *e.Pipeline
-	p.Seen = sentinels.NewSeen(fs, e.Clock.Now)
+	p, err := deliver.NewPipeline(deliver.PipelineDeps{Store: e.Store, Seen: sentinels.NewSeen(fs, e.Clock.Now), Registry: e.Registry,
+		Router: e.Pipeline.Router(), Park: e.Park, Expirer: e.Expirer}, deliver.WithClock(e.Clock.Now))
+	require.NoError(t, err)
 	rec := watchPR(e, "s1", &sentinel.UntilArg{Until: sentinel.Until{Kind: sentinel.UntilCount, N: 3}}, pr)
 	fillRing(t, e, rec.ID)
 
 	fs.fail.Store(true)
 	ev := runtimetest.Event("evt_new", "a.b.c", pr, false)
-	_, err := p.Handle(ctx, rec.ID, &ev)
+	_, err = p.Handle(ctx, rec.ID, &ev)
 	require.ErrorContains(t, err, "seen bucket unavailable")
 	got := e.Get(rec.ID)
 	require.True(t, got.HasSeen("old_0"), "the record was not committed without its evicted id")
@@ -96,8 +97,10 @@ func TestEvictedIdIsKeptBeforeTheRecordCommits(t *testing.T) {
 func TestFilteredMarksKeepEvictedIdsWithATTL(t *testing.T) {
 	e := runtimetest.Start(t, runtimetest.Options{NoWorkers: true})
 	ctx := context.Background()
-	p := *e.Pipeline
-	p.Seen = e.Seen.WithTTL(time.Second)
+	window := e.Seen.WithTTL(time.Second)
+	p, err := deliver.NewPipeline(deliver.PipelineDeps{Store: e.Store, Seen: window, Registry: e.Registry,
+		Router: e.Pipeline.Router(), Park: e.Park, Expirer: e.Expirer}, deliver.WithClock(e.Clock.Now))
+	require.NoError(t, err)
 	rec := e.Watch(sentinel.WatchRequest{SessionID: "s1", Subject: pr, Types: []string{"github.pull_request.*"}, Provider: "fake"})
 	fillRing(t, e, rec.ID)
 
@@ -105,11 +108,11 @@ func TestFilteredMarksKeepEvictedIdsWithATTL(t *testing.T) {
 	res, err := p.Handle(ctx, rec.ID, &ev)
 	require.NoError(t, err)
 	require.Equal(t, deliver.ResultFiltered, res)
-	has, err := p.Seen.Has(ctx, rec.ID, "old_0")
+	has, err := window.Has(ctx, rec.ID, "old_0")
 	require.NoError(t, err)
 	require.True(t, has, "the evicted id is in the long window")
 	bustest.Eventually(t, 10*time.Second, func() bool {
-		has, err := p.Seen.Has(ctx, rec.ID, "old_0")
+		has, err := window.Has(ctx, rec.ID, "old_0")
 		return err == nil && !has
 	}, "the evicted id to expire")
 }

@@ -36,7 +36,7 @@ func (p *Pipeline) seenBefore(ctx context.Context, rec *sentinel.Sentinel, ev *s
 		return false, nil
 	}
 	for _, k := range ev.SeenKeys() {
-		seen, err := p.Seen.Has(ctx, rec.ID, k)
+		seen, err := p.seen.Has(ctx, rec.ID, k)
 		if err != nil {
 			return false, err
 		}
@@ -70,7 +70,7 @@ func (p *Pipeline) addSeen(ctx context.Context, sentinelID string, r *sentinel.S
 		}
 		r.SeenMarks++
 		for _, d := range r.AddSeen(k) {
-			if err := p.Seen.Keep(ctx, sentinelID, d); err != nil {
+			if err := p.seen.Keep(ctx, sentinelID, d); err != nil {
 				return fmt.Errorf("keep evicted seen id of %s: %w", sentinelID, err)
 			}
 		}
@@ -80,5 +80,5 @@ func (p *Pipeline) addSeen(ctx context.Context, sentinelID string, r *sentinel.S
 
 // countSeenDuplicate counts an event dropped as already seen.
 func (p *Pipeline) countSeenDuplicate() {
-	p.Metrics.Inc(func(m *metrics.Metrics) prometheusCounter { return m.SeenDuplicates })
+	p.metrics.Inc(func(m *metrics.Metrics) prometheusCounter { return m.SeenDuplicates })
 }

@@ -30,10 +30,10 @@ type written struct {
 // (Sentinel.Unconfirmed).
 func (p *Pipeline) writeRecord(ctx context.Context, rec *sentinel.Sentinel, rev uint64, ev *sentinel.Event, out Outcome, closure closureAction, now time.Time, unconfirmed bool) (written, error) {
 	start := time.Now()
-	defer p.Metrics.StepSince(metrics.StepRecordWrite, start)
+	defer p.metrics.StepSince(metrics.StepRecordWrite, start)
 	var w written
 	first := true
-	updated, err := p.Store.UpdateFrom(ctx, rec.ID, rec, rev, func(r *sentinel.Sentinel) error {
+	updated, err := p.store.UpdateFrom(ctx, rec.ID, rec, rev, func(r *sentinel.Sentinel) error {
 		w.expired = false
 		if !first && ringHolds(r, ev) {
 			// Fenced: the record changed since it was read and already holds
@@ -109,20 +109,20 @@ func (p *Pipeline) finish(ctx context.Context, rec *sentinel.Sentinel, ev *senti
 	}
 	p.noteOutcome(rec, ev, out)
 	if w.expired {
-		p.Metrics.Inc(func(m *metrics.Metrics) prometheusCounter { return m.Expired })
-		p.Expirer.CancelProvider(ctx, w.updated)
+		p.metrics.Inc(func(m *metrics.Metrics) prometheusCounter { return m.Expired })
+		p.expirer.CancelProvider(ctx, w.updated)
 	}
 	switch {
 	case out.Parked:
-		p.Metrics.IncVec(func(m *metrics.Metrics) prometheusCounterVec { return m.Parked }, "dead_target")
+		p.metrics.IncVec(func(m *metrics.Metrics) prometheusCounterVec { return m.Parked }, "dead_target")
 		return ResultParked
 	case out.Duplicate:
-		p.Metrics.Inc(func(m *metrics.Metrics) prometheusCounter { return m.InboxDuplicates })
+		p.metrics.Inc(func(m *metrics.Metrics) prometheusCounter { return m.InboxDuplicates })
 		return ResultDuplicate
 	case out.Merged:
 		return ResultMerged
 	}
-	p.Metrics.Inc(func(m *metrics.Metrics) prometheusCounter { return m.Delivered })
+	p.metrics.Inc(func(m *metrics.Metrics) prometheusCounter { return m.Delivered })
 	return ResultDelivered
 }
 
@@ -139,7 +139,7 @@ func (p *Pipeline) finish(ctx context.Context, rec *sentinel.Sentinel, ev *senti
 // closure it had decided on the old record (issue 21, item 2).
 func (p *Pipeline) markSeen(ctx context.Context, rec *sentinel.Sentinel, rev uint64, ev *sentinel.Event, closure closureAction) (elsewhere bool, err error) {
 	first := true
-	_, err = p.Store.UpdateFrom(ctx, rec.ID, rec, rev, func(r *sentinel.Sentinel) error {
+	_, err = p.store.UpdateFrom(ctx, rec.ID, rec, rev, func(r *sentinel.Sentinel) error {
 		if !first {
 			if ringHolds(r, ev) {
 				elsewhere = true

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 	"unicode/utf8"
 
 	"github.com/nats-io/nats.go"
@@ -99,9 +100,9 @@ func (a *alwaysFailing) Route(ctx context.Context, rec *sentinel.Sentinel, ev *s
 // behind it flow again.
 func TestAttemptsAreBoundedByTheDeliveryCount(t *testing.T) {
 	r := &alwaysFailing{for_: "evt_stuck"}
-	e := runtimetest.Start(t, runtimetest.Options{Router: r, NoWorkers: true, Partitions: 1})
+	e := runtimetest.Start(t, runtimetest.Options{Router: r, NoWorkers: true, Partitions: 1,
+		Delivery: &deliver.WorkersConfig{RetryBase: 20 * time.Millisecond, RetryMax: 100 * time.Millisecond, HandleTimeout: 10 * time.Second, MaxAttempts: 3}})
 	r.inner = deliver.DirectRouter{Inbox: e.Inbox, Now: func() string { return "2026-11-01T10:00:00.000Z" }}
-	e.Workers.Cfg.MaxAttempts = 3
 	require.NoError(t, e.Workers.Start(context.Background()))
 	t.Cleanup(e.Workers.Stop)
 	rec := watchPR(e, "s1", nil, pr)

@@ -5,19 +5,17 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"log/slog"
 	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
-	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/agentproto/sentinel"
+	"github.com/agentproto/sentinel/bus"
 	"github.com/agentproto/sentinel/runtime/metrics"
-	"github.com/agentproto/sentinel/runtime/park"
 )
 
 // WorkersConfig configures the delivery workers.
@@ -55,14 +53,11 @@ type EventLog interface {
 	TrimEvents(ctx context.Context) (int, error)
 }
 
-// Workers run one fetch loop per partition.
+// Workers run one fetch loop per partition. Build them with NewWorkers.
 type Workers struct {
-	Bus      EventLog
-	Pipeline *Pipeline
-	Park     *park.Store
-	Metrics  *metrics.Metrics
-	Log      *slog.Logger
-	Cfg      WorkersConfig
+	events   EventLog
+	pipeline *Pipeline
+	cfg      WorkersConfig
 
 	stopping    atomic.Bool
 	acked       atomic.Int64 // acks since the last trim of the events stream
@@ -81,18 +76,12 @@ const fetchWait = 5 * time.Second
 // Start starts one goroutine per partition. It returns once every consumer
 // is found.
 func (w *Workers) Start(ctx context.Context) error {
-	if w.Cfg.RetryBase <= 0 {
-		w.Cfg = DefaultWorkersConfig()
-	}
-	if w.Cfg.MaxAttempts <= 0 {
-		w.Cfg.MaxAttempts = DefaultMaxAttempts
-	}
 	fetchCtx, stopFetch := context.WithCancel(context.WithoutCancel(ctx))
 	workCtx, cancelWork := context.WithCancel(context.WithoutCancel(ctx))
 	w.stopFetch, w.cancelWork = stopFetch, cancelWork
 	w.startedOnce.Store(true)
-	for p := 0; p < w.Bus.Partitions(); p++ {
-		cons, err := w.Bus.PartitionConsumer(ctx, p)
+	for p := 0; p < w.events.Partitions(); p++ {
+		cons, err := w.events.PartitionConsumer(ctx, p)
 		if err != nil {
 			w.Stop()
 			return err
@@ -133,11 +122,11 @@ func (w *Workers) trimLoop(ctx context.Context) {
 			continue
 		}
 		tctx, cancel := context.WithTimeout(ctx, trimTimeout)
-		_, err := w.Bus.TrimEvents(tctx)
+		_, err := w.events.TrimEvents(tctx)
 		cancel()
 		if err != nil && ctx.Err() == nil {
 			w.acked.Add(n)
-			w.Log.Warn("trimming acknowledged events failed; retrying", "err", err)
+			w.pipeline.log.Warn("trimming acknowledged events failed; retrying", "err", err)
 		}
 	}
 }
@@ -179,7 +168,7 @@ func (w *Workers) loop(fetchCtx, workCtx context.Context, partition int, cons je
 			if fetchCtx.Err() != nil {
 				return
 			}
-			w.Log.Warn("consumer fetch failed", "partition", partition, "err", err)
+			w.pipeline.log.Warn("consumer fetch failed", "partition", partition, "err", err)
 			select {
 			case <-fetchCtx.Done():
 				return
@@ -191,8 +180,8 @@ func (w *Workers) loop(fetchCtx, workCtx context.Context, partition int, cons je
 			w.handle(workCtx, msg)
 		}
 		cancel()
-		if err := batch.Error(); err != nil && !errors.Is(err, context.DeadlineExceeded) && !errors.Is(err, context.Canceled) && !errors.Is(err, nats.ErrTimeout) && fetchCtx.Err() == nil {
-			w.Log.Debug("consumer pull ended", "partition", partition, "err", err)
+		if err := batch.Error(); err != nil && !errors.Is(err, context.DeadlineExceeded) && !errors.Is(err, context.Canceled) && !errors.Is(err, bus.ErrTimeout) && fetchCtx.Err() == nil {
+			w.pipeline.log.Debug("consumer pull ended", "partition", partition, "err", err)
 		}
 	}
 }
@@ -202,8 +191,8 @@ func (w *Workers) handle(ctx context.Context, msg jetstream.Msg) {
 	var ev sentinel.Event
 	if err := json.Unmarshal(msg.Data(), &ev); err != nil || ev.ID == "" {
 		// Nothing publishes undecodable events; journal it rather than loop.
-		if w.Park.Park(ctx, sid, sentinel.Parked{SentinelID: sid, Item: string(msg.Data()), Reason: "undecodable event"}, "") == nil {
-			w.Metrics.IncVec(func(m *metrics.Metrics) prometheusCounterVec { return m.Parked }, "undecodable")
+		if w.pipeline.park.Park(ctx, sid, sentinel.Parked{SentinelID: sid, Item: string(msg.Data()), Reason: "undecodable event"}, "") == nil {
+			w.pipeline.metrics.IncVec(func(m *metrics.Metrics) prometheusCounterVec { return m.Parked }, "undecodable")
 		}
 		if msg.Term() == nil {
 			w.acked.Add(1)
@@ -211,28 +200,29 @@ func (w *Workers) handle(ctx context.Context, msg jetstream.Msg) {
 		return
 	}
 	if md, err := msg.Metadata(); err == nil {
-		w.Metrics.ObserveStep(metrics.StepQueued, time.Since(md.Timestamp))
+		w.pipeline.metrics.ObserveStep(metrics.StepQueued, time.Since(md.Timestamp))
+		w.pipeline.metrics.ObserveDelivery(md.NumPending)
 	}
-	d := newDelivery(w.Bus.AckWait(), time.Now)
-	_ = w.Pipeline.Pause.At(ctx, PointReceived, ev.ID)
-	hctx, cancel := context.WithTimeout(withDelivery(ctx, d), w.Cfg.HandleTimeout)
+	d := newDelivery(w.events.AckWait(), time.Now)
+	_ = w.pipeline.pause.At(ctx, PointReceived, ev.ID)
+	hctx, cancel := context.WithTimeout(withDelivery(ctx, d), w.cfg.HandleTimeout)
 	stopProgress := w.keepInProgress(hctx, msg, d, ev.ID)
-	res, err := w.Pipeline.Handle(hctx, sid, &ev)
+	res, err := w.pipeline.Handle(hctx, sid, &ev)
 	stopProgress()
 	cancel()
-	_ = w.Pipeline.Pause.At(ctx, PointSettle, ev.ID)
+	_ = w.pipeline.pause.At(ctx, PointSettle, ev.ID)
 	if !d.held() {
 		// Not this node's to settle any more (ownership.go): neither ack
 		// nor nak nor park; the redelivery's holder settles it.
-		w.Log.Info("delivery left to its live holder: held past the ack wait, or stored by another node meanwhile", "sentinel", sid, "event", ev.ID, "result", string(res), "err", err)
-		_ = w.Pipeline.Pause.At(ctx, PointAbandon, ev.ID)
+		w.pipeline.log.Info("delivery left to its live holder: held past the ack wait, or stored by another node meanwhile", "sentinel", sid, "event", ev.ID, "result", string(res), "err", err)
+		_ = w.pipeline.pause.At(ctx, PointAbandon, ev.ID)
 		return
 	}
 	if err != nil && !w.giveUp(ctx, msg, sid, &ev, err) {
 		delay := w.backoff(msg)
-		w.Log.Warn("delivery failed; will retry", "sentinel", sid, "event", ev.ID, "retry_in", delay, "err", err)
-		w.Metrics.Inc(func(m *metrics.Metrics) prometheusCounter { return m.DeliveryRetries })
-		w.Pipeline.noteRetry(sid, &ev, err, attemptOf(msg), delay)
+		w.pipeline.log.Warn("delivery failed; will retry", "sentinel", sid, "event", ev.ID, "retry_in", delay, "err", err)
+		w.pipeline.metrics.Inc(func(m *metrics.Metrics) prometheusCounter { return m.DeliveryRetries })
+		w.pipeline.noteRetry(sid, &ev, err, attemptOf(msg), delay)
 		_ = msg.NakWithDelay(delay)
 		return
 	}
@@ -244,11 +234,11 @@ func (w *Workers) handle(ctx context.Context, msg jetstream.Msg) {
 	// message id absorb. (The next pull is a fresh request, so one refused
 	// while this ack is in flight is simply retried.)
 	if err := msg.Ack(); err != nil {
-		w.Log.Warn("ack failed; the event will be redelivered and deduplicated", "sentinel", sid, "event", ev.ID, "err", err)
+		w.pipeline.log.Warn("ack failed; the event will be redelivered and deduplicated", "sentinel", sid, "event", ev.ID, "err", err)
 	} else {
 		w.acked.Add(1)
 	}
-	w.Log.Debug("event handled", "sentinel", sid, "event", ev.ID, "result", string(res))
+	w.pipeline.log.Debug("event handled", "sentinel", sid, "event", ev.ID, "result", string(res))
 }
 
 // giveUp parks and marks seen an event whose failure is permanent or
@@ -260,16 +250,16 @@ func (w *Workers) giveUp(ctx context.Context, msg jetstream.Msg, sid string, ev 
 	switch {
 	case Permanent(cause):
 		reason = fmt.Sprintf("undeliverable: %v", cause)
-	case attempt >= uint64(w.Cfg.MaxAttempts):
+	case attempt >= uint64(w.cfg.MaxAttempts):
 		reason = fmt.Sprintf("undeliverable after %d attempts: %v", attempt, cause)
 	default:
 		return false
 	}
-	if err := w.Pipeline.GiveUp(ctx, sid, ev, reason); err != nil {
-		w.Log.Warn("parking an undeliverable event failed; will retry", "sentinel", sid, "event", ev.ID, "err", err)
+	if err := w.pipeline.GiveUp(ctx, sid, ev, reason); err != nil {
+		w.pipeline.log.Warn("parking an undeliverable event failed; will retry", "sentinel", sid, "event", ev.ID, "err", err)
 		return false
 	}
-	w.Log.Warn("event parked as undeliverable", "sentinel", sid, "event", ev.ID, "attempt", attempt, "err", cause)
+	w.pipeline.log.Warn("event parked as undeliverable", "sentinel", sid, "event", ev.ID, "attempt", attempt, "err", cause)
 	return true
 }
 
@@ -287,7 +277,7 @@ func attemptOf(msg jetstream.Msg) uint64 {
 // after the hold was lost, a pause, wins nothing back). The returned
 // function stops it and waits.
 func (w *Workers) keepInProgress(ctx context.Context, msg jetstream.Msg, d *delivery, eventID string) func() {
-	every := w.Bus.AckWait() / 4
+	every := w.events.AckWait() / 4
 	if every <= 0 {
 		return func() {}
 	}
@@ -304,7 +294,7 @@ func (w *Workers) keepInProgress(ctx context.Context, msg jetstream.Msg, d *deli
 			case <-ctx.Done():
 				return
 			case <-t.C:
-				if w.Pipeline.Pause.At(ctx, PointPing, eventID) != nil || !d.renew() {
+				if w.pipeline.pause.At(ctx, PointPing, eventID) != nil || !d.renew() {
 					return
 				}
 				_ = msg.InProgress()
@@ -316,12 +306,12 @@ func (w *Workers) keepInProgress(ctx context.Context, msg jetstream.Msg, d *deli
 
 func (w *Workers) backoff(msg jetstream.Msg) time.Duration {
 	attempt := attemptOf(msg)
-	d := w.Cfg.RetryBase
-	for i := uint64(1); i < attempt && d < w.Cfg.RetryMax; i++ {
+	d := w.cfg.RetryBase
+	for i := uint64(1); i < attempt && d < w.cfg.RetryMax; i++ {
 		d *= 2
 	}
-	if d > w.Cfg.RetryMax {
-		d = w.Cfg.RetryMax
+	if d > w.cfg.RetryMax {
+		d = w.cfg.RetryMax
 	}
 	return d
 }
@@ -339,13 +329,13 @@ func partitionLabel(p int) string { return strconv.Itoa(p) }
 
 // ReportPending records each partition consumer's pending count.
 func (w *Workers) ReportPending(ctx context.Context) {
-	for p := 0; p < w.Bus.Partitions(); p++ {
-		c, err := w.Bus.PartitionConsumer(ctx, p)
+	for p := 0; p < w.events.Partitions(); p++ {
+		c, err := w.events.PartitionConsumer(ctx, p)
 		if err != nil {
 			continue
 		}
 		if info, err := c.Info(ctx); err == nil {
-			w.Metrics.SetConsumerPending(partitionLabel(p), float64(info.NumPending+uint64(info.NumAckPending)))
+			w.pipeline.metrics.SetConsumerPending(partitionLabel(p), float64(info.NumPending+uint64(info.NumAckPending)))
 		}
 	}
 }

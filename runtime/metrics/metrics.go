@@ -43,6 +43,7 @@ type Metrics struct {
 	cluster         clusterGauges
 	storage         storageGauges
 	steps           stepHistograms
+	backlog         deliveryBacklog
 }
 
 // New creates the metrics on a fresh registry (with Go and process
@@ -76,6 +77,8 @@ func New() *Metrics {
 	m.initJournal()
 	m.steps = newStepHistograms()
 	f(m.steps.vec)
+	m.backlog = newDeliveryBacklog()
+	m.backlog.register(f)
 	for _, c := range []prometheus.Collector{m.JournalDropped, m.EventsPublished, m.EventsDuplicate, m.Delivered, m.Filtered, m.SeenDuplicates, m.InboxDuplicates, m.Parked, m.DeliveryRetries, m.Expired, m.PollDuration, m.PollErrors, m.InboundRequests, m.InboxMessages, m.FollowDigests, m.githubQuota, m.consumerPending, m.inboxDepth} {
 		f(c)
 	}

@@ -90,6 +90,12 @@ type Options struct {
 	// bus (a provider that keeps state in the node's buckets), registered
 	// after Extra.
 	ExtraFor func(be *bustest.Env) []providers.Provider
+	// PipelineOpts are applied to the pipeline after the env's own (a
+	// shorter record read timeout).
+	PipelineOpts []deliver.PipelineOption
+	// Delivery replaces the workers' config (short retries, a 10 s handle
+	// deadline); its unset bounds take deliver's defaults.
+	Delivery *deliver.WorkersConfig
 	// Partitions (default 4).
 	Partitions int
 	// BusOpts passes through to bustest.
@@ -209,7 +215,11 @@ func wire(t testing.TB, be *bustest.Env, o Options, clock *Clock, node string, l
 		t.Fatal(err)
 	}
 	e.Batches.Pause = e.Pause
-	e.Pipeline = &deliver.Pipeline{Store: e.Store, Seen: e.Seen, Registry: reg, Router: router, Park: e.Park, Log: log, Now: clock.Now, Expirer: e.Expirer, Decisions: j, Pause: e.Pause, Batches: e.Batches}
+	popts := append([]deliver.PipelineOption{deliver.WithLogger(log), deliver.WithClock(clock.Now), deliver.WithDecisions(j), deliver.WithPause(e.Pause), deliver.WithBatches(e.Batches)}, o.PipelineOpts...)
+	e.Pipeline, err = deliver.NewPipeline(deliver.PipelineDeps{Store: e.Store, Seen: e.Seen, Registry: reg, Router: router, Park: e.Park, Expirer: e.Expirer}, popts...)
+	if err != nil {
+		t.Fatal(err)
+	}
 	e.Publisher = poll.NewPublisher(b, nil)
 	e.pollOpts = o.Poll
 	e.Loop = e.NewLoop()
@@ -223,7 +233,13 @@ func wire(t testing.TB, be *bustest.Env, o Options, clock *Clock, node string, l
 		Poller: e.Loop, Publisher: e.Publisher, Log: log, Now: clock.Now,
 	}
 	wcfg := deliver.WorkersConfig{RetryBase: 20 * time.Millisecond, RetryMax: 100 * time.Millisecond, HandleTimeout: 10 * time.Second}
-	e.Workers = &deliver.Workers{Bus: b, Pipeline: e.Pipeline, Park: e.Park, Log: log, Cfg: wcfg}
+	if o.Delivery != nil {
+		wcfg = *o.Delivery
+	}
+	e.Workers, err = deliver.NewWorkers(b, e.Pipeline, deliver.WithConfig(wcfg))
+	if err != nil {
+		t.Fatal(err)
+	}
 	if !o.NoWorkers {
 		e.StartWorkers()
 	}

@@ -26,8 +26,9 @@ func TestResumeHookLongerThanTheHandleDeadlineParksOnce(t *testing.T) {
 	e := newEnv(t)
 	// Delivery workers with a short handle deadline replace the env's.
 	e.Workers.Stop()
-	w := &deliver.Workers{Bus: e.Bus.Bus, Pipeline: e.Pipeline, Park: e.Park, Log: e.Log,
-		Cfg: deliver.WorkersConfig{RetryBase: 20 * time.Millisecond, RetryMax: 100 * time.Millisecond, HandleTimeout: 1500 * time.Millisecond, MaxAttempts: 50}}
+	w, err := deliver.NewWorkers(e.Bus.Bus, e.Pipeline,
+		deliver.WithConfig(deliver.WorkersConfig{RetryBase: 20 * time.Millisecond, RetryMax: 100 * time.Millisecond, HandleTimeout: 1500 * time.Millisecond, MaxAttempts: 50}))
+	require.NoError(t, err)
 	require.NoError(t, w.Start(context.Background()))
 	t.Cleanup(w.Stop)
 

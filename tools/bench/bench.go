@@ -18,6 +18,10 @@ type Options struct {
 	// Concurrency is the number of concurrent senders, each with its own
 	// sentinel and session, each sending one event at a time.
 	Concurrency int
+	// Partitions, when set, is the push phase node's event partition count
+	// (bus.partitions; 0: the node's default): with few partitions the
+	// senders' sentinels share them and queue behind each other.
+	Partitions int
 	// Fsync lists the fsync settings of the push phase (true: fsync every
 	// write). The scale phase uses the first.
 	Fsync []bool
@@ -125,6 +129,7 @@ type Report struct {
 		Events            int    `json:"events"`
 		Warmup            int    `json:"warmup"`
 		Concurrency       int    `json:"concurrency"`
+		Partitions        int    `json:"partitions,omitempty"`
 		Sentinels         int    `json:"sentinels"`
 		CreateConcurrency int    `json:"createConcurrency"`
 		ListRequests      int    `json:"listRequests"`
@@ -160,6 +165,7 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	o = o.withDefaults()
 	rep := &Report{StartedAt: time.Now().UTC(), Machine: describeMachine()}
 	rep.Options.Events, rep.Options.Warmup, rep.Options.Concurrency = o.Events, o.Warmup, o.Concurrency
+	rep.Options.Partitions = o.Partitions
 	rep.Options.Sentinels, rep.Options.CreateConcurrency, rep.Options.ListRequests, rep.Options.Ticks = o.Sentinels, o.CreateConcurrency, o.ListRequests, o.Ticks
 	rep.Options.ScaleMode = "in-process"
 	if o.Cluster > 0 {
@@ -179,7 +185,7 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	if !o.Skip["push"] {
 		for i, fsync := range o.Fsync {
 			o.Progress("push: fsync=%s, %d events x 2 paths, concurrency %d", fsyncName(fsync), o.Events, o.Concurrency)
-			n, err := startInProcess(ctx, filepath.Join(root, fmt.Sprintf("push-%d", i)), fsync)
+			n, err := startInProcess(ctx, filepath.Join(root, fmt.Sprintf("push-%d", i)), fsync, o.Partitions)
 			if err != nil {
 				return rep, fmt.Errorf("push: start node: %w", err)
 			}

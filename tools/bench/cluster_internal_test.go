@@ -36,21 +36,3 @@ func TestBlankInherited(t *testing.T) {
 	require.NotContains(t, env, "AGENTPROTO_TOKEN=")
 	require.NotContains(t, env, "AGENTPROTO_HOME=", "startBinary sets the home")
 }
-
-// The cluster's ports are distinct and, where the kernel names its
-// ephemeral range, below it (where no other process's :0 lands).
-func TestFreePortsBelowEphemeral(t *testing.T) {
-	ports, err := FreePorts(6)
-	require.NoError(t, err)
-	require.Len(t, ports, 6)
-	seen := map[int]bool{}
-	lo, hi := portsBelowEphemeral()
-	for _, p := range ports {
-		require.False(t, seen[p], "port %d twice", p)
-		seen[p] = true
-		if lo < hi {
-			require.GreaterOrEqual(t, p, lo)
-			require.Less(t, p, hi)
-		}
-	}
-}

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	mrand "math/rand/v2"
-	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -19,6 +18,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/agentproto/sentinel/bus"
+	"github.com/agentproto/sentinel/internal/freeport"
 )
 
 // clusterStartTimeout bounds one node's start to /readyz 200 (cluster
@@ -62,7 +62,7 @@ type clusterNodes struct {
 // Nodes are named prefix-1..n; extra (KEY=value) is added to every node's
 // environment.
 func startClusterNodes(ctx context.Context, root, bin string, n int, fsync bool, prefix string, extra ...string) (*clusterNodes, error) {
-	ports, err := FreePorts(2 * n)
+	ports, err := freeport.Take(2 * n)
 	if err != nil {
 		return nil, err
 	}
@@ -291,61 +291,6 @@ func (c *clusterNodes) stopAll() {
 		})
 	}
 	wg.Wait()
-}
-
-// FreePorts picks n distinct loopback ports, each checked free by
-// binding it (then released for a node to bind). They come from below the
-// kernel's ephemeral range when there is room: every process's outgoing
-// connections and :0 listeners take their ports from that range, so a port
-// released here is not handed to another process before the node binds it
-// (a node would fail its start, or its routes dial a stranger), nor the
-// reverse. Otherwise they come from :0. The bench's and chaos's nodes use
-// it, and so does the e2e harness (e2e/e2etest).
-func FreePorts(n int) ([]int, error) {
-	var out []int
-	var lns []net.Listener
-	defer func() {
-		for _, ln := range lns {
-			ln.Close()
-		}
-	}()
-	lo, hi := portsBelowEphemeral()
-	for range n {
-		var ln net.Listener
-		var err error
-		for try := 0; try < 64 && lo < hi; try++ {
-			if ln, err = net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(lo+mrand.IntN(hi-lo))); err == nil {
-				break
-			}
-		}
-		if ln == nil {
-			if ln, err = net.Listen("tcp", "127.0.0.1:0"); err != nil {
-				return nil, fmt.Errorf("reserve a loopback port: %w", err)
-			}
-		}
-		lns = append(lns, ln)
-		out = append(out, ln.Addr().(*net.TCPAddr).Port)
-	}
-	return out, nil
-}
-
-// portsBelowEphemeral returns [lo, hi): ports from 10000 up to the start
-// of /proc/sys/net/ipv4/ip_local_port_range, or an empty range when it is
-// unknown or leaves no room.
-func portsBelowEphemeral() (lo, hi int) {
-	raw, err := os.ReadFile("/proc/sys/net/ipv4/ip_local_port_range")
-	if err != nil {
-		return 0, 0
-	}
-	f := strings.Fields(string(raw))
-	if len(f) == 0 {
-		return 0, 0
-	}
-	start, err := strconv.Atoi(f[0])
-	if err != nil || start <= 11000 {
-		return 0, 0
-	}
-	return 10000, start
 }
 
 func randomSecret() (string, error) {

@@ -40,14 +40,19 @@ type node struct {
 	done chan error
 }
 
-// startInProcess builds and starts a node with runtime/app on home.
-func startInProcess(ctx context.Context, home string, fsync bool) (*node, error) {
+// startInProcess builds and starts a node with runtime/app on home, with
+// partitions event partitions (0: the default).
+func startInProcess(ctx context.Context, home string, fsync bool, partitions int) (*node, error) {
 	cfg := app.DefaultConfig()
 	cfg.Home = home
 	cfg.Listen = "127.0.0.1:0"
 	cfg.NATS.SyncAlways = fsync
 	cfg.Testing.FakeProvider = true
 	cfg.Sentinel.AutoWatchPRs = false
+	if partitions != 0 {
+		// Out of range, the node's config check refuses it by name.
+		cfg.Bus.Partitions = partitions
+	}
 	log := slog.New(slog.DiscardHandler)
 	a, err := app.New(cfg, log)
 	if err != nil {

@@ -19,7 +19,7 @@ import (
 func TestBaselinesNeverStall(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 80*time.Second)
 	defer cancel()
-	n, err := startInProcess(ctx, t.TempDir(), false)
+	n, err := startInProcess(ctx, t.TempDir(), false, 0)
 	require.NoError(t, err)
 	defer func() { _ = n.stop(context.Background()) }()
 	// One sender: the stall is per consumer. The race detector slows every

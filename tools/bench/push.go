@@ -44,6 +44,13 @@ type PushResult struct {
 	// pipeline holds the record and inbox steps, and on the direct path the
 	// inbox and record writes run beside each other.
 	StepsUs map[string]float64 `json:"stepsUs,omitempty"`
+	// BackloggedShare is the share of the node's deliveries over the
+	// measured events that had another event of their partition already
+	// waiting behind them (sentinel_deliveries_backlogged_total): what a
+	// partition's backlog handled as one batch could take together
+	// (issue 28, lever 1). Zero with one sender: its next event is sent
+	// once the last one's inbox message is stored.
+	BackloggedShare float64 `json:"backloggedShare"`
 }
 
 // Path is one measured path: events per second over the measured window
@@ -110,6 +117,7 @@ func runPush(ctx context.Context, n *node, o Options) (PushResult, error) {
 		}
 	}
 	stepsBefore := n.app.Metrics.StepTotals()
+	backlogBefore := n.app.Metrics.DeliveryBacklog()
 	lats := make([][]time.Duration, len(paths))
 	walls := make([]time.Duration, len(paths))
 	rounds := min(pushRounds, max(1, o.Events/(10*o.Concurrency)))
@@ -134,6 +142,10 @@ func runPush(ctx context.Context, n *node, o Options) (PushResult, error) {
 		}
 	}
 	res.StepsUs = stepMeans(stepsBefore, n.app.Metrics.StepTotals())
+	backlog := n.app.Metrics.DeliveryBacklog()
+	if got := backlog.Received - backlogBefore.Received; got > 0 {
+		res.BackloggedShare = float64(backlog.Backlogged-backlogBefore.Backlogged) / float64(got)
+	}
 	if res.Raw.EventsPerSec > 0 {
 		res.Ratio = res.Push.EventsPerSec / res.Raw.EventsPerSec
 	}

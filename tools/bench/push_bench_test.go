@@ -18,7 +18,7 @@ func BenchmarkPushPath(b *testing.B) {
 	for _, path := range []string{"node", "relay"} {
 		b.Run(path, func(b *testing.B) {
 			ctx := context.Background()
-			n, err := startInProcess(ctx, b.TempDir(), false)
+			n, err := startInProcess(ctx, b.TempDir(), false, 0)
 			if err != nil {
 				b.Fatal(err)
 			}

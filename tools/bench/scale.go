@@ -67,7 +67,7 @@ func runScale(ctx context.Context, home string, o Options, progress func(string,
 		if o.Binary != "" {
 			return startBinary(ctx, o.Binary, home, o.scaleFsync())
 		}
-		return startInProcess(ctx, home, o.scaleFsync())
+		return startInProcess(ctx, home, o.scaleFsync(), 0)
 	}
 	res.Mode = "in-process"
 	if o.Binary != "" {
