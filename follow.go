@@ -1,5 +1,21 @@
 package sentinel
 
+// Follow events: the kinds of the session lifecycle events a follow
+// delivers.
+const (
+	FollowTurnEnd       = "turn-end"
+	FollowAwaitingInput = "awaiting-input"
+	FollowExited        = "exited"
+	FollowCrashed       = "crashed"
+	FollowPROpened      = "pr-opened"
+	FollowPRMerged      = "pr-merged"
+)
+
+// FollowEvents lists the six follow events in their canonical order.
+func FollowEvents() []string {
+	return []string{FollowTurnEnd, FollowAwaitingInput, FollowExited, FollowCrashed, FollowPROpened, FollowPRMerged}
+}
+
 // FollowExclude never delivers these sessions.
 type FollowExclude struct {
 	SessionIDs []string `json:"sessionIds,omitempty"`

@@ -1,5 +1,26 @@
 package sentinel
 
+// Session statuses (Session.Status).
+const (
+	SessionRunning       = "running"
+	SessionIdle          = "idle"
+	SessionAwaitingInput = "awaiting-input"
+	SessionEnded         = "ended"
+)
+
+// RegisterSession is the body of POST /sessions and what the registry
+// registers. Absent optional fields keep their stored value on an update.
+type RegisterSession struct {
+	ID              string        `json:"id"`
+	Label           *string       `json:"label,omitempty"`
+	Cwd             *string       `json:"cwd,omitempty"`
+	ParentSessionID *string       `json:"parentSessionId,omitempty"`
+	Hooks           *SessionHooks `json:"hooks,omitempty"`
+	HeartbeatTTLMs  *int64        `json:"heartbeatTtlMs,omitempty"`
+	// Sentinel false opts the session out of PR auto-link.
+	Sentinel *bool `json:"sentinel,omitempty"`
+}
+
 // SessionPR is one PR a session recorded.
 type SessionPR struct {
 	URL   string `json:"url"`

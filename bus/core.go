@@ -19,6 +19,10 @@ const flushWait = 10 * time.Second
 // a node-addressed subject: the node is not up).
 var ErrNoResponders = nats.ErrNoResponders
 
+// Conn is the NATS client connection (nats.go's), named here so that bus
+// alone imports the client library.
+type Conn = nats.Conn
+
 // OnPublish calls fn for every message published on subject from now on
 // (core NATS fan-out: a stream's stored messages are published on their
 // subjects, so this wakes a reader when one lands). fn runs on the
@@ -26,11 +30,17 @@ var ErrNoResponders = nats.ErrNoResponders
 // subscription is registered on the server before OnPublish returns. The
 // returned function unsubscribes; calling it more than once is harmless.
 func (b *Bus) OnPublish(subject string, fn func()) (func(), error) {
-	sub, err := b.nc.Subscribe(subject, func(*nats.Msg) { fn() })
+	return Subscribe(b.nc, subject, fn)
+}
+
+// Subscribe is OnPublish over any connection nc (a tool's or a test's
+// own client beside the node).
+func Subscribe(nc *Conn, subject string, fn func()) (func(), error) {
+	sub, err := nc.Subscribe(subject, func(*nats.Msg) { fn() })
 	if err != nil {
 		return nil, fmt.Errorf("bus: subscribe %s: %w", subject, err)
 	}
-	if err := b.nc.FlushTimeout(flushWait); err != nil {
+	if err := nc.FlushTimeout(flushWait); err != nil {
 		_ = sub.Unsubscribe()
 		return nil, fmt.Errorf("bus: subscribe %s: %w", subject, err)
 	}
@@ -59,6 +69,42 @@ func (b *Bus) Serve(subject string, fn func(data []byte, reply func([]byte))) (f
 		return nil, fmt.Errorf("bus: serve %s: %w", subject, err)
 	}
 	return sub.Unsubscribe, nil
+}
+
+// RequestAll sends data on subject to every server of it and calls each
+// with the data of each answer, one at a time, until want answers came or
+// ctx ends; it returns how many came. An error means the request was not
+// sent.
+func (b *Bus) RequestAll(ctx context.Context, subject string, data []byte, want int, each func([]byte)) (int, error) {
+	inbox := b.nc.NewRespInbox()
+	replies := make(chan *nats.Msg, max(want, 1))
+	sub, err := b.nc.ChanSubscribe(inbox, replies)
+	if err != nil {
+		return 0, fmt.Errorf("bus: request %s: %w", subject, err)
+	}
+	defer func() { _ = sub.Unsubscribe() }()
+	if err := b.nc.PublishRequest(subject, inbox, data); err != nil {
+		return 0, fmt.Errorf("bus: request %s: %w", subject, err)
+	}
+	got := 0
+	for got < want {
+		select {
+		case m := <-replies:
+			got++
+			if each != nil {
+				each(m.Data)
+			}
+		case <-ctx.Done():
+			return got, nil
+		}
+	}
+	return got, nil
+}
+
+// OnPublishAsyncError is the JetStream option (NewJetStream) that calls fn
+// with the error of every asynchronous publish that failed.
+func OnPublishAsyncError(fn func(err error)) jetstream.JetStreamOpt {
+	return jetstream.WithPublishAsyncErrHandler(func(_ jetstream.JetStream, _ *nats.Msg, err error) { fn(err) })
 }
 
 // Connected reports whether the bus's connection is up.

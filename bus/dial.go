@@ -30,6 +30,12 @@ type ClientConfig struct {
 	TLSCA, TLSCert, TLSKey string
 	// Name is the connection name shown in the server's monitoring.
 	Name string
+	// ReconnectWait is the pause between reconnect attempts (default
+	// 500ms).
+	ReconnectWait time.Duration
+	// InOrder tries the URLs in the order given (by default the client
+	// shuffles them).
+	InOrder bool
 }
 
 // MinServerVersion is the oldest nats-server the node works with: it needs
@@ -66,8 +72,14 @@ func Dial(ctx context.Context, c ClientConfig) (*nats.Conn, error) {
 	if err := c.Validate(); err != nil {
 		return nil, err
 	}
-	opts := []nats.Option{nats.Name(c.Name), nats.MaxReconnects(-1), nats.ReconnectWait(500 * time.Millisecond),
-		nats.RetryOnFailedConnect(false)}
+	wait := c.ReconnectWait
+	if wait <= 0 {
+		wait = 500 * time.Millisecond
+	}
+	opts := []nats.Option{nats.Name(c.Name), nats.MaxReconnects(-1), nats.ReconnectWait(wait), nats.RetryOnFailedConnect(false)}
+	if c.InOrder {
+		opts = append(opts, nats.DontRandomize())
+	}
 	switch {
 	case c.Creds != "":
 		opts = append(opts, nats.UserCredentials(c.Creds))

@@ -14,8 +14,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/agentproto/sentinel"
 	"github.com/agentproto/sentinel/cmd/cli"
-	"github.com/agentproto/sentinel/ingress/api"
 	"github.com/agentproto/sentinel/ingress/apiclient"
 	"github.com/agentproto/sentinel/runtime/app"
 )
@@ -54,7 +54,7 @@ func TestHookFailsOverToTheNextNode(t *testing.T) {
 	require.Empty(t, errOut)
 	s, err := apiclient.Sessions{C: apiclient.New(node.URL(), node.Token)}.Get(context.Background(), hookSession)
 	require.NoError(t, err)
-	require.Equal(t, api.SessionRunning, s.Status)
+	require.Equal(t, sentinel.SessionRunning, s.Status)
 }
 
 // The stdio MCP bridge forwards a tool call to the live node of the list.

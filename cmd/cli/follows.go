@@ -8,7 +8,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/agentproto/sentinel"
-	"github.com/agentproto/sentinel/ingress/api"
 	"github.com/agentproto/sentinel/ingress/apiclient"
 )
 
@@ -65,7 +64,7 @@ merge a PR.`,
 	f.StringVar(&opts.RootOnly, "root-only", "", "true or false: skip sessions that have a parent (default: true with --all)")
 	f.StringSliceVar(&opts.ExcludeSessions, "exclude-sessions", nil, "never deliver these session ids")
 	f.StringSliceVar(&opts.ExcludeLabels, "exclude-labels", nil, "never deliver sessions with these labels")
-	f.StringSliceVar(&opts.Events, "events", nil, "events to deliver (default all): "+strings.Join(api.FollowEvents(), ","))
+	f.StringSliceVar(&opts.Events, "events", nil, "events to deliver (default all): "+strings.Join(sentinel.FollowEvents(), ","))
 	f.IntVar(&opts.BatchMs, "batch-ms", -1, "coalescing window in ms, 0..600000 (default 15000; 0 = next tick)")
 	f.BoolVar(&opts.IncludeEmptyTurns, "include-empty-turns", false, "also deliver empty (silent) turns")
 	f.BoolVar(&opts.IncludeChildren, "include-children", false, "also deliver the follower's own descendants")

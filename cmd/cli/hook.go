@@ -175,8 +175,8 @@ func hookDo(ctx context.Context, o *HookOptions, p hookPayload) error {
 	return o.print(p, page.Messages)
 }
 
-func (o *HookOptions) registration(p hookPayload) api.RegisterSession {
-	req := api.RegisterSession{ID: p.SessionID}
+func (o *HookOptions) registration(p hookPayload) sentinel.RegisterSession {
+	req := sentinel.RegisterSession{ID: p.SessionID}
 	if p.Cwd != "" {
 		req.Cwd = &p.Cwd
 	}

@@ -72,7 +72,7 @@ func TestHarnessHooksDeliverASentinelEventAtTheNextTurn(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, "widgets", s.Label)
 	require.Equal(t, "/home/dev/projects/widgets", s.Cwd)
-	require.Equal(t, api.SessionRunning, s.Status)
+	require.Equal(t, sentinel.SessionRunning, s.Status)
 	require.Zero(t, s.HeartbeatTTLMs, "no heartbeat unless --heartbeat-ttl gives one (docs/harness.md, #31 item 13)")
 
 	// The agent watches its PR, then its turn stops.
@@ -85,7 +85,7 @@ func TestHarnessHooksDeliverASentinelEventAtTheNextTurn(t *testing.T) {
 	require.Empty(t, out)
 	s, err = sessions.Get(ctx, hookSession)
 	require.NoError(t, err)
-	require.Equal(t, api.SessionIdle, s.Status)
+	require.Equal(t, sentinel.SessionIdle, s.Status)
 	require.Equal(t, "Opened https://github.com/acme/widgets/pull/42; waiting for CI.", s.LastOutput, "the excerpt comes from the transcript")
 
 	// CI finishes while the session is idle: the event lands in its inbox.
@@ -146,12 +146,12 @@ func TestHarnessHooksDeliverASentinelEventAtTheNextTurn(t *testing.T) {
 	require.Equal(t, 0, code, errOut)
 	s, err = sessions.Get(ctx, hookSession)
 	require.NoError(t, err)
-	require.Equal(t, api.SessionAwaitingInput, s.Status)
+	require.Equal(t, sentinel.SessionAwaitingInput, s.Status)
 	code, _, errOut = hook(t, payload(t, "session-end"), "session-end")
 	require.Equal(t, 0, code, errOut)
 	s, err = sessions.Get(ctx, hookSession)
 	require.NoError(t, err)
-	require.Equal(t, api.SessionEnded, s.Status)
+	require.Equal(t, sentinel.SessionEnded, s.Status)
 	require.Equal(t, "operator-stopped", s.EndedReason)
 }
 

@@ -9,7 +9,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/agentproto/sentinel"
-	"github.com/agentproto/sentinel/ingress/api"
 	"github.com/agentproto/sentinel/ingress/apiclient"
 )
 
@@ -35,7 +34,7 @@ func NewCmdSession(io IO) *cobra.Command {
 // SessionRegisterOptions are the options of `sentinel session register`.
 type SessionRegisterOptions struct {
 	ClientOptions
-	Req api.RegisterSession
+	Req sentinel.RegisterSession
 }
 
 // NewCmdSessionRegister builds `sentinel session register <id>`.

@@ -6,21 +6,6 @@ import (
 	"github.com/agentproto/sentinel"
 )
 
-// Follow events.
-const (
-	FollowTurnEnd       = "turn-end"
-	FollowAwaitingInput = "awaiting-input"
-	FollowExited        = "exited"
-	FollowCrashed       = "crashed"
-	FollowPROpened      = "pr-opened"
-	FollowPRMerged      = "pr-merged"
-)
-
-// FollowEvents lists the six follow events in their canonical order.
-func FollowEvents() []string {
-	return []string{FollowTurnEnd, FollowAwaitingInput, FollowExited, FollowCrashed, FollowPROpened, FollowPRMerged}
-}
-
 // Follows is the session-follow service every surface calls. Errors:
 // invalid_input, invalid_selector, no_follower, session_not_found (unknown
 // follower), follow_not_found.

@@ -8,14 +8,6 @@ import (
 	"github.com/agentproto/sentinel"
 )
 
-// Session statuses.
-const (
-	SessionRunning       = "running"
-	SessionIdle          = "idle"
-	SessionAwaitingInput = "awaiting-input"
-	SessionEnded         = "ended"
-)
-
 // Lifecycle report kinds accepted by POST /sessions/{id}/events.
 const (
 	EventTurnEnd       = "turn-end"
@@ -30,19 +22,6 @@ const (
 	PRMerged = "merged"
 	PRClosed = "closed"
 )
-
-// RegisterSession is the body of POST /sessions. Absent optional fields
-// keep their stored value on an update.
-type RegisterSession struct {
-	ID              string                 `json:"id"`
-	Label           *string                `json:"label,omitempty"`
-	Cwd             *string                `json:"cwd,omitempty"`
-	ParentSessionID *string                `json:"parentSessionId,omitempty"`
-	Hooks           *sentinel.SessionHooks `json:"hooks,omitempty"`
-	HeartbeatTTLMs  *int64                 `json:"heartbeatTtlMs,omitempty"`
-	// Sentinel false opts the session out of PR auto-link.
-	Sentinel *bool `json:"sentinel,omitempty"`
-}
 
 // SessionEvent is the body of POST /sessions/{id}/events.
 type SessionEvent struct {
@@ -67,7 +46,7 @@ type RecordPR struct {
 type Sessions interface {
 	// Register creates (created = true) or updates a session. Registering
 	// an ended session revives it.
-	Register(ctx context.Context, req RegisterSession) (s sentinel.Session, created bool, err error)
+	Register(ctx context.Context, req sentinel.RegisterSession) (s sentinel.Session, created bool, err error)
 	// List returns every session, oldest first.
 	List(ctx context.Context) ([]sentinel.Session, error)
 	// Get returns one session (session_not_found when unknown).

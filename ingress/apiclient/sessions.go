@@ -23,7 +23,7 @@ type sessionAnswer struct {
 }
 
 // Register creates (201) or updates (200) a session (POST /sessions).
-func (s Sessions) Register(ctx context.Context, req api.RegisterSession) (sentinel.Session, bool, error) {
+func (s Sessions) Register(ctx context.Context, req sentinel.RegisterSession) (sentinel.Session, bool, error) {
 	var out sessionAnswer
 	status, err := s.C.DoStatus(ctx, http.MethodPost, "/sessions", req, &out)
 	return out.Session, status == http.StatusCreated, AsDomain(err)

@@ -58,7 +58,7 @@ func TestCreatedComesFromTheStatus(t *testing.T) {
 	require.Equal(t, "POST /follows", seen)
 
 	c = serve(t, 200, `{"ok":true,"created":false,"session":{"id":"s1","status":"running"}}`, &seen)
-	s, created, err := apiclient.Sessions{C: c}.Register(context.Background(), api.RegisterSession{ID: "s1"})
+	s, created, err := apiclient.Sessions{C: c}.Register(context.Background(), sentinel.RegisterSession{ID: "s1"})
 	require.NoError(t, err)
 	require.False(t, created)
 	require.Equal(t, "s1", s.ID)

@@ -23,7 +23,7 @@ func SessionRoutes(r chi.Router, svc api.Sessions) {
 type sessionHandlers struct{ svc api.Sessions }
 
 func (h sessionHandlers) register(w http.ResponseWriter, r *http.Request) {
-	var req api.RegisterSession
+	var req sentinel.RegisterSession
 	if err := Decode(r, &req); err != nil {
 		WriteError(w, err)
 		return

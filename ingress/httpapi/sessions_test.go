@@ -26,11 +26,11 @@ type memSessions struct {
 	m  map[string]sentinel.Session
 }
 
-func (s *memSessions) Register(_ context.Context, req api.RegisterSession) (sentinel.Session, bool, error) {
+func (s *memSessions) Register(_ context.Context, req sentinel.RegisterSession) (sentinel.Session, bool, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	_, had := s.m[req.ID]
-	v := sentinel.Session{ID: req.ID, Status: api.SessionRunning, Sentinel: true}
+	v := sentinel.Session{ID: req.ID, Status: sentinel.SessionRunning, Sentinel: true}
 	s.m[req.ID] = v
 	return v, !had, nil
 }

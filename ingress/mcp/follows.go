@@ -126,7 +126,7 @@ func (a FollowArgs) request() (sentinel.FollowRequest, error) {
 		return sentinel.FollowRequest{}, sentinel.Errorf(sentinel.CodeInvalidSelector,
 			"selector needs at least one of sessionIds (non-empty), all: true, or cwdPrefix")
 	}
-	valid := api.FollowEvents()
+	valid := sentinel.FollowEvents()
 	for _, e := range a.Events {
 		if !slices.Contains(valid, e) {
 			return sentinel.FollowRequest{}, sentinel.Errorf(sentinel.CodeInvalidInput,

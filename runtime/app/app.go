@@ -15,7 +15,6 @@ import (
 	"time"
 
 	"github.com/go-chi/chi/v5"
-	"github.com/nats-io/nats.go"
 
 	"github.com/agentproto/sentinel"
 	"github.com/agentproto/sentinel/bus"
@@ -30,6 +29,7 @@ import (
 	"github.com/agentproto/sentinel/runtime/journal"
 	"github.com/agentproto/sentinel/runtime/metrics"
 	"github.com/agentproto/sentinel/runtime/park"
+	"github.com/agentproto/sentinel/runtime/pause"
 	"github.com/agentproto/sentinel/runtime/poll"
 	"github.com/agentproto/sentinel/runtime/principals"
 	"github.com/agentproto/sentinel/runtime/sentinels"
@@ -67,7 +67,7 @@ type App struct {
 	startedAt time.Time
 	boot      bootState
 	nats      *embedded.Server
-	nc        *nats.Conn
+	nc        *bus.Conn
 	servers   int
 	storage   *storage.Guard
 	ln        net.Listener
@@ -92,7 +92,17 @@ type App struct {
 	clusterKV clusterBuckets
 	// assetList is every feature's streams and buckets (provision.go).
 	assetList []bus.Assets
+	// pause holds the node's named pause points (WithPause; nil in
+	// production).
+	pause *pause.Points
 }
+
+// Option adjusts a node built by New.
+type Option func(*App)
+
+// WithPause holds the node's components at their named pause points
+// (tests script an order with them; today the MCP Events service's).
+func WithPause(p *pause.Points) Option { return func(a *App) { a.pause = p } }
 
 type step struct {
 	name string
@@ -109,11 +119,14 @@ func (a *App) push(name string, fn func(ctx context.Context) error) {
 // ingress.Gate), writes daemon.json, and starts the embedded server (or
 // dials the external deployment). Start waits for JetStream and does the
 // rest. On failure everything built so far is torn down.
-func New(cfg Config, log *slog.Logger) (_ *App, err error) {
+func New(cfg Config, log *slog.Logger, opts ...Option) (_ *App, err error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
 	a := &App{Cfg: cfg, Log: log, now: time.Now}
+	for _, o := range opts {
+		o(a)
+	}
 	a.warnInsecure() // transport.go
 	a.boot.since = a.now()
 	if !cfg.Cluster.Clustered() && !cfg.NATS.External() {
@@ -255,15 +268,20 @@ func (a *App) wire(ctx context.Context) error {
 	expirer := sentinels.NewExpirer(store, a.Registry, sentinels.WithExpirerLogger(log), sentinels.WithExpirerClock(now),
 		sentinels.WithTombstones(sentinels.NewTombstones(bk.Tombstones, now, log.With("component", "tombstones"))))
 	publisher := poll.NewPublisher(b, a.Metrics)
-	a.Loop = &poll.Loop{Cfg: a.Cfg.Poll, Store: store, Registry: a.Registry, Publisher: publisher, Park: a.Park,
-		Expirer: expirer, Metrics: a.Metrics, Log: log.With("component", "poll"), Now: now}
 	if err := a.openQuota(ctx); err != nil {
 		return err
+	}
+	loopOpts := []poll.Option{poll.WithConfig(a.Cfg.Poll), poll.WithMetrics(a.Metrics), poll.WithLogger(log.With("component", "poll")),
+		poll.WithClock(now), poll.WithBudget(a.quota.g.Load())}
+	if a.Cluster != nil {
+		loopOpts = append(loopOpts, poll.WithOwnership(a.Cluster))
+	}
+	if a.Loop, err = poll.New(store, a.Registry, publisher, a.Park, expirer, loopOpts...); err != nil {
+		return fmt.Errorf("poll loop: %w", err)
 	}
 	var poller interface{ PollNow(context.Context) } = a.Loop
 	if a.Cluster != nil {
 		poller = clusterPoller{a}
-		a.Loop.Owner = a.Cluster
 	}
 	index, err := sentinels.OpenWatchIndex(ctx, b)
 	if err != nil {
@@ -312,7 +330,7 @@ func (a *App) wire(ctx context.Context) error {
 		routes.API = append(routes.API, s.API...)
 		routes.Raw = append(routes.Raw, s.Raw...)
 	}
-	router = subscriptions.Router{Next: router, Feed: a.MCPEvents.Feed}
+	router = subscriptions.NewRouter(router, a.MCPEvents.Feed())
 	if err := a.openJournal(ctx); err != nil {
 		return err
 	}

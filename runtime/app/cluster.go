@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/nats-io/nats.go"
-
 	"github.com/agentproto/sentinel/runtime/cluster"
 )
 
@@ -52,17 +50,17 @@ type pollNowAnswer struct {
 
 // servePollNow answers cluster-wide poll-now requests with a local tick.
 func (a *App) servePollNow(ctx context.Context) error {
-	sub, err := a.nc.Subscribe(pollNowSubject, func(m *nats.Msg) {
+	stop, err := a.Bus.Serve(pollNowSubject, func(_ []byte, reply func([]byte)) {
 		pctx, cancel := context.WithTimeout(ctx, a.Cfg.Poll.PollTimeout)
 		defer cancel()
 		a.Loop.PollNow(pctx)
 		raw, _ := json.Marshal(pollNowAnswer{Node: a.Cfg.Node.Name})
-		_ = m.Respond(raw)
+		reply(raw)
 	})
 	if err != nil {
 		return fmt.Errorf("cluster: subscribe to poll-now: %w", err)
 	}
-	a.push("poll-now subscription", func(context.Context) error { return sub.Unsubscribe() })
+	a.push("poll-now subscription", func(context.Context) error { return stop() })
 	return nil
 }
 
@@ -77,28 +75,14 @@ func (p clusterPoller) PollNow(ctx context.Context) {
 	if want == 0 {
 		want = 1
 	}
-	inbox := a.nc.NewRespInbox()
-	replies := make(chan *nats.Msg, want)
-	sub, err := a.nc.ChanSubscribe(inbox, replies)
+	wctx, cancel := context.WithTimeout(ctx, a.Cfg.Poll.PollTimeout+5*time.Second)
+	defer cancel()
+	got, err := a.Bus.RequestAll(wctx, pollNowSubject, nil, want, nil)
 	if err != nil {
 		a.Loop.PollNow(ctx)
 		return
 	}
-	defer func() { _ = sub.Unsubscribe() }()
-	if err := a.nc.PublishRequest(pollNowSubject, inbox, nil); err != nil {
-		a.Loop.PollNow(ctx)
-		return
-	}
-	timeout := time.NewTimer(a.Cfg.Poll.PollTimeout + 5*time.Second)
-	defer timeout.Stop()
-	for got := 0; got < want; got++ {
-		select {
-		case <-replies:
-		case <-ctx.Done():
-			return
-		case <-timeout.C:
-			a.Log.Warn("poll now: not every node answered", "answered", got, "members", want)
-			return
-		}
+	if got < want && ctx.Err() == nil {
+		a.Log.Warn("poll now: not every node answered", "answered", got, "members", want)
 	}
 }

@@ -5,8 +5,6 @@ import (
 	"log/slog"
 	"path/filepath"
 
-	"github.com/nats-io/nats.go"
-
 	"github.com/agentproto/sentinel/bus"
 	"github.com/agentproto/sentinel/bus/embedded"
 )
@@ -14,7 +12,7 @@ import (
 // connectBus starts the embedded server (alone or clustered) or dials the
 // external deployment, and returns the connection and how many servers it
 // knows of. It does not wait for JetStream: Start does (boot.go).
-func (a *App) connectBus(cfg Config, log *slog.Logger) (*nats.Conn, int, error) {
+func (a *App) connectBus(cfg Config, log *slog.Logger) (*bus.Conn, int, error) {
 	if cfg.NATS.External() {
 		nc, err := bus.Dial(context.Background(), bus.ClientConfig{
 			URLs: cfg.NATS.URL, Creds: cfg.NATS.Creds, NKey: cfg.NATS.NKey,
@@ -64,4 +62,4 @@ func (a *App) connectBus(cfg Config, log *slog.Logger) (*nats.Conn, int, error) 
 
 // NATSConn is the node's own client connection (the one its bus runs on),
 // for tools and tests that publish or subscribe beside the node.
-func (a *App) NATSConn() *nats.Conn { return a.nc }
+func (a *App) NATSConn() *bus.Conn { return a.nc }

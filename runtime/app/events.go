@@ -27,20 +27,11 @@ func (a *App) openEvents(ctx context.Context) error {
 		return err
 	}
 	interval := a.Cfg.Poll.ActiveInterval
-	a.MCPEvents = &subscriptions.Service{
-		Cfg:        a.Cfg.MCPEvents,
-		Store:      &subscriptions.Store{KV: m.KV},
-		Feed:       subscriptions.NewFeed(a.Bus, m),
-		Cursors:    &subscriptions.Cursors{KV: m.KV},
-		Sentinels:  a.Sentinels,
-		NextPollMs: func() int64 { return interval.Milliseconds() },
-		Log:        a.Log.With("component", "mcp-events"),
-		Now:        a.now,
-	}
-	if a.MCPEvents.Cfg.Webhook {
-		if a.MCPEvents.Webhooks, err = subscriptions.NewWebhooks(a.MCPEvents); err != nil {
-			return fmt.Errorf("mcp events webhooks: %w", err)
-		}
+	a.MCPEvents, err = subscriptions.New(&subscriptions.Store{KV: m.KV}, subscriptions.NewFeed(a.Bus, m), &subscriptions.Cursors{KV: m.KV}, a.Sentinels,
+		subscriptions.WithConfig(a.Cfg.MCPEvents), subscriptions.WithCadence(func() int64 { return interval.Milliseconds() }),
+		subscriptions.WithLogger(a.Log.With("component", "mcp-events")), subscriptions.WithClock(a.now), subscriptions.WithPause(a.pause))
+	if err != nil {
+		return fmt.Errorf("mcp events: %w", err)
 	}
 	return nil
 }
@@ -58,8 +49,8 @@ func (a *App) wireEvents() subsystem {
 			rctx, cancel = context.WithCancel(context.WithoutCancel(ctx))
 			wg.Add(1)
 			go func() { defer wg.Done(); a.MCPEvents.RunSweeper(rctx) }()
-			if a.MCPEvents.Webhooks != nil {
-				if err := a.MCPEvents.Webhooks.Start(rctx, &wg); err != nil {
+			if w := a.MCPEvents.Webhooks(); w != nil {
+				if err := w.Start(rctx, &wg); err != nil {
 					cancel()
 					return err
 				}

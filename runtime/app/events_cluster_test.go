@@ -55,7 +55,7 @@ func TestClusterEventsWebhookDeliveredOnce(t *testing.T) {
 	}, "the subscription is visible on every node")
 	bustest.Eventually(t, 30*time.Second, func() bool {
 		for _, a := range apps {
-			if a.MCPEvents.Webhooks.Running() != 1 {
+			if a.MCPEvents.Webhooks().Running() != 1 {
 				return false
 			}
 		}

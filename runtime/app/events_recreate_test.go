@@ -5,6 +5,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/agentproto/sentinel/runtime/app"
 	"github.com/agentproto/sentinel/runtime/pause"
 	"github.com/agentproto/sentinel/runtime/subscriptions"
 )
@@ -17,15 +18,15 @@ import (
 // now A finds the record moved, drops its own and uses B's.
 func TestConcurrentRecreatesOfARemovedSubscriptionSentinelLeakNothing(t *testing.T) {
 	t.Parallel()
-	a := eventsNode(t, t.TempDir(), nil)
+	points := pause.New()
+	a := eventsNode(t, t.TempDir(), nil, app.WithPause(points))
 	c := newSEPClient(t, a.URL(), a.Token)
 	args := fakeArgs("fake:poll-race/1")
 	boot := c.poll("sentinel.event", args, nil, nil)
 	sen := subscriptionSentinel(t, a.URL(), a.Token, "poll", "fake:poll-race/1")
 	removeSentinel(t, a, sen.ID)
 
-	a.MCPEvents.Pause = pause.New()
-	held := a.MCPEvents.Pause.Hold(subscriptions.PointRecreated, "")
+	held := points.Hold(subscriptions.PointRecreated, "")
 	done := make(chan struct{})
 	go func() { defer close(done); c.poll("sentinel.event", args, boot.Cursor, nil) }()
 	<-held.Reached()

@@ -14,7 +14,7 @@ import (
 )
 
 // eventsNode starts a node with the fake provider and tune applied.
-func eventsNode(t *testing.T, home string, tune func(*app.Config)) *app.App {
+func eventsNode(t *testing.T, home string, tune func(*app.Config), opts ...app.Option) *app.App {
 	t.Helper()
 	cfg := app.DefaultConfig()
 	cfg.Home = home
@@ -25,7 +25,7 @@ func eventsNode(t *testing.T, home string, tune func(*app.Config)) *app.App {
 	if tune != nil {
 		tune(&cfg)
 	}
-	a, err := app.New(cfg, testLogger(t, "events"))
+	a, err := app.New(cfg, testLogger(t, "events"), opts...)
 	require.NoError(t, err)
 	require.NoError(t, a.Start(context.Background()))
 	t.Cleanup(func() { _ = a.Stop(context.Background()) })

@@ -217,15 +217,15 @@ func TestEventsWebhookSuspendedThenReactivatedByARefresh(t *testing.T) {
 	sub, e := c.subscribe("sentinel.event", args, rx.srv.URL, rx.secret, 600000)
 	require.Nil(t, e)
 	sen := subscriptionSentinel(t, a.URL(), a.Token, "webhook", "fake:suspend/1")
-	bustest.Eventually(t, 30*time.Second, func() bool { return a.MCPEvents.Webhooks.Running() == 1 }, "one worker")
+	bustest.Eventually(t, 30*time.Second, func() bool { return a.MCPEvents.Webhooks().Running() == 1 }, "one worker")
 	rx.set(func(r *receiver) { r.down = true })
 	pushFake(t, a.URL(), sen.ID, fakeEvent("s1", "fake:suspend/1", "fake.one"))
 	bustest.Eventually(t, 30*time.Second, func() bool {
-		rec, _, err := a.MCPEvents.Store.Get(context.Background(), sub.ID)
+		rec, _, err := a.MCPEvents.Store().Get(context.Background(), sub.ID)
 		require.NoError(t, err)
 		return !rec.Status.Active && rec.SuspendedMs != 0
 	}, "delivery is suspended")
-	bustest.Eventually(t, 30*time.Second, func() bool { return a.MCPEvents.Webhooks.Running() == 0 }, "the suspended subscription has no worker")
+	bustest.Eventually(t, 30*time.Second, func() bool { return a.MCPEvents.Webhooks().Running() == 0 }, "the suspended subscription has no worker")
 	require.Equal(t, 3, rx.attemptsOf("s1"), "suspended after the sustained failures, spending no more attempts")
 
 	rx.set(func(r *receiver) { r.down = false })
@@ -240,7 +240,7 @@ func TestEventsWebhookSuspendedThenReactivatedByARefresh(t *testing.T) {
 	// the delivery once the answer is in: wait for that record, or the
 	// refresh below can read the status from before it.
 	bustest.Eventually(t, 30*time.Second, func() bool {
-		rec, _, err := a.MCPEvents.Store.Get(context.Background(), sub.ID)
+		rec, _, err := a.MCPEvents.Store().Get(context.Background(), sub.ID)
 		require.NoError(t, err)
 		return rec.Status.LastDeliveryAt != nil && rec.Status.LastError == nil
 	}, "the node records the delivery")
@@ -300,7 +300,7 @@ func TestEventsWebhookNoExpiry(t *testing.T) {
 	sub, e = cb.subscribeWith(hookParams(fakeArgs("fake:forever/2"), rx.srv.URL, rx.secret, nil, nil))
 	require.Nil(t, e)
 	require.Nil(t, sub.RefreshBefore, "no expiry granted")
-	rec, _, err := b.MCPEvents.Store.Get(context.Background(), sub.ID)
+	rec, _, err := b.MCPEvents.Store().Get(context.Background(), sub.ID)
 	require.NoError(t, err)
 	require.Zero(t, rec.ExpiresMs)
 	// A finite suggestion on refresh converts it back.

@@ -91,7 +91,7 @@ func TestEventsWebhookManySubscriptions(t *testing.T) {
 	}
 	_, controls, _, _ := rx.snapshot()
 	require.Len(t, controls, 1, "verification is per (principal, url): one challenge")
-	bustest.Eventually(t, 30*time.Second, func() bool { return a.MCPEvents.Webhooks.Running() == n }, "one worker per subscription")
+	bustest.Eventually(t, 30*time.Second, func() bool { return a.MCPEvents.Webhooks().Running() == n }, "one worker per subscription")
 	for subject := range ids {
 		sen := subscriptionSentinel(t, a.URL(), a.Token, "webhook", subject)
 		pushFake(t, a.URL(), sen.ID, fakeEvent("m-"+subject, subject, "fake.one"))

@@ -57,7 +57,8 @@ func (a *App) credentialOf(provider string, h sentinel.Handle) (string, string, 
 }
 
 // openQuota opens the quota governor (its bucket provisioned) and points
-// the poll loop and the providers' clients at it.
+// the providers' clients at it; the poll loop, built after it, takes it
+// as its Budget.
 func (a *App) openQuota(ctx context.Context) error {
 	nodes := func() int {
 		if a.Cluster == nil {
@@ -72,7 +73,6 @@ func (a *App) openQuota(ctx context.Context) error {
 	}
 	a.push("quota governor", func(context.Context) error { g.Stop(); return nil })
 	a.quota.g.Store(g)
-	a.Loop.Budget = g
 	a.Metrics.RegisterThrottledPolls(func() float64 { return float64(g.Throttled()) })
 	return nil
 }

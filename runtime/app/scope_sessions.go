@@ -16,7 +16,7 @@ type scopedSessions struct{ next api.Sessions }
 
 var _ api.Sessions = scopedSessions{}
 
-func (s scopedSessions) Register(ctx context.Context, req api.RegisterSession) (sentinel.Session, bool, error) {
+func (s scopedSessions) Register(ctx context.Context, req sentinel.RegisterSession) (sentinel.Session, bool, error) {
 	p := api.PrincipalFrom(ctx)
 	if err := p.NeedWrite("register sessions"); err != nil {
 		return sentinel.Session{}, false, err

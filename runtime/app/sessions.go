@@ -80,26 +80,29 @@ func (a *App) wireSessions(ctx context.Context) (subsystem, error) {
 	reg := sessions.NewRegistry(b, st.Sessions, now, log)
 	reg.SetNode(a.Cfg.Node.Name)
 	runner := &sessions.HookRunner{Node: a.Cfg.Node.Name}
-	notifier := &sessions.Notifier{Registry: reg, Runner: runner, Log: log}
+	notifier := sessions.NewNotifier(reg, runner, sessions.WithNotifierLogger(log))
 	inboxes := sessions.NewInboxes(st.Cursors, a.Inbox, reg, notifier)
-	resolver := &sessions.Resolver{Registry: reg, Runner: runner, Log: log}
-	var homes *sessions.Homes
+	resolverOpts := []sessions.ResolverOption{sessions.WithResolverLogger(log)}
 	if a.Cluster != nil {
-		// Command hooks run on the session's home node (docs/harness.md).
-		homes = sessions.NewHomes(b, a.Cfg.Node.Name, notifier, resolver, sessions.WithHomesLogger(log.With("component", "homes")))
-		notifier.Homes, resolver.Homes = homes, homes
 		// One resume hook of a session at a time in the cluster (issue 21,
 		// item 8): URL hooks run on whichever node has the event.
-		resolver.Locks = b.NewLocker(a.Cfg.Node.Name)
+		resolverOpts = append(resolverOpts, sessions.WithResolverLocks(b.NewLocker(a.Cfg.Node.Name)))
+	}
+	resolver := sessions.NewResolver(reg, runner, resolverOpts...)
+	var homes *sessions.Homes
+	if a.Cluster != nil {
+		// Command hooks run on the session's home node (docs/harness.md):
+		// NewHomes attaches itself to the notifier and the resolver.
+		homes = sessions.NewHomes(b, a.Cfg.Node.Name, notifier, resolver, sessions.WithHomesLogger(log.With("component", "homes")))
 	}
 	autolink := &sessions.AutoLink{Sentinels: a.Sentinels, Enabled: a.autoWatchPRs, Log: log.With("component", "autolink")}
 	reg.SetPRHook(autolink.PROpened)
-	router := &sessions.Router{Resolver: resolver, Append: inboxes.Append, Inbox: a.Inbox, Park: a.Park, Log: log, Now: now,
-		Merged: func(ctx context.Context, sessionID, prURL string) {
+	router := sessions.NewRouter(resolver, inboxes.Append, a.Park, sessions.WithRouterInbox(a.Inbox), sessions.WithRouterLogger(log), sessions.WithRouterClock(now),
+		sessions.WithMerged(func(ctx context.Context, sessionID, prURL string) {
 			if err := reg.RecordPR(ctx, sessionID, prURL, sessions.PRMerged, ""); err != nil {
 				log.Warn("recording a merged PR failed", "session", sessionID, "pr", prURL, "err", err)
 			}
-		}}
+		}))
 	store := follow.NewStore(follows)
 	store.SetBus(b)
 	engineOpts := []follow.Option{follow.WithLogger(a.Log.With("component", "follows")), follow.WithMetrics(a.Metrics)}

@@ -18,10 +18,8 @@ func sessionView(rec sessions.Session) sentinel.Session {
 // sessionsAPI adapts the registry to api.Sessions.
 type sessionsAPI struct{ reg *sessions.Registry }
 
-func (s sessionsAPI) Register(ctx context.Context, req api.RegisterSession) (sentinel.Session, bool, error) {
-	in := sessions.RegisterInput{ID: req.ID, Label: req.Label, Cwd: req.Cwd, ParentSessionID: req.ParentSessionID,
-		HeartbeatTTLMs: req.HeartbeatTTLMs, Sentinel: req.Sentinel, Hooks: req.Hooks}
-	rec, created, err := s.reg.Register(ctx, in)
+func (s sessionsAPI) Register(ctx context.Context, req sentinel.RegisterSession) (sentinel.Session, bool, error) {
+	rec, created, err := s.reg.Register(ctx, req)
 	if err != nil {
 		return sentinel.Session{}, false, err
 	}

@@ -8,6 +8,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/agentproto/sentinel"
 	"github.com/agentproto/sentinel/runtime/sessions"
 )
 
@@ -37,7 +38,9 @@ func sameGroup(a, b Entry) bool {
 	return a.Kind == b.Kind || (turnFamily(a.Kind) && turnFamily(b.Kind))
 }
 
-func turnFamily(k string) bool { return k == sessions.KindTurnEnd || k == sessions.KindAwaitingInput }
+func turnFamily(k string) bool {
+	return k == sentinel.FollowTurnEnd || k == sentinel.FollowAwaitingInput
+}
 
 // Collapse appends e to entries after removing the most recent entry of
 // its collapse group: the latest wins and moves to the end.
@@ -145,11 +148,11 @@ func excerptSource(kind string, ev *sessions.LifecycleEvent, desc *sessions.Sess
 		return a + ": " + b
 	}
 	switch kind {
-	case sessions.KindPROpened, sessions.KindPRMerged:
+	case sentinel.FollowPROpened, sentinel.FollowPRMerged:
 		return ev.Detail
-	case sessions.KindCrashed:
+	case sentinel.FollowCrashed:
 		return join(ev.Reason, firstNonEmpty(ev.Detail, lastErr))
-	case sessions.KindExited:
+	case sentinel.FollowExited:
 		return join(ev.Reason, firstNonEmpty(ev.Detail, lastOut))
 	}
 	return firstNonEmpty(ev.Detail, lastOut)

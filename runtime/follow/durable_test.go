@@ -24,9 +24,9 @@ func engineOn(t testing.TB, b *bus.Bus, clock follow.Clock, opts ...follow.Optio
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	reg := registryOn(t, b, clock.Now, log)
 	runner := &sessions.HookRunner{}
-	n := &sessions.Notifier{Registry: reg, Runner: runner, Log: log}
+	n := sessions.NewNotifier(reg, runner, sessions.WithNotifierLogger(log))
 	inboxes := inboxesOn(t, b, inboxOf(t, b), reg, n)
-	res := &sessions.Resolver{Registry: reg, Runner: runner, Log: log}
+	res := sessions.NewResolver(reg, runner, sessions.WithResolverLogger(log))
 	eng, err := follow.NewEngine(follow.Deps{Store: follow.NewStore(followsOf(t, b)), Registry: reg, Resolver: res, Append: inboxes.Append, Park: parkOf(t, b, clock.Now)},
 		append([]follow.Option{follow.WithClock(clock), follow.WithLogger(log), follow.WithAckWait(time.Second)}, opts...)...)
 	require.NoError(t, err)
@@ -42,7 +42,7 @@ func TestAPendingBatchOfALostNodeIsDeliveredByTheNext(t *testing.T) {
 	ctx := context.Background()
 	reg := registryOn(t, be.Bus, time.Now, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	for _, id := range []string{"chief", "w"} {
-		_, _, err := reg.Register(ctx, sessions.RegisterInput{ID: id})
+		_, _, err := reg.Register(ctx, sentinel.RegisterSession{ID: id})
 		require.NoError(t, err)
 	}
 

@@ -37,9 +37,9 @@ func newFenv(t *testing.T, opts ...follow.Option) *fenv {
 	ib := inboxOf(t, be.Bus)
 	pk := parkOf(t, be.Bus, clock.Now)
 	runner := &sessions.HookRunner{}
-	n := &sessions.Notifier{Registry: reg, Runner: runner, Log: log}
+	n := sessions.NewNotifier(reg, runner, sessions.WithNotifierLogger(log))
 	inboxes := inboxesOn(t, be.Bus, ib, reg, n)
-	res := &sessions.Resolver{Registry: reg, Runner: runner, Log: log}
+	res := sessions.NewResolver(reg, runner, sessions.WithResolverLogger(log))
 	eng, err := follow.NewEngine(follow.Deps{Store: follow.NewStore(followsOf(t, be.Bus)), Registry: reg, Resolver: res, Append: inboxes.Append, Park: pk},
 		append([]follow.Option{follow.WithClock(clock), follow.WithLogger(log)}, opts...)...)
 	require.NoError(t, err)
@@ -47,7 +47,7 @@ func newFenv(t *testing.T, opts ...follow.Option) *fenv {
 	return &fenv{bus: be, reg: reg, inbox: ib, park: pk, clock: clock, engine: eng}
 }
 
-func (e *fenv) register(t *testing.T, id string, in sessions.RegisterInput) {
+func (e *fenv) register(t *testing.T, id string, in sentinel.RegisterSession) {
 	t.Helper()
 	in.ID = id
 	_, _, err := e.reg.Register(context.Background(), in)
@@ -79,8 +79,8 @@ func ms(n int) *int { return &n }
 
 func TestBatchBoundariesWithInjectedClock(t *testing.T) {
 	e := newFenv(t)
-	e.register(t, "chief", sessions.RegisterInput{})
-	e.register(t, "w1", sessions.RegisterInput{Label: ptr("worker"), Cwd: ptr("/src/app")})
+	e.register(t, "chief", sentinel.RegisterSession{})
+	e.register(t, "w1", sentinel.RegisterSession{Label: ptr("worker"), Cwd: ptr("/src/app")})
 	e.follow(t, sentinel.FollowRequest{Follower: "chief", Selector: sentinel.FollowSelector{All: true}, BatchMs: ms(1000)})
 
 	e.handle(t, sessions.LifecycleEvent{Kind: "turn-end", SessionID: "w1", Detail: "one"})
@@ -112,7 +112,7 @@ func TestBatchBoundariesWithInjectedClock(t *testing.T) {
 
 func TestBatchMsZeroIsNextTick(t *testing.T) {
 	e := newFenv(t)
-	e.register(t, "chief", sessions.RegisterInput{})
+	e.register(t, "chief", sentinel.RegisterSession{})
 	e.follow(t, sentinel.FollowRequest{Follower: "chief", Selector: sentinel.FollowSelector{SessionIDs: []string{"a", "b"}}, BatchMs: ms(0)})
 	e.handle(t, sessions.LifecycleEvent{Kind: "exited", SessionID: "a", Reason: "operator-completed"},
 		sessions.LifecycleEvent{Kind: "exited", SessionID: "b", Reason: "exited"})
@@ -127,7 +127,7 @@ func TestBatchMsZeroIsNextTick(t *testing.T) {
 func TestOneEntryPerFollowerAndNeverOwnEvents(t *testing.T) {
 	e := newFenv(t)
 	for _, id := range []string{"chief", "deputy", "w"} {
-		e.register(t, id, sessions.RegisterInput{})
+		e.register(t, id, sentinel.RegisterSession{})
 	}
 	e.follow(t, sentinel.FollowRequest{Follower: "chief", Selector: sentinel.FollowSelector{All: true}, BatchMs: ms(0)})
 	e.follow(t, sentinel.FollowRequest{Follower: "chief", Selector: sentinel.FollowSelector{SessionIDs: []string{"w", "chief"}}, BatchMs: ms(0)})
@@ -146,8 +146,8 @@ func TestOneEntryPerFollowerAndNeverOwnEvents(t *testing.T) {
 
 func TestDeadFollowerResumedAndRepointed(t *testing.T) {
 	e := newFenv(t)
-	e.register(t, "chief", sessions.RegisterInput{Hooks: &sentinel.SessionHooks{Resume: &sentinel.Hook{Command: []string{"echo", "chief-2"}}}})
-	e.register(t, "w", sessions.RegisterInput{})
+	e.register(t, "chief", sentinel.RegisterSession{Hooks: &sentinel.SessionHooks{Resume: &sentinel.Hook{Command: []string{"echo", "chief-2"}}}})
+	e.register(t, "w", sentinel.RegisterSession{})
 	f1 := e.follow(t, sentinel.FollowRequest{Follower: "chief", Key: "k1", Selector: sentinel.FollowSelector{All: true}, BatchMs: ms(0)})
 	f2 := e.follow(t, sentinel.FollowRequest{Follower: "chief", Selector: sentinel.FollowSelector{SessionIDs: []string{"x"}}, BatchMs: ms(0)})
 	require.NoError(t, e.reg.Report(context.Background(), "chief", sessions.ReportInput{Kind: "crashed"}))
@@ -183,8 +183,8 @@ func TestDeadFollowerParkedNeverDropped(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			e := newFenv(t)
-			e.register(t, "chief", sessions.RegisterInput{Hooks: &sentinel.SessionHooks{}})
-			e.register(t, "w", sessions.RegisterInput{})
+			e.register(t, "chief", sentinel.RegisterSession{Hooks: &sentinel.SessionHooks{}})
+			e.register(t, "w", sentinel.RegisterSession{})
 			f := e.follow(t, sentinel.FollowRequest{Follower: "chief", Selector: sentinel.FollowSelector{All: true}, BatchMs: ms(0)})
 			require.NoError(t, tc.end(e))
 			e.handle(t, sessions.LifecycleEvent{Kind: "turn-end", SessionID: "w", Detail: "done"})
@@ -204,8 +204,8 @@ func TestDeadFollowerParkedNeverDropped(t *testing.T) {
 
 func TestRepointMidBatchGoesToTheNewFollower(t *testing.T) {
 	e := newFenv(t)
-	e.register(t, "chief", sessions.RegisterInput{})
-	e.register(t, "chief-b", sessions.RegisterInput{})
+	e.register(t, "chief", sentinel.RegisterSession{})
+	e.register(t, "chief-b", sentinel.RegisterSession{})
 	e.follow(t, sentinel.FollowRequest{Follower: "chief", Key: "main", Selector: sentinel.FollowSelector{All: true}, BatchMs: ms(100)})
 	e.handle(t, sessions.LifecycleEvent{Kind: "turn-end", SessionID: "w", Detail: "x"})
 	f, created, err := e.engine.Upsert(context.Background(), sentinel.FollowRequest{Follower: "chief-b", Key: "main", Selector: sentinel.FollowSelector{All: true}}, "")
@@ -219,7 +219,7 @@ func TestRepointMidBatchGoesToTheNewFollower(t *testing.T) {
 
 func TestUpsertValidation(t *testing.T) {
 	e := newFenv(t)
-	e.register(t, "chief", sessions.RegisterInput{})
+	e.register(t, "chief", sentinel.RegisterSession{})
 	ctx := context.Background()
 	cases := []struct {
 		name string
@@ -274,7 +274,7 @@ func TestUpsertValidation(t *testing.T) {
 
 func TestEngineConsumesTheLifecycleStream(t *testing.T) {
 	e := newFenv(t)
-	e.register(t, "chief", sessions.RegisterInput{})
+	e.register(t, "chief", sentinel.RegisterSession{})
 	e.follow(t, sentinel.FollowRequest{Follower: "chief", Selector: sentinel.FollowSelector{All: true}, BatchMs: ms(0)})
 	require.NoError(t, e.engine.Start(context.Background(), lifecycleOf(t, e.bus.Bus)))
 	require.NoError(t, e.reg.RecordPR(context.Background(), "w9", "https://github.com/o/r/pull/4", sessions.PRMerged, "Merge me"))
@@ -293,7 +293,7 @@ func ptr[T any](v T) *T { return &v }
 func TestEngineConsumesOnlyWhileItOwnsTheJob(t *testing.T) {
 	var owns atomic.Bool
 	e := newFenv(t, follow.WithOwnership(owns.Load))
-	e.register(t, "chief", sessions.RegisterInput{})
+	e.register(t, "chief", sentinel.RegisterSession{})
 	e.follow(t, sentinel.FollowRequest{Follower: "chief", Selector: sentinel.FollowSelector{All: true}, BatchMs: ms(0)})
 	require.NoError(t, e.engine.Start(context.Background(), lifecycleOf(t, e.bus.Bus)))
 	require.NoError(t, e.reg.RecordPR(context.Background(), "w9", "https://github.com/o/r/pull/4", sessions.PRMerged, "Merge me"))

@@ -16,19 +16,19 @@ type Lookup func(id string) *sessions.Session
 // session awaiting input reads as awaiting-input when subscribed; an empty
 // turn is dropped under skipEmptyTurns unless it is awaiting input.
 func Wants(f *sentinel.Follow, ev *sessions.LifecycleEvent) (string, bool) {
-	if ev.Kind != sessions.KindTurnEnd {
+	if ev.Kind != sentinel.FollowTurnEnd {
 		return ev.Kind, wantsKind(f, ev.Kind)
 	}
-	if ev.AwaitingInput && wantsKind(f, sessions.KindAwaitingInput) {
-		return sessions.KindAwaitingInput, true
+	if ev.AwaitingInput && wantsKind(f, sentinel.FollowAwaitingInput) {
+		return sentinel.FollowAwaitingInput, true
 	}
-	if !wantsKind(f, sessions.KindTurnEnd) {
+	if !wantsKind(f, sentinel.FollowTurnEnd) {
 		return "", false
 	}
 	if ev.Empty && f.SkipEmptyTurns && !ev.AwaitingInput {
 		return "", false
 	}
-	return sessions.KindTurnEnd, true
+	return sentinel.FollowTurnEnd, true
 }
 
 // Covers reports whether the follow's selector covers the event's session,

@@ -73,7 +73,7 @@ func TestCovers(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			ev := sessions.LifecycleEvent{Kind: sessions.KindTurnEnd, SessionID: tc.session, Label: tc.label}
+			ev := sessions.LifecycleEvent{Kind: sentinel.FollowTurnEnd, SessionID: tc.session, Label: tc.label}
 			require.Equal(t, tc.want, follow.Covers(&tc.f, &ev, lookup))
 		})
 	}

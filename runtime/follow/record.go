@@ -4,7 +4,6 @@ import (
 	"fmt"
 
 	"github.com/agentproto/sentinel"
-	"github.com/agentproto/sentinel/runtime/sessions"
 )
 
 // Defaults and limits of a follow (the session follows guide's follow record).
@@ -17,7 +16,7 @@ const (
 
 // Events lists the six follow events in their canonical order.
 func Events() []string {
-	return []string{sessions.KindTurnEnd, sessions.KindAwaitingInput, sessions.KindExited, sessions.KindCrashed, sessions.KindPROpened, sessions.KindPRMerged}
+	return []string{sentinel.FollowTurnEnd, sentinel.FollowAwaitingInput, sentinel.FollowExited, sentinel.FollowCrashed, sentinel.FollowPROpened, sentinel.FollowPRMerged}
 }
 
 // rootsOnly reports whether the follow covers root sessions only.

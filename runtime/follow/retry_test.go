@@ -28,7 +28,7 @@ func TestALifecycleEventOutlivesALongElection(t *testing.T) {
 	ctx := context.Background()
 	reg := registryOn(t, be.Bus, time.Now, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	for _, id := range []string{"chief", "w"} {
-		_, _, err := reg.Register(ctx, sessions.RegisterInput{ID: id})
+		_, _, err := reg.Register(ctx, sentinel.RegisterSession{ID: id})
 		require.NoError(t, err)
 	}
 	points := pause.New()

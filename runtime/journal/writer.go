@@ -9,9 +9,10 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/agentproto/sentinel"
-	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/agentproto/sentinel"
+	"github.com/agentproto/sentinel/bus"
 )
 
 // Drop reasons, the label values of sentinel_journal_dropped_total.
@@ -95,9 +96,7 @@ func NewWriter(b JetStreamer, cfg WriterConfig) (*Writer, error) {
 	js, err := b.NewJetStream(
 		jetstream.WithPublishAsyncMaxPending(cfg.MaxPending),
 		jetstream.WithPublishAsyncTimeout(ackTimeout),
-		jetstream.WithPublishAsyncErrHandler(func(_ jetstream.JetStream, _ *nats.Msg, err error) {
-			w.drop(DropPublish)
-		}))
+		bus.OnPublishAsyncError(func(error) { w.drop(DropPublish) }))
 	if err != nil {
 		return nil, err
 	}

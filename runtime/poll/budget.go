@@ -29,23 +29,23 @@ func interactive(ctx context.Context) bool { v, _ := ctx.Value(interactiveKey{})
 // admitted asks the budget, when there is one, for the poll of rec (a
 // provider that does not poll is not asked).
 func (l *Loop) admitted(ctx context.Context, rec *sentinel.Sentinel) bool {
-	if l.Budget == nil {
+	if l.budget == nil {
 		return true
 	}
-	prov, ok := l.Registry.Get(rec.Provider)
+	prov, ok := l.registry.Get(rec.Provider)
 	if !ok || !prov.Capabilities().Poll {
 		return true
 	}
 	if _, ok := prov.(providers.Poller); !ok {
 		return true
 	}
-	return l.Budget.Admit(ctx, rec.Provider, rec.Handle, interactive(ctx))
+	return l.budget.Admit(ctx, rec.Provider, rec.Handle, interactive(ctx))
 }
 
 // startOf is where a tick over n records starts: 0 without a budget, else
 // the turn the last tick left.
 func (l *Loop) startOf(n int) int {
-	if l.Budget == nil || n == 0 {
+	if l.budget == nil || n == 0 {
 		return 0
 	}
 	return int(l.turn.Load() % int64(n))

@@ -39,10 +39,10 @@ const PointSweepSkipped pause.Point = "poll.sweep-skipped"
 // flight (their tombstones stay due) and waits for every goroutine of the
 // worker to return.
 func (l *Loop) startCancels(ctx context.Context) (stop func()) {
-	if l.Expirer == nil || l.Expirer.Tombstones() == nil {
+	if l.expirer == nil || l.expirer.Tombstones() == nil {
 		return func() {}
 	}
-	ts := l.Expirer.Tombstones()
+	ts := l.expirer.Tombstones()
 	w := &cancelWorker{loop: l, ts: ts, slots: make(chan struct{}, ts.Slots()), inFlight: map[string]bool{}}
 	wctx, cancel := context.WithCancel(ctx)
 	w.wg.Add(1)
@@ -77,14 +77,14 @@ func (w *cancelWorker) run(ctx context.Context) {
 // start-up sweep and the backlog re-sweeps came on every node (issue 21,
 // item 9: idempotent, but every provider cancel made once per node).
 func (w *cancelWorker) dispatch(ctx context.Context) {
-	if own := w.loop.owner(); own.Writable() != nil || !own.OwnsJob(cluster.JobTombstones) {
-		_ = w.loop.Pause.At(ctx, PointSweepSkipped, "")
+	if own := w.loop.ownership; own.Writable() != nil || !own.OwnsJob(cluster.JobTombstones) {
+		_ = w.loop.pause.At(ctx, PointSweepSkipped, "")
 		return
 	}
-	due, err := w.ts.Due(ctx, w.loop.Registry, w.loop.Store)
+	due, err := w.ts.Due(ctx, w.loop.registry, w.loop.store)
 	if err != nil {
 		if ctx.Err() == nil {
-			w.loop.Log.Warn("tombstone sweep failed", "err", err)
+			w.loop.log.Warn("tombstone sweep failed", "err", err)
 		}
 		return
 	}
@@ -133,14 +133,14 @@ func (w *cancelWorker) release(key string) {
 // sweepCancels runs the tick's tombstone sweep: handed to the worker while
 // Run runs, else (a tick outside Run: PollNow before Start, tests) in place.
 func (l *Loop) sweepCancels(ctx context.Context) {
-	if l.Expirer == nil || l.Expirer.Tombstones() == nil {
+	if l.expirer == nil || l.expirer.Tombstones() == nil {
 		return
 	}
 	if l.workerUp.Load() {
 		l.askSweep()
 		return
 	}
-	l.Expirer.Tombstones().Sweep(ctx, l.Registry, l.Store)
+	l.expirer.Tombstones().Sweep(ctx, l.registry, l.store)
 }
 
 // askSweep asks the cancel worker for a sweep (without waiting).

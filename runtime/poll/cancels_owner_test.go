@@ -42,11 +42,11 @@ func TestOnlyTheTombstonesOwnerRunsTheStartUpSweep(t *testing.T) {
 	b.Clock.Advance(time.Hour) // due
 
 	skipped := b.Pause.Watch(poll.PointSweepSkipped, "")
-	b.Loop.Owner = nodeB
-	b.Loop.After = func(time.Duration) <-chan time.Time { return nil } // no tick: the start-up sweep only
+	loop := b.NewLoop(poll.WithOwnership(nodeB),
+		poll.WithAfter(func(time.Duration) <-chan time.Time { return nil })) // no tick: the start-up sweep only
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- b.Loop.Run(ctx) }()
+	go func() { done <- loop.Run(ctx) }()
 	t.Cleanup(func() { cancel(); <-done })
 	bustest.Eventually(t, 10*time.Second, func() bool { return skipped.Count() > 0 || len(b.Fake.Cancels()) > 0 },
 		"B's start-up sweep ran")

@@ -14,6 +14,7 @@ import (
 	"github.com/agentproto/sentinel/bus/bustest"
 	"github.com/agentproto/sentinel/providers"
 	"github.com/agentproto/sentinel/providers/fake"
+	"github.com/agentproto/sentinel/runtime/poll"
 	"github.com/agentproto/sentinel/runtime/runtimetest"
 )
 
@@ -56,11 +57,11 @@ func TestHangingCancelsDelayNeitherPollsNorShutdown(t *testing.T) {
 	e.Clock.Advance(2 * time.Minute) // the "hang" sentinels are past until.at, the retries due
 
 	fire := make(chan time.Time)
-	e.Loop.After = func(time.Duration) <-chan time.Time { return fire }
+	loop := e.NewLoop(poll.WithAfter(func(time.Duration) <-chan time.Time { return fire }))
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	done := make(chan error, 1)
-	go func() { done <- e.Loop.Run(ctx) }()
+	go func() { done <- loop.Run(ctx) }()
 
 	polls := func() int { _, _, n := e.Fake.Counts(); return n }
 	for tick := 1; tick <= 2; tick++ {

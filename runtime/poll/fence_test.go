@@ -10,7 +10,6 @@ import (
 	"github.com/agentproto/sentinel"
 	"github.com/agentproto/sentinel/providers"
 	"github.com/agentproto/sentinel/providers/fake"
-	"github.com/agentproto/sentinel/runtime/poll"
 	"github.com/agentproto/sentinel/runtime/runtimetest"
 )
 
@@ -47,8 +46,7 @@ func TestStalePollOwnerCannotMoveTheCursorBack(t *testing.T) {
 	<-sp.entered // the stale owner polled at cursor "" and got cursor "1"
 
 	// Its successor polls twice meanwhile: the cursor moves to "2".
-	successor := &poll.Loop{Cfg: e.Loop.Cfg, Store: e.Loop.Store, Registry: e.Loop.Registry, Publisher: e.Loop.Publisher,
-		Park: e.Loop.Park, Expirer: e.Loop.Expirer, Metrics: e.Loop.Metrics, Log: e.Loop.Log, Now: e.Loop.Now}
+	successor := e.NewLoop()
 	successor.PollNow(context.Background())
 	sp.Emit(runtimetest.Event("evt_2", "x.y.z", pr, false))
 	successor.PollNow(context.Background())

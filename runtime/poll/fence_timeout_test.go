@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentproto/sentinel"
+	"github.com/agentproto/sentinel/runtime/poll"
 	"github.com/agentproto/sentinel/runtime/runtimetest"
 )
 
@@ -23,10 +24,9 @@ import (
 // lost). The read is bounded now; the poll's result is dropped, the next
 // tick polls again.
 func TestPollFenceReadNoOneAnswersDoesNotStallTheLoop(t *testing.T) {
-	e := runtimetest.Start(t, runtimetest.Options{NoWorkers: true})
+	e := runtimetest.Start(t, runtimetest.Options{NoWorkers: true, Poll: []poll.Option{poll.WithFenceTimeout(200 * time.Millisecond)}})
 	var dead atomic.Bool
 	sub := e.SilentLeader(t, dead.Load)
-	e.Loop.FenceTimeout = 200 * time.Millisecond
 
 	rec := e.Watch(sentinel.WatchRequest{SessionID: "s1", Subject: pr, Types: []string{"*"}})
 	polled := rec.Handle.Cursor

@@ -14,7 +14,6 @@ import (
 
 // Kick makes Run tick now instead of waiting out its interval.
 func (l *Loop) Kick() {
-	l.init()
 	l.kickMu.Lock()
 	l.full = true
 	l.kickMu.Unlock()
@@ -25,7 +24,6 @@ func (l *Loop) Kick() {
 // match accepts (the partition a node just took over from a dead one),
 // leaving the rest to their tick.
 func (l *Loop) KickKeys(match func(key string) bool) {
-	l.init()
 	l.kickMu.Lock()
 	l.targets = append(l.targets, match)
 	l.kickMu.Unlock()
@@ -52,7 +50,7 @@ func (l *Loop) takeKicks() (full bool, targets []func(string) bool) {
 func (l *Loop) pollKeys(ctx context.Context, targets []func(string) bool) {
 	l.tick.Lock()
 	defer l.tick.Unlock()
-	own := l.owner()
+	own := l.ownership
 	if own.Writable() != nil {
 		return
 	}
@@ -60,7 +58,7 @@ func (l *Loop) pollKeys(ctx context.Context, targets []func(string) bool) {
 		return slices.ContainsFunc(targets, func(m func(string) bool) bool { return m(key) })
 	})
 	if err != nil {
-		l.Log.Warn("poll: list sentinels failed", "err", err)
+		l.log.Warn("poll: list sentinels failed", "err", err)
 		return
 	}
 	ctx = providers.WithTick(ctx)
@@ -76,7 +74,7 @@ func (l *Loop) pollKeys(ctx context.Context, targets []func(string) bool) {
 // accepts, in id order (ids are ULIDs: creation order), copying only
 // those from the mirror (a partition taken over is a small part of it).
 func (l *Loop) owned(ctx context.Context, own cluster.Ownership, also func(key string) bool) ([]*sentinel.Sentinel, error) {
-	ids, err := l.Store.Select(ctx, func(r *sentinel.Sentinel) bool {
+	ids, err := l.store.Select(ctx, func(r *sentinel.Sentinel) bool {
 		if !r.Status.Pollable() {
 			return false
 		}
@@ -89,7 +87,7 @@ func (l *Loop) owned(ctx context.Context, own cluster.Ownership, also func(key s
 	slices.Sort(ids)
 	out := make([]*sentinel.Sentinel, 0, len(ids))
 	for _, id := range ids {
-		rec, _, err := l.Store.Peek(ctx, id)
+		rec, _, err := l.store.Peek(ctx, id)
 		if err != nil {
 			continue // removed since the scan
 		}

@@ -55,35 +55,27 @@ func (c Config) Validate() error {
 	return nil
 }
 
-// Loop is the poll loop.
+// Loop is the poll loop. Build it with New.
 type Loop struct {
-	Cfg       Config
-	Store     *sentinels.Store
-	Registry  *providers.Registry
-	Publisher *Publisher
-	Park      *park.Store
-	Expirer   *sentinels.Expirer
-	Metrics   *metrics.Metrics
-	Log       *slog.Logger
-	Now       func() time.Time
-	// After returns a channel that fires after d (time.After by default);
-	// tests inject a fake clock.
-	After func(d time.Duration) <-chan time.Time
-	// OnInterval, when set, observes every interval the loop schedules.
-	OnInterval func(d time.Duration)
-	// Owner says which sentinels this node polls and whether it runs the
-	// expiry sweep and the cancel retries (nil: a single node, all of
-	// them).
-	Owner cluster.Ownership
-	// Pause holds the loop's named pause points (tests; nil in
-	// production): PointPolled.
-	Pause *pause.Points
-	// FenceTimeout bounds the fence's read of the cursor through the
-	// records bucket's leader (0: DefaultFenceTimeout).
-	FenceTimeout time.Duration
-	// Budget, when set, admits each poll within its credential's quota
+	cfg        Config
+	store      *sentinels.Store
+	registry   *providers.Registry
+	publisher  *Publisher
+	parked     *park.Store
+	expirer    *sentinels.Expirer
+	metrics    *metrics.Metrics
+	log        *slog.Logger
+	now        func() time.Time
+	after      func(d time.Duration) <-chan time.Time
+	onInterval func(d time.Duration)
+	ownership  cluster.Ownership
+	pause      *pause.Points
+	// fenceTimeout bounds the fence's read of the cursor through the
+	// records bucket's leader.
+	fenceTimeout time.Duration
+	// budget, when set, admits each poll within its credential's quota
 	// (budget.go; the GitHub quota governor).
-	Budget Budget
+	budget Budget
 
 	tick sync.Mutex
 	kick chan struct{}
@@ -92,7 +84,6 @@ type Loop struct {
 	kickMu  sync.Mutex
 	full    bool
 	targets []func(key string) bool
-	once    sync.Once
 	// sweepKick asks the cancel worker for a tombstone sweep; workerUp is
 	// set while Run's worker runs (see cancels.go).
 	sweepKick chan struct{}
@@ -110,31 +101,20 @@ type Loop struct {
 	turn atomic.Int64
 }
 
-func (l *Loop) init() {
-	l.once.Do(func() {
-		l.kick = make(chan struct{}, 1)
-		l.sweepKick = make(chan struct{}, 1)
-		if l.After == nil {
-			l.After = time.After
-		}
-	})
-}
-
 // Run ticks until ctx ends: after each tick it recomputes the interval and
 // waits for it (or a Kick). A KickKeys polls its sentinels at once
 // without moving the next tick. Run owns the cancel worker (cancels.go),
 // which it starts with a sweep and stops, cancelling the cancels in
 // flight, before it returns.
 func (l *Loop) Run(ctx context.Context) error {
-	l.init()
 	stopCancels := l.startCancels(ctx)
 	defer stopCancels()
 	for {
 		d := l.Interval(ctx)
-		if l.OnInterval != nil {
-			l.OnInterval(d)
+		if l.onInterval != nil {
+			l.onInterval(d)
 		}
-		timer := l.After(d)
+		timer := l.after(d)
 		for waiting := true; waiting; {
 			select {
 			case <-ctx.Done():
@@ -157,18 +137,18 @@ func (l *Loop) Run(ctx context.Context) error {
 // Interval returns the active interval when any pollable sentinel delivered
 // an event within the hot window, else the idle interval.
 func (l *Loop) Interval(ctx context.Context) time.Duration {
-	hotSince := l.Now().Add(-l.Cfg.HotWindow).UnixMilli()
+	hotSince := l.now().Add(-l.cfg.HotWindow).UnixMilli()
 	if p := l.lastPublishMs.Load(); p > 0 && p >= hotSince {
-		return l.Cfg.ActiveInterval
+		return l.cfg.ActiveInterval
 	}
 	// A scan of the mirror, without copying a record.
-	hot, err := l.Store.Select(ctx, func(r *sentinel.Sentinel) bool {
+	hot, err := l.store.Select(ctx, func(r *sentinel.Sentinel) bool {
 		return r.Status.Pollable() && r.LastEventTs > 0 && r.LastEventTs >= hotSince
 	})
 	if err != nil || len(hot) > 0 {
-		return l.Cfg.ActiveInterval
+		return l.cfg.ActiveInterval
 	}
-	return l.Cfg.IdleInterval
+	return l.cfg.IdleInterval
 }
 
 // pruneEvery is how often the expiry job's owner purges old delete
@@ -178,13 +158,13 @@ const pruneEvery = time.Hour
 // pruneMarkers purges the records bucket's delete markers older than
 // sentinels.DeleteMarkerRetention, at most once per pruneEvery.
 func (l *Loop) pruneMarkers(ctx context.Context) {
-	now := l.Now().UnixMilli()
+	now := l.now().UnixMilli()
 	if last := l.lastPruneMs.Load(); last != 0 && now-last < pruneEvery.Milliseconds() {
 		return
 	}
 	l.lastPruneMs.Store(now)
-	if err := l.Store.PurgeDeleteMarkers(ctx, sentinels.DeleteMarkerRetention); err != nil {
-		l.Log.Warn("purging removed sentinels' markers failed", "err", err)
+	if err := l.store.PurgeDeleteMarkers(ctx, sentinels.DeleteMarkerRetention); err != nil {
+		l.log.Warn("purging removed sentinels' markers failed", "err", err)
 	}
 }
 
@@ -206,21 +186,14 @@ func (l *Loop) PollNow(ctx context.Context) {
 	l.runTick(withInteractive(ctx))
 }
 
-func (l *Loop) owner() cluster.Ownership {
-	if l.Owner == nil {
-		return cluster.Solo{}
-	}
-	return l.Owner
-}
-
 func (l *Loop) runTick(ctx context.Context) {
-	own := l.owner()
+	own := l.ownership
 	if own.Writable() != nil {
 		return // cut off: a majority node polls and sweeps instead
 	}
 	if own.OwnsJob(cluster.JobExpiry) {
-		if _, err := l.Expirer.Sweep(ctx); err != nil {
-			l.Log.Warn("expiry sweep failed", "err", err)
+		if _, err := l.expirer.Sweep(ctx); err != nil {
+			l.log.Warn("expiry sweep failed", "err", err)
 		}
 	}
 	if own.OwnsJob(cluster.JobTombstones) {
@@ -232,9 +205,9 @@ func (l *Loop) runTick(ctx context.Context) {
 	// A whole tick reads every record without copying one (Store.Shared):
 	// pollOne only reads its record and hands the provider a copy of the
 	// handle.
-	recs, err := l.Store.Shared(ctx)
+	recs, err := l.store.Shared(ctx)
 	if err != nil {
-		l.Log.Warn("poll tick: list sentinels failed", "err", err)
+		l.log.Warn("poll tick: list sentinels failed", "err", err)
 		return
 	}
 	// The polls of one tick share a providers.Tick (local-gh makes each GET
@@ -266,7 +239,7 @@ func (l *Loop) runTick(ctx context.Context) {
 // the mirror's own record (Store.Shared): it is only read, and the
 // provider gets a copy of its handle.
 func (l *Loop) pollOne(ctx context.Context, rec *sentinel.Sentinel) {
-	prov, ok := l.Registry.Get(rec.Provider)
+	prov, ok := l.registry.Get(rec.Provider)
 	if !ok {
 		return
 	}
@@ -276,26 +249,26 @@ func (l *Loop) pollOne(ctx context.Context, rec *sentinel.Sentinel) {
 	}
 	// The logger with the sentinel's attributes is built only when
 	// something is logged (a quiet poll logs nothing).
-	log := func() *slog.Logger { return l.Log.With("sentinel", rec.ID, "provider", rec.Provider) }
+	log := func() *slog.Logger { return l.log.With("sentinel", rec.ID, "provider", rec.Provider) }
 	handle := sentinels.HandleCopy(rec.Handle)
-	pctx, cancel := context.WithTimeout(ctx, l.Cfg.PollTimeout)
+	pctx, cancel := context.WithTimeout(ctx, l.cfg.PollTimeout)
 	defer cancel()
 	start := time.Now()
-	res, err := poller.Poll(pctx, handle, l.Cfg.BatchLimit)
-	l.Metrics.ObservePoll(rec.Provider, time.Since(start).Seconds())
+	res, err := poller.Poll(pctx, handle, l.cfg.BatchLimit)
+	l.metrics.ObservePoll(rec.Provider, time.Since(start).Seconds())
 	if err != nil {
-		l.Metrics.IncVec(func(m *metrics.Metrics) promCounterVec { return m.PollErrors }, rec.Provider)
+		l.metrics.IncVec(func(m *metrics.Metrics) promCounterVec { return m.PollErrors }, rec.Provider)
 		log().Warn("poll failed", "err", err)
 		l.setLastError(ctx, rec.ID, "poll: "+err.Error())
 		return
 	}
-	if err := l.Pause.At(ctx, PointPolled, rec.ID); err != nil {
+	if err := l.pause.At(ctx, PointPolled, rec.ID); err != nil {
 		log().Warn("poll dropped", "err", err)
 		return
 	}
 	if len(res.Events) > 0 || len(res.Malformed) > 0 {
 		if why := l.stale(ctx, rec); why != "" {
-			l.Metrics.IncVec(func(m *metrics.Metrics) promCounterVec { return m.PollErrors }, rec.Provider)
+			l.metrics.IncVec(func(m *metrics.Metrics) promCounterVec { return m.PollErrors }, rec.Provider)
 			log().Info("poll result dropped before publishing: " + why)
 			return
 		}
@@ -307,16 +280,16 @@ func (l *Loop) pollOne(ctx context.Context, rec *sentinel.Sentinel) {
 		if item.Seq != nil {
 			msgID += ":" + strconv.FormatInt(*item.Seq, 10)
 		}
-		if err := l.Park.Park(pctx, rec.ID, sentinel.Parked{SentinelID: rec.ID, Item: item, Reason: "malformed: " + item.Error}, msgID); err != nil {
+		if err := l.parked.Park(pctx, rec.ID, sentinel.Parked{SentinelID: rec.ID, Item: item, Reason: "malformed: " + item.Error}, msgID); err != nil {
 			log().Warn("parking a malformed item failed; batch not acknowledged", "err", err)
 			l.setLastError(ctx, rec.ID, "quarantine write failed; batch not acknowledged")
 			return
 		}
-		l.Metrics.IncVec(func(m *metrics.Metrics) promCounterVec { return m.Parked }, "malformed")
+		l.metrics.IncVec(func(m *metrics.Metrics) promCounterVec { return m.Parked }, "malformed")
 	}
-	fresh, err := l.Publisher.Publish(pctx, rec.ID, res.Events, OriginPoll)
+	fresh, err := l.publisher.Publish(pctx, rec.ID, res.Events, OriginPoll)
 	if fresh > 0 {
-		l.lastPublishMs.Store(l.Now().UnixMilli())
+		l.lastPublishMs.Store(l.now().UnixMilli())
 	}
 	if err != nil {
 		log().Warn("publishing polled events failed; batch not acknowledged", "err", err)
@@ -325,13 +298,13 @@ func (l *Loop) pollOne(ctx context.Context, rec *sentinel.Sentinel) {
 	}
 	lastError := ""
 	if res.Failure != "" {
-		l.Metrics.IncVec(func(m *metrics.Metrics) promCounterVec { return m.PollErrors }, rec.Provider)
+		l.metrics.IncVec(func(m *metrics.Metrics) promCounterVec { return m.PollErrors }, rec.Provider)
 		lastError = truncate("poll: "+res.Failure, 1000)
 	}
 	if res.Cursor == rec.Handle.Cursor && rec.LastError == lastError {
 		return
 	}
-	_, err = l.Store.Update(ctx, rec.ID, func(r *sentinel.Sentinel) error {
+	_, err = l.store.Update(ctx, rec.ID, func(r *sentinel.Sentinel) error {
 		// Fenced: the cursor moves only from the cursor that was polled. A
 		// node that lost poll ownership mid-poll (a pause, a partition)
 		// finds its successor's newer cursor here and writes nothing.
@@ -343,7 +316,7 @@ func (l *Loop) pollOne(ctx context.Context, rec *sentinel.Sentinel) {
 		return nil
 	})
 	if errors.Is(err, errStaleCursor) {
-		l.Metrics.IncVec(func(m *metrics.Metrics) promCounterVec { return m.PollErrors }, rec.Provider)
+		l.metrics.IncVec(func(m *metrics.Metrics) promCounterVec { return m.PollErrors }, rec.Provider)
 		log().Info("poll cursor moved on elsewhere; this poll's cursor is dropped (its events were published with their ids, so nothing repeats)")
 		return
 	}
@@ -373,7 +346,7 @@ func (l *Loop) pollOne(ctx context.Context, rec *sentinel.Sentinel) {
 // state after a newer one (issue 21, item 5). The cursor write after the
 // publish is fenced on the polled cursor as well.
 func (l *Loop) stale(ctx context.Context, rec *sentinel.Sentinel) string {
-	own := l.owner()
+	own := l.ownership
 	if own.Writable() != nil || !own.OwnsPoll(pollKey(rec)) {
 		return "this node's poll lease lapsed during the poll"
 	}
@@ -383,9 +356,9 @@ func (l *Loop) stale(ctx context.Context, rec *sentinel.Sentinel) string {
 	// "no responders" either). Under the tick's unbounded context it would
 	// wait for ever, holding the tick: the node would keep its poll lease
 	// (the membership goroutine renews it) and never poll again.
-	fctx, cancel := context.WithTimeout(ctx, l.fenceTimeout())
+	fctx, cancel := context.WithTimeout(ctx, l.fenceTimeout)
 	defer cancel()
-	cur, _, err := l.Store.Fresh(fctx, rec.ID)
+	cur, _, err := l.store.Fresh(fctx, rec.ID)
 	if err != nil {
 		return "reading the cursor back failed: " + err.Error()
 	}
@@ -395,17 +368,10 @@ func (l *Loop) stale(ctx context.Context, rec *sentinel.Sentinel) string {
 	return ""
 }
 
-// DefaultFenceTimeout is the default of Loop.FenceTimeout: a leader read
+// DefaultFenceTimeout is the default of WithFenceTimeout: a leader read
 // answers in milliseconds, and a raft election takes 4-9 s; a fence that
 // times out drops the poll's result (the next tick polls again).
 const DefaultFenceTimeout = 5 * time.Second
-
-func (l *Loop) fenceTimeout() time.Duration {
-	if l.FenceTimeout > 0 {
-		return l.FenceTimeout
-	}
-	return DefaultFenceTimeout
-}
 
 // pollKey is the ownership key of a sentinel: its first clause's
 // repository or subject (a sentinel's handle polls for all its clauses).
@@ -433,7 +399,7 @@ func truncate(s string, n int) string {
 
 func (l *Loop) setLastError(ctx context.Context, id, msg string) {
 	msg = truncate(msg, 1000)
-	_, err := l.Store.Update(ctx, id, func(r *sentinel.Sentinel) error {
+	_, err := l.store.Update(ctx, id, func(r *sentinel.Sentinel) error {
 		if r.LastError == msg {
 			return sentinels.ErrSkip
 		}
@@ -441,6 +407,6 @@ func (l *Loop) setLastError(ctx context.Context, id, msg string) {
 		return nil
 	})
 	if err != nil && !errors.Is(err, sentinels.ErrNotFound) {
-		l.Log.Warn("recording lastError failed", "sentinel", id, "err", fmt.Sprint(err))
+		l.log.Warn("recording lastError failed", "sentinel", id, "err", fmt.Sprint(err))
 	}
 }

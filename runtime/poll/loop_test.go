@@ -13,6 +13,7 @@ import (
 	"github.com/agentproto/sentinel/bus/bustest"
 	"github.com/agentproto/sentinel/providers"
 	"github.com/agentproto/sentinel/providers/fake"
+	"github.com/agentproto/sentinel/runtime/poll"
 	"github.com/agentproto/sentinel/runtime/runtimetest"
 )
 
@@ -46,12 +47,11 @@ func TestRunReschedulesWithInjectedClock(t *testing.T) {
 	e := runtimetest.Start(t, runtimetest.Options{})
 	fire := make(chan time.Time)
 	intervals := make(chan time.Duration, 16)
-	e.Loop.After = func(time.Duration) <-chan time.Time { return fire }
-	e.Loop.OnInterval = func(d time.Duration) { intervals <- d }
+	loop := e.NewLoop(poll.WithAfter(func(time.Duration) <-chan time.Time { return fire }), poll.WithOnInterval(func(d time.Duration) { intervals <- d }))
 	e.Watch(sentinel.WatchRequest{SessionID: "s1", Subject: pr, Types: []string{"*"}, Provider: "fake"})
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- e.Loop.Run(ctx) }()
+	go func() { done <- loop.Run(ctx) }()
 	require.Equal(t, 60*time.Second, <-intervals)
 	e.Fake.Emit(runtimetest.Event("evt_1", "a.b.c", pr, false))
 	_, _, before := e.Fake.Counts()
@@ -156,20 +156,18 @@ func TestKickKeysPollsATakenOverPartitionAtOnceAndNothingElse(t *testing.T) {
 	e := runtimetest.Start(t, runtimetest.Options{})
 	fire := make(chan time.Time)
 	intervals := make(chan time.Duration, 16)
-	e.Loop.After = func(time.Duration) <-chan time.Time { return fire }
-	e.Loop.OnInterval = func(d time.Duration) { intervals <- d }
 	own := &keysOwner{owned: map[string]bool{"github:acme/kept": true}}
-	e.Loop.Owner = own
+	loop := e.NewLoop(poll.WithAfter(func(time.Duration) <-chan time.Time { return fire }), poll.WithOnInterval(func(d time.Duration) { intervals <- d }), poll.WithOwnership(own))
 	e.Watch(sentinel.WatchRequest{SessionID: "s1", Subject: "github:acme/kept#1", Types: []string{"*"}, Provider: "fake"})
 	e.Watch(sentinel.WatchRequest{SessionID: "s1", Subject: "github:acme/taken#2", Types: []string{"*"}, Provider: "fake"})
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- e.Loop.Run(ctx) }()
+	go func() { done <- loop.Run(ctx) }()
 	<-intervals
 	e.Fake.Emit(runtimetest.Event("evt_kept", "a.b.c", "github:acme/kept#1", false), runtimetest.Event("evt_taken", "a.b.c", "github:acme/taken#2", false))
 
 	own.set("github:acme/taken")
-	e.Loop.KickKeys(func(key string) bool { return key == "github:acme/taken" })
+	loop.KickKeys(func(key string) bool { return key == "github:acme/taken" })
 	msgs := e.WaitInbox("s1", 1)
 	require.Len(t, msgs, 1)
 	require.Contains(t, string(msgs[0].Data), "evt_taken")

@@ -59,11 +59,11 @@ func TestAStalePollOwnerPublishesNothing(t *testing.T) {
 	nodeA := member(a, "a")
 	nodeA.Round(context.Background()) // A, alone, takes every lease
 	require.True(t, nodeA.OwnsPoll(key))
-	a.Loop.Owner = nodeA
+	loopA := a.NewLoop(poll.WithOwnership(nodeA))
 
 	held := a.Pause.Hold(poll.PointPolled, rec.ID)
 	stale := make(chan struct{})
-	go func() { defer close(stale); a.Loop.PollNow(context.Background()) }()
+	go func() { defer close(stale); loopA.PollNow(context.Background()) }()
 	runtimetest.Reach(t, held, "A polled and saw s1")
 
 	// A is paused: no heartbeat, no renewal. B takes the lease over once
@@ -75,8 +75,7 @@ func TestAStalePollOwnerPublishesNothing(t *testing.T) {
 	go func() { defer close(done); nodeB.Run(ctx) }()
 	t.Cleanup(func() { cancel(); <-done })
 	bustest.Eventually(t, 20*time.Second, func() bool { return nodeB.OwnsPoll(key) }, "B owns the poll lease")
-	b.Loop.Owner = nodeB
-	b.Loop.PollNow(context.Background())
+	b.NewLoop(poll.WithOwnership(nodeB)).PollNow(context.Background())
 	require.Equal(t, "s2", b.Fresh(rec.ID).Handle.Cursor)
 
 	held.Release()

@@ -17,6 +17,7 @@ import (
 	"github.com/agentproto/sentinel/providers/fake"
 	"github.com/agentproto/sentinel/providers/github"
 	"github.com/agentproto/sentinel/providers/github/githubtest"
+	"github.com/agentproto/sentinel/runtime/poll"
 	"github.com/agentproto/sentinel/runtime/quota"
 	"github.com/agentproto/sentinel/runtime/runtimetest"
 )
@@ -75,7 +76,7 @@ func newQuotaCluster(t *testing.T, sentinels int) *quotaCluster {
 		return []providers.Provider{&ghPoller{Provider: fake.New(fake.Config{Slug: slug}), client: c, polls: &qc.polls, polled: &qc.polled}}
 	}})
 	for i, n := range qc.nodes {
-		n.Loop.Budget = qc.govs[i]
+		n.Loop = n.NewLoop(poll.WithBudget(qc.govs[i]))
 	}
 	start := time.Now()
 	defer func() { t.Logf("%d sentinels created in %s", sentinels, time.Since(start)) }()

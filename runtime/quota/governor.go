@@ -14,7 +14,6 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/agentproto/sentinel"
-	"github.com/agentproto/sentinel/bus"
 )
 
 // Defaults of a Governor.
@@ -78,9 +77,15 @@ type Governor struct {
 	wg        sync.WaitGroup
 }
 
+// Bus is what the governor needs of the bus (*bus.Bus is one): its bucket
+// provisioned.
+type Bus interface {
+	EnsureKeyValue(ctx context.Context, cfg jetstream.KeyValueConfig) (jetstream.KeyValue, error)
+}
+
 // Open provisions the bucket, loads the budgets other nodes reported and
 // starts the watcher and the writer; stop them with Stop.
-func Open(ctx context.Context, b *bus.Bus, cfg Config) (*Governor, error) {
+func Open(ctx context.Context, b Bus, cfg Config) (*Governor, error) {
 	kv, err := b.EnsureKeyValue(ctx, BucketConfig())
 	if err != nil {
 		return nil, fmt.Errorf("quota bucket: %w", err)

@@ -74,6 +74,8 @@ type Env struct {
 	Pause *pause.Points
 	// Node names this node (its journal entries).
 	Node string
+	// pollOpts are Options.Poll, which NewLoop applies first.
+	pollOpts []poll.Option
 }
 
 // Options adjust the env.
@@ -101,6 +103,9 @@ type Options struct {
 	// Node names the node (its journal entries; default "test", "peer"
 	// for Join, n1.. in a cluster).
 	Node string
+	// Poll adjusts the env's poll loop (its clock, the channel it waits
+	// on, ...), after the env's own options.
+	Poll []poll.Option
 }
 
 // Start wires and starts the runtime.
@@ -216,8 +221,8 @@ func wire(t testing.TB, be *bustest.Env, o Options, clock *Clock, node string, l
 		t.Fatal(err)
 	}
 	e.Publisher = poll.NewPublisher(b, nil)
-	cfg := poll.DefaultConfig()
-	e.Loop = &poll.Loop{Cfg: cfg, Store: e.Store, Registry: reg, Publisher: e.Publisher, Park: e.Park, Expirer: e.Expirer, Log: log, Now: clock.Now, Pause: e.Pause}
+	e.pollOpts = o.Poll
+	e.Loop = e.NewLoop()
 	index, err := sentinels.OpenWatchIndex(context.Background(), b)
 	if err != nil {
 		t.Fatal(err)
@@ -239,6 +244,21 @@ func wire(t testing.TB, be *bustest.Env, o Options, clock *Clock, node string, l
 		e.StartWorkers()
 	}
 	return e
+}
+
+// NewLoop builds a poll loop over the env's store, registry, publisher,
+// park store and expirer, with its logger, clock and pause points, then
+// Options.Poll, then opts: a second loop on the same node (a successor, a
+// loop that owns some keys). The env's Service keeps polling through
+// e.Loop.
+func (e *Env) NewLoop(opts ...poll.Option) *poll.Loop {
+	e.T.Helper()
+	all := append([]poll.Option{poll.WithLogger(e.Log), poll.WithClock(e.Clock.Now), poll.WithPause(e.Pause)}, e.pollOpts...)
+	l, err := poll.New(e.Store, e.Registry, e.Publisher, e.Park, e.Expirer, append(all, opts...)...)
+	if err != nil {
+		e.T.Fatal(err)
+	}
+	return l
 }
 
 // StartWorkers starts the delivery workers (after NoWorkers) and stops

@@ -51,7 +51,7 @@ func TestAutoLinkGating(t *testing.T) {
 		e.Reg.SetPRHook(al.PROpened)
 	}
 
-	e.register(t, sessions.RegisterInput{ID: "a1"})
+	e.register(t, sentinel.RegisterSession{ID: "a1"})
 	require.NoError(t, e.Reg.RecordPR(ctx, "a1", "https://github.com/acme/widgets/pull/5", sessions.PROpen, "five"))
 	recs := waitLinked("a1", 1)
 	r := recs[0]
@@ -72,14 +72,14 @@ func TestAutoLinkGating(t *testing.T) {
 	require.Len(t, linked("a1"), 2)
 
 	// Per-session opt-out wins over the config.
-	e.register(t, sessions.RegisterInput{ID: "a2", Sentinel: ptr(false)})
+	e.register(t, sentinel.RegisterSession{ID: "a2", Sentinel: ptr(false)})
 	require.NoError(t, e.Reg.RecordPR(ctx, "a2", "https://github.com/acme/widgets/pull/7", sessions.PROpen, ""))
 	settle()
 	require.Empty(t, linked("a2"))
 
 	// The config is read fresh on every PR.
 	enabled.Store(false)
-	e.register(t, sessions.RegisterInput{ID: "a3"})
+	e.register(t, sentinel.RegisterSession{ID: "a3"})
 	require.NoError(t, e.Reg.RecordPR(ctx, "a3", "https://github.com/acme/widgets/pull/8", sessions.PROpen, ""))
 	settle()
 	require.Empty(t, linked("a3"))
@@ -89,14 +89,14 @@ func TestAutoLinkGating(t *testing.T) {
 
 	// A failing preferred provider is retried once on local-gh.
 	e.Fake.FailCreate(errors.New("backend down"))
-	e.register(t, sessions.RegisterInput{ID: "a4"})
+	e.register(t, sentinel.RegisterSession{ID: "a4"})
 	require.NoError(t, e.Reg.RecordPR(ctx, "a4", "https://github.com/acme/widgets/pull/10", sessions.PROpen, ""))
 	recs = waitLinked("a4", 1)
 	require.Equal(t, "local-gh", recs[0].Provider)
 
 	// Both failing: swallowed, the PR is still recorded.
 	localGH.FailCreate(errors.New("gh broken"))
-	e.register(t, sessions.RegisterInput{ID: "a5"})
+	e.register(t, sentinel.RegisterSession{ID: "a5"})
 	require.NoError(t, e.Reg.RecordPR(ctx, "a5", "https://github.com/acme/widgets/pull/11", sessions.PROpen, ""))
 	settle()
 	require.Empty(t, linked("a5"))
@@ -110,7 +110,7 @@ func TestAutoLinkGating(t *testing.T) {
 func TestAutoLinkedMergeRaisesPRMerged(t *testing.T) {
 	e := newEnv(t)
 	ctx := context.Background()
-	e.register(t, sessions.RegisterInput{ID: "m1"})
+	e.register(t, sentinel.RegisterSession{ID: "m1"})
 	const url = "https://github.com/acme/gears/pull/3"
 	require.NoError(t, e.Reg.RecordPR(ctx, "m1", url, sessions.PROpen, "gears"))
 	rec := e.Watch(sentinel.WatchRequest{PRURL: url, SessionID: "m1", Provider: "fake", Label: "auto:pr#3", Group: "m1", Types: []string{"*"}})

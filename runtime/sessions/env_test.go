@@ -53,52 +53,68 @@ func newEnv(t *testing.T, extra ...providers.Provider) *env {
 }
 
 // newEnvWith is newEnv with the runtime's options (its Router is the
-// sessions router).
-func newEnvWith(t *testing.T, o runtimetest.Options) *env {
+// sessions router) and the resolver's.
+func newEnvWith(t *testing.T, o runtimetest.Options, ropts ...resolverOpt) *env {
 	t.Helper()
 	p := &proxyRouter{}
 	o.Router = p
-	return wireEnv(t, runtimetest.Start(t, o), p)
+	return wireEnv(t, runtimetest.Start(t, o), p, ropts...)
 }
 
 // joinEnv wires a second node on a's JetStream (runtimetest.Join) with a
 // registry, inboxes, notifier, resolver and router of its own.
-func joinEnv(t *testing.T, a *env, o runtimetest.Options) *env {
+func joinEnv(t *testing.T, a *env, o runtimetest.Options, ropts ...resolverOpt) *env {
 	t.Helper()
 	p := &proxyRouter{}
 	o.Router = p
-	return wireEnv(t, runtimetest.Join(t, a.Env, o), p)
+	return wireEnv(t, runtimetest.Join(t, a.Env, o), p, ropts...)
 }
 
-func wireEnv(t *testing.T, rt *runtimetest.Env, p *proxyRouter) *env {
+// resolverOpt is a resolver option over the node's runtime (its bus).
+type resolverOpt func(rt *runtimetest.Env) sessions.ResolverOption
+
+// clusterLocks serializes the node's resumes with the cluster's resume
+// lock, owned by owner (as runtime/app sets it on every node of a
+// cluster).
+func clusterLocks(owner string) resolverOpt {
+	return func(rt *runtimetest.Env) sessions.ResolverOption {
+		return sessions.WithResolverLocks(rt.Bus.Bus.NewLocker(owner))
+	}
+}
+
+func wireEnv(t *testing.T, rt *runtimetest.Env, p *proxyRouter, ropts ...resolverOpt) *env {
 	t.Helper()
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	b := rt.Bus.Bus
 	e := &env{Env: rt}
 	e.Reg = sessions.NewRegistry(b, storesOf(t, b).Sessions, rt.Clock.Now, log)
 	runner := &sessions.HookRunner{}
-	e.Notifier = &sessions.Notifier{Registry: e.Reg, Runner: runner, Log: log}
+	e.Notifier = sessions.NewNotifier(e.Reg, runner, sessions.WithNotifierLogger(log))
 	e.Notifier.Start()
 	t.Cleanup(e.Notifier.Stop)
 	e.Inboxes = sessions.NewInboxes(storesOf(t, b).Cursors, rt.Inbox, e.Reg, e.Notifier)
 	e.Inboxes.Pause = rt.Pause
-	e.Resolver = &sessions.Resolver{Registry: e.Reg, Runner: runner, Log: log, Pause: rt.Pause}
+	resolverOpts := []sessions.ResolverOption{sessions.WithResolverLogger(log), sessions.WithResolverPause(rt.Pause)}
+	for _, o := range ropts {
+		resolverOpts = append(resolverOpts, o(rt))
+	}
+	e.Resolver = sessions.NewResolver(e.Reg, runner, resolverOpts...)
 	appendFn := func(ctx context.Context, m sentinel.Message) (sentinel.Message, bool, error) {
 		if e.reject.Load() {
 			return sentinel.Message{}, false, sentinel.Errorf(sentinel.CodeSessionNotAlive, "session %q is not alive", m.To)
 		}
 		return e.Inboxes.Append(ctx, m)
 	}
-	e.Router = &sessions.Router{Resolver: e.Resolver, Append: appendFn, Inbox: rt.Inbox, Park: rt.Park, Log: log, Now: rt.Clock.Now,
-		Merged: func(ctx context.Context, id, url string) {
+	e.Router = sessions.NewRouter(e.Resolver, appendFn, rt.Park, sessions.WithRouterInbox(rt.Inbox), sessions.WithRouterLogger(log), sessions.WithRouterClock(rt.Clock.Now),
+		sessions.WithMerged(func(ctx context.Context, id, url string) {
 			_ = e.Reg.RecordPR(ctx, id, url, sessions.PRMerged, "")
-		}}
+		}))
 	p.r.Store(e.Router)
 	rt.Service.Sessions = sessions.Checker{Registry: e.Reg}
 	return e
 }
 
-func (e *env) register(t *testing.T, in sessions.RegisterInput) sessions.Session {
+func (e *env) register(t *testing.T, in sentinel.RegisterSession) sessions.Session {
 	t.Helper()
 	s, _, err := e.Reg.Register(context.Background(), in)
 	require.NoError(t, err)

@@ -83,9 +83,12 @@ func WithHomesLimits(workers, resumes int) HomesOption {
 
 // NewHomes returns the Homes of node (this node's name: the homeNode of
 // the sessions registered here) over b, running notify hooks through
-// notifier and resumes through resolver, with opts applied.
+// notifier and resumes through resolver, with opts applied. It attaches
+// itself to notifier and resolver: from then on their command hooks of a
+// session homed on another node go to that node.
 func NewHomes(b HomesBus, node string, notifier *Notifier, resolver *Resolver, opts ...HomesOption) *Homes {
 	h := &Homes{bus: b, node: node, notifier: notifier, resolver: resolver}
+	notifier.homes, resolver.homes = h, h
 	for _, o := range opts {
 		o(h)
 	}

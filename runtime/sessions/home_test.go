@@ -34,10 +34,9 @@ func newPeer(t *testing.T, e *env, name string, serve bool) *peer {
 	p := &peer{reg: sessions.NewRegistry(b, storesOf(t, b).Sessions, e.Clock.Now, log)}
 	p.reg.SetNode(name)
 	runner := &sessions.HookRunner{Node: name}
-	p.notifier = &sessions.Notifier{Registry: p.reg, Runner: runner, Log: log}
-	p.resolver = &sessions.Resolver{Registry: p.reg, Runner: runner, Log: log}
+	p.notifier = sessions.NewNotifier(p.reg, runner, sessions.WithNotifierLogger(log))
+	p.resolver = sessions.NewResolver(p.reg, runner, sessions.WithResolverLogger(log))
 	p.homes = sessions.NewHomes(b, name, p.notifier, p.resolver, sessions.WithHomesLogger(log))
-	p.notifier.Homes, p.resolver.Homes = p.homes, p.homes
 	p.notifier.Start()
 	t.Cleanup(p.notifier.Stop)
 	p.inboxes = sessions.NewInboxes(storesOf(t, b).Cursors, e.Inbox, p.reg, p.notifier)
@@ -61,13 +60,13 @@ func TestRegisteringRecordsAndMovesTheHome(t *testing.T) {
 	e := newEnv(t)
 	ctx := context.Background()
 	a, b := newPeer(t, e, "a", false), newPeer(t, e, "b", false)
-	s, _, err := a.reg.Register(ctx, sessions.RegisterInput{ID: "h"})
+	s, _, err := a.reg.Register(ctx, sentinel.RegisterSession{ID: "h"})
 	require.NoError(t, err)
 	require.Equal(t, "a", s.HomeNode)
-	s, _, err = b.reg.Register(ctx, sessions.RegisterInput{ID: "h"})
+	s, _, err = b.reg.Register(ctx, sentinel.RegisterSession{ID: "h"})
 	require.NoError(t, err)
 	require.Equal(t, "b", s.HomeNode, "registering through another node moves the home")
-	require.NoError(t, a.reg.Report(ctx, "h", sessions.ReportInput{Kind: sessions.KindTurnEnd}))
+	require.NoError(t, a.reg.Report(ctx, "h", sessions.ReportInput{Kind: sentinel.FollowTurnEnd}))
 	got, err := a.reg.Get(ctx, "h")
 	require.NoError(t, err)
 	require.Equal(t, "b", got.HomeNode, "a report is not a registration")
@@ -85,7 +84,7 @@ func TestNotifyCommandHookRunsOnTheHomeNode(t *testing.T) {
 	ctx := context.Background()
 	a, b := newPeer(t, e, "a", true), newPeer(t, e, "b", true)
 	hook, ran := nodeMarker(t, "notify")
-	_, _, err := a.reg.Register(ctx, sessions.RegisterInput{ID: "on-a", Hooks: &sentinel.SessionHooks{Notify: hook}})
+	_, _, err := a.reg.Register(ctx, sentinel.RegisterSession{ID: "on-a", Hooks: &sentinel.SessionHooks{Notify: hook}})
 	require.NoError(t, err)
 	_, err = b.inboxes.Send(ctx, "on-a", sessions.SendInput{Text: "wake up"}, "")
 	require.NoError(t, err)
@@ -93,7 +92,7 @@ func TestNotifyCommandHookRunsOnTheHomeNode(t *testing.T) {
 	require.Equal(t, "a\n", ran())
 
 	local, ranLocal := nodeMarker(t, "local")
-	_, _, err = b.reg.Register(ctx, sessions.RegisterInput{ID: "on-b", Hooks: &sentinel.SessionHooks{Notify: local}})
+	_, _, err = b.reg.Register(ctx, sentinel.RegisterSession{ID: "on-b", Hooks: &sentinel.SessionHooks{Notify: local}})
 	require.NoError(t, err)
 	_, err = b.inboxes.Send(ctx, "on-b", sessions.SendInput{Text: "wake up"}, "")
 	require.NoError(t, err)
@@ -109,9 +108,9 @@ func TestResumeCommandHookRunsOnTheHomeNode(t *testing.T) {
 	ctx := context.Background()
 	a, b := newPeer(t, e, "a", true), newPeer(t, e, "b", true)
 	hook, ran := nodeMarker(t, "resume")
-	_, _, err := b.reg.Register(ctx, sessions.RegisterInput{ID: "r", Hooks: &sentinel.SessionHooks{Resume: hook}})
+	_, _, err := b.reg.Register(ctx, sentinel.RegisterSession{ID: "r", Hooks: &sentinel.SessionHooks{Resume: hook}})
 	require.NoError(t, err)
-	require.NoError(t, b.reg.Report(ctx, "r", sessions.ReportInput{Kind: sessions.KindCrashed}))
+	require.NoError(t, b.reg.Report(ctx, "r", sessions.ReportInput{Kind: sentinel.FollowCrashed}))
 
 	rctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
@@ -121,12 +120,12 @@ func TestResumeCommandHookRunsOnTheHomeNode(t *testing.T) {
 	require.Equal(t, "b\n", ran(), "ran on the home node")
 	s, err := a.reg.Get(ctx, "r")
 	require.NoError(t, err)
-	require.Equal(t, sessions.StatusRunning, s.Status, "the home node recorded the resume")
+	require.Equal(t, sentinel.SessionRunning, s.Status, "the home node recorded the resume")
 
 	c := newPeer(t, e, "c", false) // registered through c, which serves nothing: it is down
-	_, _, err = c.reg.Register(ctx, sessions.RegisterInput{ID: "r", Hooks: &sentinel.SessionHooks{Resume: hook}})
+	_, _, err = c.reg.Register(ctx, sentinel.RegisterSession{ID: "r", Hooks: &sentinel.SessionHooks{Resume: hook}})
 	require.NoError(t, err)
-	require.NoError(t, c.reg.Report(ctx, "r", sessions.ReportInput{Kind: sessions.KindCrashed}))
+	require.NoError(t, c.reg.Report(ctx, "r", sessions.ReportInput{Kind: sentinel.FollowCrashed}))
 	_, err = a.resolver.Resolve(rctx, "r", true)
 	require.ErrorIs(t, err, sessions.ErrHomeUnreachable)
 	require.Contains(t, err.Error(), "its home node c, which is not up")

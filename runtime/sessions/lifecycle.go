@@ -8,16 +8,6 @@ import (
 	"github.com/agentproto/sentinel"
 )
 
-// Lifecycle event kinds (the six follow events).
-const (
-	KindTurnEnd       = "turn-end"
-	KindAwaitingInput = "awaiting-input"
-	KindExited        = "exited"
-	KindCrashed       = "crashed"
-	KindPROpened      = "pr-opened"
-	KindPRMerged      = "pr-merged"
-)
-
 // LifecycleEvent is one session lifecycle event on the lifecycle stream.
 type LifecycleEvent struct {
 	// ID is the event's id (lc_<session>_<n>, its Nats-Msg-Id): one
@@ -54,7 +44,7 @@ type ReportInput struct {
 // crashed), registering an unknown session implicitly, and publishes it.
 func (r *Registry) Report(ctx context.Context, id string, in ReportInput) error {
 	switch in.Kind {
-	case KindTurnEnd, KindAwaitingInput, KindExited, KindCrashed:
+	case sentinel.FollowTurnEnd, sentinel.FollowAwaitingInput, sentinel.FollowExited, sentinel.FollowCrashed:
 	default:
 		return sentinel.Errorf(sentinel.CodeInvalidInput, "kind %q must be one of turn-end, awaiting-input, exited, crashed", in.Kind)
 	}
@@ -67,24 +57,24 @@ func (r *Registry) Report(ctx context.Context, id string, in ReportInput) error 
 		if s.Forgotten {
 			*s = Session{Session: sentinel.Session{ID: id, CreatedTs: r.now().UnixMilli(), Sentinel: true}}
 		}
-		wasEnded := s.Status == StatusEnded
+		wasEnded := s.Status == sentinel.SessionEnded
 		s.LastSeenTs = r.now().UnixMilli()
 		switch in.Kind {
-		case KindTurnEnd:
-			s.Status = StatusIdle
+		case sentinel.FollowTurnEnd:
+			s.Status = sentinel.SessionIdle
 			if in.AwaitingInput {
-				s.Status = StatusAwaitingInput
+				s.Status = sentinel.SessionAwaitingInput
 			}
 			if excerpt != "" && !in.Empty {
 				s.LastOutput = excerpt
 			}
 			s.EndedReason = ""
-		case KindAwaitingInput:
-			s.Status = StatusAwaitingInput
+		case sentinel.FollowAwaitingInput:
+			s.Status = sentinel.SessionAwaitingInput
 			s.EndedReason = ""
-		case KindExited:
+		case sentinel.FollowExited:
 			publish = !wasEnded
-			s.Status = StatusEnded
+			s.Status = sentinel.SessionEnded
 			s.EndedTs = r.now().UnixMilli()
 			s.EndedReason = in.Reason
 			if s.EndedReason == "" {
@@ -93,9 +83,9 @@ func (r *Registry) Report(ctx context.Context, id string, in ReportInput) error 
 			if excerpt != "" {
 				s.LastOutput = excerpt
 			}
-		case KindCrashed:
+		case sentinel.FollowCrashed:
 			publish = !wasEnded || s.EndedReason != ReasonCrashed
-			s.Status = StatusEnded
+			s.Status = sentinel.SessionEnded
 			s.EndedTs = r.now().UnixMilli()
 			s.EndedReason = ReasonCrashed
 			s.LastError = firstNonEmpty(in.Reason, excerpt, "crashed")
@@ -105,12 +95,12 @@ func (r *Registry) Report(ctx context.Context, id string, in ReportInput) error 
 		}
 		ev := LifecycleEvent{Kind: in.Kind, SessionID: id, Label: s.Label, AwaitingInput: in.AwaitingInput, Empty: in.Empty, Reason: in.Reason}
 		switch in.Kind {
-		case KindTurnEnd, KindAwaitingInput:
+		case sentinel.FollowTurnEnd, sentinel.FollowAwaitingInput:
 			ev.Detail = excerpt
-		case KindExited:
+		case sentinel.FollowExited:
 			ev.Reason = s.EndedReason
 			ev.Detail = firstNonEmpty(excerpt, s.LastOutput)
-		case KindCrashed:
+		case sentinel.FollowCrashed:
 			ev.Reason = ReasonCrashed
 			ev.Detail = s.LastError
 		}
@@ -165,7 +155,7 @@ func (r *Registry) RecordPR(ctx context.Context, id, rawURL, state, title string
 	var pr sentinel.SessionPR
 	s, _, err := r.mutate(ctx, id, true, func(s *Session, _ bool) error {
 		if s.Forgotten {
-			*s = Session{Session: sentinel.Session{ID: id, CreatedTs: r.now().UnixMilli(), Sentinel: true, Status: StatusRunning}}
+			*s = Session{Session: sentinel.Session{ID: id, CreatedTs: r.now().UnixMilli(), Sentinel: true, Status: sentinel.SessionRunning}}
 		}
 		p := s.PR(url)
 		isNew = p == nil
@@ -187,9 +177,9 @@ func (r *Registry) RecordPR(ctx context.Context, id, rawURL, state, title string
 		pr = *p
 		switch {
 		case isNew && state == PROpen:
-			r.enqueue(s, LifecycleEvent{Kind: KindPROpened, SessionID: id, Label: s.Label, Detail: pr.Title, Key: url})
+			r.enqueue(s, LifecycleEvent{Kind: sentinel.FollowPROpened, SessionID: id, Label: s.Label, Detail: pr.Title, Key: url})
 		case state == PRMerged && prev != PRMerged:
-			r.enqueue(s, LifecycleEvent{Kind: KindPRMerged, SessionID: id, Label: s.Label, Detail: pr.Title, Key: url})
+			r.enqueue(s, LifecycleEvent{Kind: sentinel.FollowPRMerged, SessionID: id, Label: s.Label, Detail: pr.Title, Key: url})
 		}
 		return nil
 	})

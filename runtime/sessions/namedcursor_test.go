@@ -17,7 +17,7 @@ import (
 func TestNamedCursorsMoveIndependently(t *testing.T) {
 	e := newEnvWith(t, runtimetest.Options{NoWorkers: true})
 	ctx := context.Background()
-	e.register(t, sessions.RegisterInput{ID: "nc"})
+	e.register(t, sentinel.RegisterSession{ID: "nc"})
 	for _, text := range []string{"one", "two"} {
 		_, err := e.Inboxes.Send(ctx, "nc", sessions.SendInput{Text: text}, "")
 		require.NoError(t, err)

@@ -15,19 +15,20 @@ import (
 // Notifier runs a session's notify hook when a message lands in its
 // inbox, on its own workers: it never blocks or fails the delivery. fyi
 // messages never trigger it. The last failure is recorded on the session.
-// In a cluster (Homes set), a command hook of a session that lives on
-// another node is handed to that node as a durable job instead.
+// In a cluster (NewHomes attached), a command hook of a session that
+// lives on another node is handed to that node as a durable job instead.
+// Build it with NewNotifier.
 type Notifier struct {
-	Registry *Registry
-	Runner   *HookRunner
-	Log      *slog.Logger
-	// Homes, when set, sends command hooks to the session's home node.
-	Homes *Homes
-	// Workers is the number of concurrent hook runs (default 4); Queue the
-	// number of pending notifications kept before new ones are dropped
-	// (default 256).
-	Workers int
-	Queue   int
+	registry *Registry
+	runner   *HookRunner
+	log      *slog.Logger
+	// homes, when set (NewHomes), sends command hooks to the session's
+	// home node.
+	homes *Homes
+	// workers is the number of concurrent hook runs; queueSize the number
+	// of pending notifications kept before new ones are dropped.
+	workers   int
+	queueSize int
 
 	queue    chan sentinel.Message
 	recent   recentIDs
@@ -39,23 +40,47 @@ type Notifier struct {
 	mu       sync.RWMutex
 }
 
+// NotifierOption adjusts a Notifier built by NewNotifier.
+type NotifierOption func(*Notifier)
+
+// WithNotifierLogger logs the notifier's failures to l (discarded by
+// default).
+func WithNotifierLogger(l *slog.Logger) NotifierOption { return func(n *Notifier) { n.log = l } }
+
+// WithNotifierLimits sets the concurrent hook runs (default 4) and the
+// pending notifications kept before new ones are dropped (default 256);
+// a value <= 0 keeps its default.
+func WithNotifierLimits(workers, queue int) NotifierOption {
+	return func(n *Notifier) { n.workers, n.queueSize = workers, queue }
+}
+
+// NewNotifier builds the notifier of reg's sessions, running their hooks
+// with runner. Start starts its workers.
+func NewNotifier(reg *Registry, runner *HookRunner, opts ...NotifierOption) *Notifier {
+	n := &Notifier{registry: reg, runner: runner}
+	for _, o := range opts {
+		o(n)
+	}
+	if n.workers <= 0 {
+		n.workers = 4
+	}
+	if n.queueSize <= 0 {
+		n.queueSize = 256
+	}
+	if n.log == nil {
+		n.log = slog.New(slog.DiscardHandler)
+	}
+	return n
+}
+
 // Start starts the workers. It is a no-op when already started.
 func (n *Notifier) Start() {
 	if !n.started.CompareAndSwap(false, true) {
 		return
 	}
-	if n.Workers <= 0 {
-		n.Workers = 4
-	}
-	if n.Queue <= 0 {
-		n.Queue = 256
-	}
-	if n.Log == nil {
-		n.Log = slog.New(slog.DiscardHandler)
-	}
-	n.queue = make(chan sentinel.Message, n.Queue)
+	n.queue = make(chan sentinel.Message, n.queueSize)
 	n.ctx, n.cancel = context.WithCancel(context.Background())
-	for i := 0; i < n.Workers; i++ {
+	for i := 0; i < n.workers; i++ {
 		n.wg.Add(1)
 		go n.work()
 	}
@@ -92,7 +117,7 @@ func (n *Notifier) Notify(msg sentinel.Message) {
 	case n.queue <- msg:
 	default:
 		n.recent.remove(msg.ID)
-		n.Log.Warn("notify queue full; notification dropped", "session", msg.To, "message", msg.ID)
+		n.log.Warn("notify queue full; notification dropped", "session", msg.To, "message", msg.ID)
 	}
 }
 
@@ -141,10 +166,10 @@ func (n *Notifier) work() {
 func (n *Notifier) run(msg sentinel.Message) {
 	ctx := n.ctx
 	if err := n.dispatch(ctx, msg, 0); err != nil {
-		n.Log.Warn("notify hook not run", "session", msg.To, "message", msg.ID, "err", err)
+		n.log.Warn("notify hook not run", "session", msg.To, "message", msg.ID, "err", err)
 		if errors.Is(err, errHandOver) {
-			if serr := n.Registry.SetNotifyError(context.WithoutCancel(ctx), msg.To, err); serr != nil {
-				n.Log.Warn("recording the notify failure failed", "session", msg.To, "err", serr)
+			if serr := n.registry.SetNotifyError(context.WithoutCancel(ctx), msg.To, err); serr != nil {
+				n.log.Warn("recording the notify failure failed", "session", msg.To, "err", serr)
 			}
 		}
 	}
@@ -156,15 +181,15 @@ func (n *Notifier) run(msg sentinel.Message) {
 // when the session could not be read or the hand-over failed
 // (errHandOver); a failing hook is recorded on the session, not returned.
 func (n *Notifier) dispatch(ctx context.Context, msg sentinel.Message, hops int) error {
-	s, err := n.Registry.Lookup(ctx, msg.To)
+	s, err := n.registry.Lookup(ctx, msg.To)
 	if err != nil {
 		return err
 	}
 	if s == nil || s.Forgotten || s.Hooks == nil || s.Hooks.Notify == nil {
 		return nil
 	}
-	if home, remote := n.Homes.remoteHome(s, s.Hooks.Notify); remote && hops < maxHomeHops {
-		return n.Homes.enqueueNotify(ctx, home, msg, hops+1)
+	if home, remote := n.homes.remoteHome(s, s.Hooks.Notify); remote && hops < maxHomeHops {
+		return n.homes.enqueueNotify(ctx, home, msg, hops+1)
 	}
 	n.runHook(ctx, s, msg)
 	return nil
@@ -178,10 +203,10 @@ func (n *Notifier) runHook(ctx context.Context, s *Session, msg sentinel.Message
 		return
 	}
 	vars := map[string]string{"sessionId": msg.To, "messageId": msg.ID, "urgency": string(msg.Urgency), "kind": msg.Kind, "seq": strconv.FormatUint(msg.Seq, 10)}
-	if _, err := n.Runner.Run(ctx, s.Hooks.Notify, vars, payload); err != nil {
-		n.Log.Warn("notify hook failed", "session", msg.To, "message", msg.ID, "err", err)
-		if serr := n.Registry.SetNotifyError(context.WithoutCancel(ctx), msg.To, err); serr != nil {
-			n.Log.Warn("recording the notify failure failed", "session", msg.To, "err", serr)
+	if _, err := n.runner.Run(ctx, s.Hooks.Notify, vars, payload); err != nil {
+		n.log.Warn("notify hook failed", "session", msg.To, "message", msg.ID, "err", err)
+		if serr := n.registry.SetNotifyError(context.WithoutCancel(ctx), msg.To, err); serr != nil {
+			n.log.Warn("recording the notify failure failed", "session", msg.To, "err", serr)
 		}
 	}
 }

@@ -26,7 +26,7 @@ func TestNotifyHook(t *testing.T) {
 
 	t.Run("command gets the message JSON on stdin, argv templated, no shell", func(t *testing.T) {
 		out := filepath.Join(dir, "{sessionId}-{urgency}.json")
-		e.register(t, sessions.RegisterInput{ID: "n1", Hooks: &sentinel.SessionHooks{Notify: &sentinel.Hook{Command: []string{"tee", out}}}})
+		e.register(t, sentinel.RegisterSession{ID: "n1", Hooks: &sentinel.SessionHooks{Notify: &sentinel.Hook{Command: []string{"tee", out}}}})
 		msg, err := e.Inboxes.Send(ctx, "n1", sessions.SendInput{Text: "hello; $(rm -rf /)", Urgency: sentinel.UrgencySteer}, "")
 		require.NoError(t, err)
 		file := filepath.Join(dir, "n1-steer.json")
@@ -42,7 +42,7 @@ func TestNotifyHook(t *testing.T) {
 	})
 	t.Run("fyi never wakes", func(t *testing.T) {
 		out := filepath.Join(dir, "fyi-{messageId}")
-		e.register(t, sessions.RegisterInput{ID: "n2", Hooks: &sentinel.SessionHooks{Notify: &sentinel.Hook{Command: []string{"tee", out}}}})
+		e.register(t, sentinel.RegisterSession{ID: "n2", Hooks: &sentinel.SessionHooks{Notify: &sentinel.Hook{Command: []string{"tee", out}}}})
 		fyi, err := e.Inboxes.Send(ctx, "n2", sessions.SendInput{Text: "fyi", Urgency: sentinel.UrgencyFYI}, "")
 		require.NoError(t, err)
 		next, err := e.Inboxes.Send(ctx, "n2", sessions.SendInput{Text: "now"}, "")
@@ -63,7 +63,7 @@ func TestNotifyHook(t *testing.T) {
 			got <- m
 		}))
 		t.Cleanup(srv.Close)
-		e.register(t, sessions.RegisterInput{ID: "n3", Hooks: &sentinel.SessionHooks{Notify: &sentinel.Hook{URL: srv.URL}}})
+		e.register(t, sentinel.RegisterSession{ID: "n3", Hooks: &sentinel.SessionHooks{Notify: &sentinel.Hook{URL: srv.URL}}})
 		msg, err := e.Inboxes.Send(ctx, "n3", sessions.SendInput{Text: "via url"}, "")
 		require.NoError(t, err)
 		select {
@@ -74,7 +74,7 @@ func TestNotifyHook(t *testing.T) {
 		}
 	})
 	t.Run("a hung hook is timed out, never blocks delivery, and the failure is visible", func(t *testing.T) {
-		e.register(t, sessions.RegisterInput{ID: "n4", Hooks: &sentinel.SessionHooks{Notify: &sentinel.Hook{Command: []string{"sleep", "30"}, TimeoutMs: 200}}})
+		e.register(t, sentinel.RegisterSession{ID: "n4", Hooks: &sentinel.SessionHooks{Notify: &sentinel.Hook{Command: []string{"sleep", "30"}, TimeoutMs: 200}}})
 		start := time.Now()
 		_, err := e.Inboxes.Send(ctx, "n4", sessions.SendInput{Text: "x"}, "")
 		require.NoError(t, err)
@@ -89,7 +89,7 @@ func TestNotifyHook(t *testing.T) {
 		require.Len(t, e.InboxOf("n4"), 1)
 	})
 	t.Run("a failing hook is recorded", func(t *testing.T) {
-		e.register(t, sessions.RegisterInput{ID: "n5", Hooks: &sentinel.SessionHooks{Notify: &sentinel.Hook{Command: []string{"false"}}}})
+		e.register(t, sentinel.RegisterSession{ID: "n5", Hooks: &sentinel.SessionHooks{Notify: &sentinel.Hook{Command: []string{"false"}}}})
 		_, err := e.Inboxes.Send(ctx, "n5", sessions.SendInput{Text: "x"}, "")
 		require.NoError(t, err)
 		bustest.Eventually(t, 10*time.Second, func() bool {

@@ -6,6 +6,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/agentproto/sentinel"
 	"github.com/agentproto/sentinel/runtime/runtimetest"
 	"github.com/agentproto/sentinel/runtime/sessions"
 )
@@ -18,15 +19,15 @@ import (
 func TestALifecycleEventLostAfterItsWriteIsPublishedByARepeat(t *testing.T) {
 	a := newEnvWith(t, runtimetest.Options{NoWorkers: true})
 	a.Reg.SetPause(a.Pause)
-	a.register(t, sessions.RegisterInput{ID: "w"})
+	a.register(t, sentinel.RegisterSession{ID: "w"})
 	a.Pause.Fail(sessions.PointLifecycle, "w", 1, nil)
 	ctx := context.Background()
-	require.NoError(t, a.Reg.Report(ctx, "w", sessions.ReportInput{Kind: sessions.KindExited}))
+	require.NoError(t, a.Reg.Report(ctx, "w", sessions.ReportInput{Kind: sentinel.FollowExited}))
 	require.Empty(t, a.lifecycle(t), "the publish was lost with the node")
 
-	require.NoError(t, a.Reg.Report(ctx, "w", sessions.ReportInput{Kind: sessions.KindExited}))
-	require.Equal(t, []string{sessions.KindExited}, kinds(a.lifecycle(t), "w"))
-	require.NoError(t, a.Reg.Report(ctx, "w", sessions.ReportInput{Kind: sessions.KindExited}))
+	require.NoError(t, a.Reg.Report(ctx, "w", sessions.ReportInput{Kind: sentinel.FollowExited}))
+	require.Equal(t, []string{sentinel.FollowExited}, kinds(a.lifecycle(t), "w"))
+	require.NoError(t, a.Reg.Report(ctx, "w", sessions.ReportInput{Kind: sentinel.FollowExited}))
 	require.Len(t, a.lifecycle(t), 1, "published once")
 	s, err := a.Reg.Lookup(ctx, "w")
 	require.NoError(t, err)
@@ -39,10 +40,10 @@ func TestAnotherNodesSweepPublishesWhatAnOutboxHolds(t *testing.T) {
 	a := newEnvWith(t, runtimetest.Options{NoWorkers: true})
 	b := joinEnv(t, a, runtimetest.Options{NoWorkers: true})
 	a.Reg.SetPause(a.Pause)
-	a.register(t, sessions.RegisterInput{ID: "w"})
+	a.register(t, sentinel.RegisterSession{ID: "w"})
 	a.Pause.Fail(sessions.PointLifecycle, "w", -1, nil) // A never publishes
 	ctx := context.Background()
-	require.NoError(t, a.Reg.Report(ctx, "w", sessions.ReportInput{Kind: sessions.KindTurnEnd, Excerpt: "one"}))
+	require.NoError(t, a.Reg.Report(ctx, "w", sessions.ReportInput{Kind: sentinel.FollowTurnEnd, Excerpt: "one"}))
 	require.NoError(t, a.Reg.RecordPR(ctx, "w", "https://github.com/acme/widgets/pull/3", sessions.PROpen, "a PR"))
 	_, err := a.Reg.End(ctx, "w", sessions.ReasonCrashed)
 	require.NoError(t, err)
@@ -51,7 +52,7 @@ func TestAnotherNodesSweepPublishesWhatAnOutboxHolds(t *testing.T) {
 	_, err = b.Reg.Sweep(ctx)
 	require.NoError(t, err)
 	evs := b.lifecycle(t)
-	require.Equal(t, []string{sessions.KindTurnEnd, sessions.KindPROpened, sessions.KindCrashed}, kinds(evs, "w"))
+	require.Equal(t, []string{sentinel.FollowTurnEnd, sentinel.FollowPROpened, sentinel.FollowCrashed}, kinds(evs, "w"))
 	require.Equal(t, "one", evs[0].Detail)
 	_, err = b.Reg.Sweep(ctx)
 	require.NoError(t, err)

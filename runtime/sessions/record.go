@@ -6,14 +6,6 @@ import (
 	"github.com/agentproto/sentinel"
 )
 
-// Session statuses.
-const (
-	StatusRunning       = "running"
-	StatusIdle          = "idle"
-	StatusAwaitingInput = "awaiting-input"
-	StatusEnded         = "ended"
-)
-
 // End reasons (AIP-46, session end and retirement). The list is descriptive, not a closed
 // validator: any short reason is accepted.
 const (
@@ -64,14 +56,14 @@ type Session struct {
 // Lapsed reports whether the session's heartbeat TTL has passed at now
 // while it still claims to be alive.
 func (s *Session) Lapsed(now time.Time) bool {
-	return s.Status != StatusEnded && s.HeartbeatTTLMs > 0 && now.UnixMilli()-s.LastSeenTs > s.HeartbeatTTLMs
+	return s.Status != sentinel.SessionEnded && s.HeartbeatTTLMs > 0 && now.UnixMilli()-s.LastSeenTs > s.HeartbeatTTLMs
 }
 
 // Effective returns the session as it reads at now: a lapsed heartbeat
 // counts as a crash.
 func (s Session) Effective(now time.Time) Session {
 	if s.Lapsed(now) {
-		s.Status = StatusEnded
+		s.Status = sentinel.SessionEnded
 		s.EndedReason = ReasonCrashed
 	}
 	return s
@@ -79,13 +71,13 @@ func (s Session) Effective(now time.Time) Session {
 
 // Alive reports whether the session can take messages at now.
 func (s *Session) Alive(now time.Time) bool {
-	return !s.Forgotten && s.Status != StatusEnded && !s.Lapsed(now)
+	return !s.Forgotten && s.Status != sentinel.SessionEnded && !s.Lapsed(now)
 }
 
 // Retired reports whether no automated path may revive the session: it was
 // superseded (continuedTo), retired, or ended for a deliberate reason.
 func (s *Session) Retired() bool {
-	return s.ContinuedTo != "" || s.RetiredAt != 0 || (s.Status == StatusEnded && Deliberate(s.EndedReason))
+	return s.ContinuedTo != "" || s.RetiredAt != 0 || (s.Status == sentinel.SessionEnded && Deliberate(s.EndedReason))
 }
 
 // PR returns the recorded PR with the URL, or nil.

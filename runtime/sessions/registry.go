@@ -166,7 +166,7 @@ func (r *Registry) mutate(ctx context.Context, id string, create bool, fn func(s
 				return Session{}, false, err
 			}
 			created = true
-			cur = &Session{Session: sentinel.Session{ID: id, Status: StatusRunning, CreatedTs: r.now().UnixMilli(), LastSeenTs: r.now().UnixMilli(), Sentinel: true}}
+			cur = &Session{Session: sentinel.Session{ID: id, Status: sentinel.SessionRunning, CreatedTs: r.now().UnixMilli(), LastSeenTs: r.now().UnixMilli(), Sentinel: true}}
 		case err != nil:
 			return Session{}, false, err
 		}
@@ -199,23 +199,11 @@ func (r *Registry) mutate(ctx context.Context, id string, create bool, fn func(s
 
 var errSkip = errors.New("skip")
 
-// RegisterInput are the fields of a register call; nil keeps the stored
-// value on an update.
-type RegisterInput struct {
-	ID              string
-	Label           *string
-	Cwd             *string
-	ParentSessionID *string
-	Hooks           *sentinel.SessionHooks
-	HeartbeatTTLMs  *int64
-	Sentinel        *bool
-}
-
 // Register creates or updates a session and marks it running (a
 // registration is also a heartbeat). An ended or forgotten session is
 // revived with its end reason cleared. The session's home becomes this
 // node (SetNode).
-func (r *Registry) Register(ctx context.Context, in RegisterInput) (Session, bool, error) {
+func (r *Registry) Register(ctx context.Context, in sentinel.RegisterSession) (Session, bool, error) {
 	if in.ParentSessionID != nil && *in.ParentSessionID != "" && !sentinel.ValidSessionID(*in.ParentSessionID) {
 		return Session{}, false, sentinel.Errorf(sentinel.CodeInvalidSessionID, "parentSessionId %q must be "+sentinel.SessionIDRule, *in.ParentSessionID)
 	}
@@ -246,7 +234,7 @@ func (r *Registry) Register(ctx context.Context, in RegisterInput) (Session, boo
 		if r.node != "" {
 			s.HomeNode = r.node
 		}
-		s.Status = StatusRunning
+		s.Status = sentinel.SessionRunning
 		s.EndedReason = ""
 		s.LastSeenTs = r.now().UnixMilli()
 		return nil
@@ -283,16 +271,16 @@ func (r *Registry) End(ctx context.Context, id, reason string) (Session, error) 
 			return fmt.Errorf("end session %s: %w", id, ErrNotFound)
 		}
 		wasAlive := s.Alive(r.now())
-		s.Status = StatusEnded
+		s.Status = sentinel.SessionEnded
 		s.EndedTs = r.now().UnixMilli()
 		s.EndedReason = reason
 		if reason == ReasonForgotten {
 			s.Forgotten = true
 		}
 		if wasAlive {
-			kind := KindExited
+			kind := sentinel.FollowExited
 			if reason == ReasonCrashed {
-				kind = KindCrashed
+				kind = sentinel.FollowCrashed
 			}
 			r.enqueue(s, LifecycleEvent{Kind: kind, SessionID: id, Label: s.Label, Reason: reason, Detail: s.LastOutput})
 		}
@@ -316,7 +304,7 @@ func (r *Registry) Sweep(ctx context.Context) (int, error) {
 	r.FlushPending(ctx, all)
 	n := 0
 	for _, v := range all {
-		if v.Status != StatusEnded || v.EndedReason != ReasonCrashed {
+		if v.Status != sentinel.SessionEnded || v.EndedReason != ReasonCrashed {
 			continue
 		}
 		lapsed := false
@@ -326,11 +314,11 @@ func (r *Registry) Sweep(ctx context.Context) (int, error) {
 				return errSkip
 			}
 			lapsed = true
-			s.Status = StatusEnded
+			s.Status = sentinel.SessionEnded
 			s.EndedTs = r.now().UnixMilli()
 			s.EndedReason = ReasonCrashed
 			s.LastError = "heartbeat lapsed"
-			r.enqueue(s, LifecycleEvent{Kind: KindCrashed, SessionID: s.ID, Label: s.Label, Reason: ReasonCrashed, Detail: s.LastError})
+			r.enqueue(s, LifecycleEvent{Kind: sentinel.FollowCrashed, SessionID: s.ID, Label: s.Label, Reason: ReasonCrashed, Detail: s.LastError})
 			return nil
 		})
 		if err != nil {
@@ -373,7 +361,7 @@ func (r *Registry) ContinueTo(ctx context.Context, id, next string) (string, err
 			*s = Session{Session: sentinel.Session{ID: next, Label: old.Label, Cwd: old.Cwd, ParentSessionID: old.ParentSessionID, Hooks: old.Hooks, HomeNode: old.HomeNode,
 				HeartbeatTTLMs: old.HeartbeatTTLMs, Sentinel: old.Sentinel, CreatedTs: r.now().UnixMilli()}}
 		}
-		s.Status = StatusRunning
+		s.Status = sentinel.SessionRunning
 		s.EndedReason = ""
 		s.LastSeenTs = r.now().UnixMilli()
 		return nil
@@ -385,7 +373,7 @@ func (r *Registry) ContinueTo(ctx context.Context, id, next string) (string, err
 // cleared, seen now.
 func (r *Registry) MarkResumed(ctx context.Context, id string) error {
 	_, _, err := r.mutate(ctx, id, false, func(s *Session, _ bool) error {
-		s.Status = StatusRunning
+		s.Status = sentinel.SessionRunning
 		s.EndedReason = ""
 		s.LastSeenTs = r.now().UnixMilli()
 		return nil

@@ -50,28 +50,63 @@ const maxHops = 32
 // left to park or deliver the event once the hook has answered or been
 // stopped.
 //
-// In a cluster (Homes set), a command resume hook of a session that lives
+// In a cluster (NewHomes attached), a command resume hook of a session that lives
 // on another node runs there: the resolver asks the home node (a request
 // bounded by the same deadline) and routes by its answer. When the home
 // node does not answer, Resolve fails, so the delivery is retried later
 // (never acknowledged, never lost); a URL hook runs here.
+//
+// Build it with NewResolver.
 type Resolver struct {
-	Registry *Registry
-	Runner   *HookRunner
-	Log      *slog.Logger
-	// Homes, when set, runs command resume hooks on the session's home node.
-	Homes *Homes
-	// Locks, when set (a cluster), serializes the resumes run on this node
-	// with those run on every other node (URL hooks run wherever the
-	// event is): one resume hook of a session at a time in the cluster.
-	Locks Locks
-	// Pause holds the resolver's named pause points (tests; nil in
+	registry *Registry
+	runner   *HookRunner
+	log      *slog.Logger
+	// homes, when set (NewHomes), runs command resume hooks on the
+	// session's home node.
+	homes *Homes
+	// clusterLocks, when set (a cluster), serializes the resumes run on
+	// this node with those run on every other node (URL hooks run
+	// wherever the event is): one resume hook of a session at a time in
+	// the cluster.
+	clusterLocks Locks
+	// pause holds the resolver's named pause points (tests; nil in
 	// production): PointResumed.
-	Pause *pause.Points
+	pause *pause.Points
 
 	// mu guards locks; it is never held while a session lock is awaited.
 	mu    sync.Mutex
 	locks map[string]*sessionLock
+}
+
+// ResolverOption adjusts a Resolver built by NewResolver.
+type ResolverOption func(*Resolver)
+
+// WithResolverLogger logs the resolver's failures to l (discarded by
+// default).
+func WithResolverLogger(l *slog.Logger) ResolverOption { return func(r *Resolver) { r.log = l } }
+
+// WithResolverLocks serializes the resumes of a session across the nodes
+// of a cluster with locks (bus.Locker): one resume hook of a session at a
+// time in the cluster. Without it resumes are serialized on this node.
+func WithResolverLocks(locks Locks) ResolverOption {
+	return func(r *Resolver) { r.clusterLocks = locks }
+}
+
+// WithResolverPause holds the resolver at its named pause points (tests):
+// PointResumed.
+func WithResolverPause(p *pause.Points) ResolverOption { return func(r *Resolver) { r.pause = p } }
+
+// NewResolver builds the resolver of reg's sessions, running their resume
+// hooks with runner.
+func NewResolver(reg *Registry, runner *HookRunner, opts ...ResolverOption) *Resolver {
+	r := &Resolver{registry: reg, runner: runner}
+	for _, o := range opts {
+		o(r)
+	}
+	if r.log == nil {
+		r.log = slog.New(slog.DiscardHandler)
+	}
+	return r
 }
 
 // Locks hands out named locks that hold across nodes (bus.Locker).
@@ -139,12 +174,12 @@ func hookContext(ctx context.Context) (context.Context, context.CancelFunc) {
 // the parent-forward branch (sentinel events; never follow digests). An
 // error means the registry could not be read: retry later.
 func (r *Resolver) Resolve(ctx context.Context, id string, forwardToParent bool) (Resolution, error) {
-	s, err := r.Registry.Lookup(ctx, id)
+	s, err := r.registry.Lookup(ctx, id)
 	if err != nil {
 		return Resolution{}, err
 	}
 	switch {
-	case takesAsIs(s, r.Registry.Now()):
+	case takesAsIs(s, r.registry.Now()):
 		return Resolution{Action: Deliver, To: id}, nil
 	case s.Forgotten:
 		return Resolution{Action: Park, Reason: fmt.Sprintf("target session %s no longer exists", id)}, nil
@@ -168,7 +203,7 @@ func (r *Resolver) retired(ctx context.Context, s *Session, forwardToParent bool
 		if err != nil {
 			return Resolution{}, err
 		}
-		now := r.Registry.Now()
+		now := r.registry.Now()
 		switch {
 		case succ == nil:
 			return Resolution{Action: Park, Reason: fmt.Sprintf("session %s was superseded by %s, which no longer exists", s.ID, s.ContinuedTo)}, nil
@@ -188,11 +223,11 @@ func (r *Resolver) retired(ctx context.Context, s *Session, forwardToParent bool
 		why = "closed on purpose (" + s.EndedReason + ")"
 	}
 	if forwardToParent && s.ParentSessionID != "" {
-		p, err := r.Registry.Lookup(ctx, s.ParentSessionID)
+		p, err := r.registry.Lookup(ctx, s.ParentSessionID)
 		if err != nil {
 			return Resolution{}, err
 		}
-		if p != nil && p.Alive(r.Registry.Now()) {
+		if p != nil && p.Alive(r.registry.Now()) {
 			return Resolution{Action: Forward, To: p.ID}, nil
 		}
 		return Resolution{Action: Park, Reason: fmt.Sprintf("session %s was %s and its parent %s is not alive; not resuming", s.ID, why, s.ParentSessionID)}, nil
@@ -208,7 +243,7 @@ func (r *Resolver) successor(ctx context.Context, s *Session) (*Session, error) 
 	cur := s
 	for hop := 0; hop < maxHops && cur.ContinuedTo != "" && !seen[cur.ContinuedTo]; hop++ {
 		seen[cur.ContinuedTo] = true
-		next, err := r.Registry.Lookup(ctx, cur.ContinuedTo)
+		next, err := r.registry.Lookup(ctx, cur.ContinuedTo)
 		if err != nil {
 			return nil, err
 		}
@@ -233,44 +268,44 @@ func (r *Resolver) resume(ctx context.Context, id string) (Resolution, error) {
 func (r *Resolver) resumeOn(ctx context.Context, id string, here bool) (Resolution, error) {
 	unlock := r.lock(id)
 	defer unlock()
-	s, err := r.Registry.Lookup(ctx, id)
+	s, err := r.registry.Lookup(ctx, id)
 	if err != nil {
 		return Resolution{}, err
 	}
 	if s == nil {
 		return Resolution{Action: Deliver, To: id}, nil
 	}
-	if s.Alive(r.Registry.Now()) {
+	if s.Alive(r.registry.Now()) {
 		return Resolution{Action: Deliver, To: id}, nil
 	}
 	if s.ContinuedTo != "" {
 		return r.retired(ctx, s, false)
 	}
-	reason := firstNonEmpty(s.Effective(r.Registry.Now()).EndedReason, "ended")
+	reason := firstNonEmpty(s.Effective(r.registry.Now()).EndedReason, "ended")
 	if s.Hooks == nil || s.Hooks.Resume == nil {
 		return Resolution{Action: Park, Reason: fmt.Sprintf("session %s ended (%s) and has no resume hook", id, reason)}, nil
 	}
-	if home, remote := r.Homes.remoteHome(s, s.Hooks.Resume); remote {
+	if home, remote := r.homes.remoteHome(s, s.Hooks.Resume); remote {
 		if here {
 			return Resolution{}, fmt.Errorf("resume session %s: its home moved to node %s: %w", id, home, errHomeMoved)
 		}
 		hctx, cancel := hookContext(ctx)
 		defer cancel()
-		return r.Homes.resume(hctx, home, id)
+		return r.homes.resume(hctx, home, id)
 	}
-	if r.Locks != nil {
+	if r.clusterLocks != nil {
 		// Another node may be resuming it (a URL hook runs where the event
 		// is): one resume at a time, then the state as it is after it.
-		release, err := r.Locks.Lock(ctx, "resume."+id)
+		release, err := r.clusterLocks.Lock(ctx, "resume."+id)
 		if err != nil {
 			return Resolution{}, fmt.Errorf("resume session %s: %w", id, err)
 		}
 		defer release()
-		if s, err = r.Registry.Lookup(ctx, id); err != nil {
+		if s, err = r.registry.Lookup(ctx, id); err != nil {
 			return Resolution{}, err
 		}
 		switch {
-		case s == nil || s.Alive(r.Registry.Now()):
+		case s == nil || s.Alive(r.registry.Now()):
 			return Resolution{Action: Deliver, To: id}, nil
 		case s.ContinuedTo != "":
 			return r.retired(ctx, s, false)
@@ -278,10 +313,10 @@ func (r *Resolver) resumeOn(ctx context.Context, id string, here bool) (Resoluti
 	}
 	payload, _ := json.Marshal(map[string]string{"sessionId": id, "reason": reason})
 	hctx, cancel := hookContext(ctx)
-	out, err := r.Runner.Run(hctx, s.Hooks.Resume, map[string]string{"sessionId": id}, payload)
+	out, err := r.runner.Run(hctx, s.Hooks.Resume, map[string]string{"sessionId": id}, payload)
 	cancel()
 	if err != nil {
-		r.Log.Warn("resume hook failed", "session", id, "err", err)
+		r.log.Warn("resume hook failed", "session", id, "err", err)
 		return Resolution{Action: Park, Reason: fmt.Sprintf("could not resume session %s: %v", id, err)}, nil
 	}
 	live := parseResumed(out, id)
@@ -289,29 +324,29 @@ func (r *Resolver) resumeOn(ctx context.Context, id string, here bool) (Resoluti
 		return Resolution{Action: Park, Reason: fmt.Sprintf("could not resume session %s: the resume hook returned an invalid id %q", id, live)}, nil
 	}
 	if live == id {
-		if err := r.Registry.MarkResumed(ctx, id); err != nil {
+		if err := r.registry.MarkResumed(ctx, id); err != nil {
 			return Resolution{}, err
 		}
 	} else {
-		if err := r.Pause.At(ctx, PointResumed, id); err != nil {
+		if err := r.pause.At(ctx, PointResumed, id); err != nil {
 			return Resolution{}, err
 		}
-		to, err := r.Registry.ContinueTo(ctx, id, live)
+		to, err := r.registry.ContinueTo(ctx, id, live)
 		if err != nil {
 			return Resolution{}, err
 		}
 		if to != live {
 			// Resumed twice at once (another node's hook answered first):
 			// the first link stands, and this hook's session gets nothing.
-			r.Log.Warn("session resumed twice at once; its first successor stands", "session", id, "successor", to, "unused", live)
-			s, err := r.Registry.Lookup(ctx, id)
+			r.log.Warn("session resumed twice at once; its first successor stands", "session", id, "successor", to, "unused", live)
+			s, err := r.registry.Lookup(ctx, id)
 			if err != nil {
 				return Resolution{}, err
 			}
 			return r.retired(ctx, s, false)
 		}
 	}
-	r.Log.Info("session resumed", "session", id, "live", live)
+	r.log.Info("session resumed", "session", id, "live", live)
 	return Resolution{Action: Deliver, To: live}, nil
 }
 

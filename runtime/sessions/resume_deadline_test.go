@@ -34,9 +34,9 @@ func TestResumeHookLongerThanTheHandleDeadlineParksOnce(t *testing.T) {
 
 	runs := filepath.Join(t.TempDir(), "runs")
 	slow := &sentinel.Hook{Command: []string{"sh", "-c", "echo run >> " + runs + "; exec sleep 30"}, TimeoutMs: 120000}
-	e.register(t, sessions.RegisterInput{ID: "slow", Hooks: &sentinel.SessionHooks{Resume: slow}})
+	e.register(t, sentinel.RegisterSession{ID: "slow", Hooks: &sentinel.SessionHooks{Resume: slow}})
 	rec := e.Watch(sentinel.WatchRequest{Subject: "github:acme/slow#1", SessionID: "slow", Types: []string{"*"}, Provider: "fake"})
-	require.NoError(t, e.Reg.Report(context.Background(), "slow", sessions.ReportInput{Kind: sessions.KindCrashed}))
+	require.NoError(t, e.Reg.Report(context.Background(), "slow", sessions.ReportInput{Kind: sentinel.FollowCrashed}))
 	e.Fake.Emit(runtimetest.Event("evt_1", "github.check_suite.completed", "github:acme/slow#1", false))
 	e.Loop.PollNow(context.Background())
 

@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/agentproto/sentinel"
 )
 
 // Retention of what the sessions keep (issue 21, item 10): before, ended
@@ -46,7 +48,7 @@ func (r *Registry) PruneEnded(ctx context.Context, retention time.Duration) (int
 			return n, err
 		}
 		v := s.Effective(r.now())
-		if v.Status != StatusEnded || max(s.LastSeenTs, s.EndedTs) > cutoff || len(s.Pending) > 0 {
+		if v.Status != sentinel.SessionEnded || max(s.LastSeenTs, s.EndedTs) > cutoff || len(s.Pending) > 0 {
 			continue
 		}
 		if err := r.kv.Delete(ctx, id, jetstream.LastRevision(rev)); err != nil {

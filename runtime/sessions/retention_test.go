@@ -7,6 +7,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/agentproto/sentinel"
 	"github.com/agentproto/sentinel/runtime/runtimetest"
 	"github.com/agentproto/sentinel/runtime/sessions"
 )
@@ -19,7 +20,7 @@ func TestEndedSessionsAndStaleCursorsArePruned(t *testing.T) {
 	e := newEnvWith(t, runtimetest.Options{NoWorkers: true})
 	ctx := context.Background()
 	for _, id := range []string{"old", "recent", "live"} {
-		e.register(t, sessions.RegisterInput{ID: id})
+		e.register(t, sentinel.RegisterSession{ID: id})
 	}
 	_, err := e.Reg.End(ctx, "old", sessions.ReasonOperatorStopped)
 	require.NoError(t, err)
@@ -28,7 +29,7 @@ func TestEndedSessionsAndStaleCursorsArePruned(t *testing.T) {
 	e.Clock.Advance(40 * 24 * time.Hour)
 	_, err = e.Reg.End(ctx, "recent", sessions.ReasonOperatorStopped)
 	require.NoError(t, err)
-	require.NoError(t, e.Reg.Report(ctx, "live", sessions.ReportInput{Kind: sessions.KindTurnEnd}))
+	require.NoError(t, e.Reg.Report(ctx, "live", sessions.ReportInput{Kind: sentinel.FollowTurnEnd}))
 	n, err := e.Reg.PruneEnded(ctx, 30*24*time.Hour)
 	require.NoError(t, err)
 	require.Equal(t, 1, n)

@@ -22,26 +22,63 @@ type AppendFunc func(ctx context.Context, msg sentinel.Message) (sentinel.Messag
 // Router is the dead-target deliver.Router (AIP-60 sentinel delivery): it
 // resolves the target session (successor, parent forward as fyi, resume
 // and retarget, park) and parks and orphans what cannot be delivered. The
-// provider-side watch is never touched.
+// provider-side watch is never touched. Build it with NewRouter.
 type Router struct {
-	Resolver *Resolver
-	Append   AppendFunc
-	// Inbox, when set, reads what is already stored so one event shows
+	resolver *Resolver
+	appendFn AppendFunc
+	// inbox, when set, reads what is already stored so one event shows
 	// once per session (inbox.AppendEvent); nil appends as is.
-	Inbox *inbox.Inbox
-	Park  *park.Store
-	Log   *slog.Logger
-	Now   func() time.Time
-	// Merged is called after an auto-linked sentinel delivered a merged
+	inbox  *inbox.Inbox
+	parked *park.Store
+	log    *slog.Logger
+	now    func() time.Time
+	// merged is called after an auto-linked sentinel delivered a merged
 	// pull_request.closed event (the follow event pr-merged).
-	Merged func(ctx context.Context, sessionID, prURL string)
+	merged func(ctx context.Context, sessionID, prURL string)
+}
+
+// RouterOption adjusts a Router built by NewRouter.
+type RouterOption func(*Router)
+
+// WithRouterInbox reads what ib already stores so one event shows once per
+// session (inbox.AppendEvent); without it events are appended as they are.
+func WithRouterInbox(ib *inbox.Inbox) RouterOption { return func(r *Router) { r.inbox = ib } }
+
+// WithRouterLogger logs the router's failures to l (discarded by
+// default).
+func WithRouterLogger(l *slog.Logger) RouterOption { return func(r *Router) { r.log = l } }
+
+// WithRouterClock reads the time from now (time.Now by default).
+func WithRouterClock(now func() time.Time) RouterOption { return func(r *Router) { r.now = now } }
+
+// WithMerged calls merged after an auto-linked sentinel delivered a
+// merged pull_request.closed event (the follow event pr-merged).
+func WithMerged(merged func(ctx context.Context, sessionID, prURL string)) RouterOption {
+	return func(r *Router) { r.merged = merged }
+}
+
+// NewRouter builds the router that resolves each target session with
+// resolver, stores messages with appendFn and parks what cannot be
+// delivered in parked.
+func NewRouter(resolver *Resolver, appendFn AppendFunc, parked *park.Store, opts ...RouterOption) *Router {
+	r := &Router{resolver: resolver, appendFn: appendFn, parked: parked}
+	for _, o := range opts {
+		o(r)
+	}
+	if r.log == nil {
+		r.log = slog.New(slog.DiscardHandler)
+	}
+	if r.now == nil {
+		r.now = time.Now
+	}
+	return r
 }
 
 // Route implements deliver.Router.
 func (r *Router) Route(ctx context.Context, rec *sentinel.Sentinel, ev *sentinel.Event) (deliver.Outcome, error) {
 	t := rec.Spec.Target
-	msg := inbox.SentinelMessage(rec.ID, rec.Provider, t.SessionID, t.Urgency, ev, sentinel.FormatTime(r.Now()))
-	res, err := r.Resolver.Resolve(ctx, t.SessionID, true)
+	msg := inbox.SentinelMessage(rec.ID, rec.Provider, t.SessionID, t.Urgency, ev, sentinel.FormatTime(r.now()))
+	res, err := r.resolver.Resolve(ctx, t.SessionID, true)
 	if err != nil {
 		return deliver.Outcome{}, err
 	}
@@ -78,11 +115,11 @@ func (r *Router) Route(ctx context.Context, rec *sentinel.Sentinel, ev *sentinel
 // target session is alive or unregistered (Resolve would deliver to it as
 // it is, with no hook).
 func (r *Router) Plan(ctx context.Context, rec *sentinel.Sentinel, ev *sentinel.Event) (deliver.Send, error) {
-	s, err := r.Resolver.Registry.Lookup(ctx, rec.Spec.Target.SessionID)
+	s, err := r.resolver.registry.Lookup(ctx, rec.Spec.Target.SessionID)
 	if err != nil {
 		return nil, err
 	}
-	if !takesAsIs(s, r.Resolver.Registry.Now()) {
+	if !takesAsIs(s, r.resolver.registry.Now()) {
 		return nil, nil
 	}
 	return r.Prepare(rec, ev)
@@ -95,7 +132,7 @@ func (r *Router) Plan(ctx context.Context, rec *sentinel.Sentinel, ev *sentinel.
 // Send reads nothing of rec (the pipeline writes it meanwhile).
 func (r *Router) Prepare(rec *sentinel.Sentinel, ev *sentinel.Event) (deliver.Send, error) {
 	id, label, group, t := rec.ID, rec.Spec.Label, rec.Spec.Group, rec.Spec.Target
-	msg := inbox.SentinelMessage(rec.ID, rec.Provider, t.SessionID, t.Urgency, ev, sentinel.FormatTime(r.Now()))
+	msg := inbox.SentinelMessage(rec.ID, rec.Provider, t.SessionID, t.Urgency, ev, sentinel.FormatTime(r.now()))
 	if err := inbox.Validate(&msg); err != nil {
 		return nil, err
 	}
@@ -117,14 +154,14 @@ func (r *Router) Prepare(rec *sentinel.Sentinel, ev *sentinel.Event) (deliver.Se
 // (inbox.AppendEvent: a second sentinel of the session merges into the
 // first's message, or escalates it).
 func (r *Router) appendEvent(ctx context.Context, msg sentinel.Message, eventID string) (deliver.Outcome, error) {
-	if r.Inbox == nil {
-		stored, dup, err := r.Append(ctx, msg)
+	if r.inbox == nil {
+		stored, dup, err := r.appendFn(ctx, msg)
 		if err != nil {
 			return deliver.Outcome{}, err
 		}
 		return deliver.Outcome{Duplicate: dup, Message: &stored}, nil
 	}
-	ea, err := r.Inbox.AppendEvent(ctx, inbox.AppendFunc(r.Append), msg, eventID)
+	ea, err := r.inbox.AppendEvent(ctx, inbox.AppendFunc(r.appendFn), msg, eventID)
 	if err != nil {
 		return deliver.Outcome{}, err
 	}
@@ -136,10 +173,10 @@ func (r *Router) park(ctx context.Context, rec *sentinel.Sentinel, ev *sentinel.
 }
 
 func (r *Router) parkID(ctx context.Context, id string, ev *sentinel.Event, reason string) (deliver.Outcome, error) {
-	if err := r.Park.Park(ctx, id, sentinel.Parked{SentinelID: id, Event: ev, Reason: reason}, "dead:"+id+":"+ev.ID); err != nil {
+	if err := r.parked.Park(ctx, id, sentinel.Parked{SentinelID: id, Event: ev, Reason: reason}, "dead:"+id+":"+ev.ID); err != nil {
 		return deliver.Outcome{}, err
 	}
-	r.Log.Info("sentinel event parked", "sentinel", id, "event", ev.ID, "reason", reason)
+	r.log.Info("sentinel event parked", "sentinel", id, "event", ev.ID, "reason", reason)
 	return deliver.Outcome{Parked: true, Orphaned: true, Reason: reason}, nil
 }
 
@@ -154,7 +191,7 @@ const AutoLinkLabelPrefix = "auto:pr#"
 // mergedHook raises pr-merged for the owning session when an auto-linked
 // sentinel delivers its PR's merged closed event.
 func (r *Router) mergedHook(ctx context.Context, label, group string, ev *sentinel.Event, to string) {
-	if r.Merged == nil || !strings.HasPrefix(label, AutoLinkLabelPrefix) || ev.Type != "github.pull_request.closed" || !ev.Terminal {
+	if r.merged == nil || !strings.HasPrefix(label, AutoLinkLabelPrefix) || ev.Type != "github.pull_request.closed" || !ev.Terminal {
 		return
 	}
 	var data struct {
@@ -171,7 +208,7 @@ func (r *Router) mergedHook(ctx context.Context, label, group string, ev *sentin
 	if owner == "" {
 		owner = to
 	}
-	r.Merged(ctx, owner, fmt.Sprintf("https://github.com/%s/pull/%d", ref.FullName(), ref.Number))
+	r.merged(ctx, owner, fmt.Sprintf("https://github.com/%s/pull/%d", ref.FullName(), ref.Number))
 }
 
 var _ deliver.Planner = (*Router)(nil)

@@ -32,7 +32,7 @@ func resumeServer(t *testing.T, prefix string) (*httptest.Server, *atomic.Int64)
 
 func endedWithURLHook(t *testing.T, e *env, id, url string) {
 	t.Helper()
-	e.register(t, sessions.RegisterInput{ID: id, Hooks: &sentinel.SessionHooks{Resume: &sentinel.Hook{URL: url, TimeoutMs: 5000}}})
+	e.register(t, sentinel.RegisterSession{ID: id, Hooks: &sentinel.SessionHooks{Resume: &sentinel.Hook{URL: url, TimeoutMs: 5000}}})
 	_, err := e.Reg.End(context.Background(), id, sessions.ReasonCrashed)
 	require.NoError(t, err)
 }
@@ -75,15 +75,13 @@ func TestTwoResumesAtOnceLinkOneSuccessor(t *testing.T) {
 	require.Equal(t, resB.To, s.ContinuedTo, "the first link stands")
 }
 
-// With the cluster's resume lock (runtime/app sets Resolver.Locks on every
+// With the cluster's resume lock (runtime/app sets WithResolverLocks on every
 // node of a cluster), a second node's resume waits for the first: while A
 // holds its resume, B's attempt within a deadline fails (its event is
 // retried later) and runs no hook; after A, B delivers to A's successor.
 func TestTheClusterResumeLockRunsOneHookAtATime(t *testing.T) {
-	a := newEnvWith(t, runtimetest.Options{NoWorkers: true})
-	b := joinEnv(t, a, runtimetest.Options{NoWorkers: true})
-	a.Resolver.Locks = a.Bus.Bus.NewLocker("a")
-	b.Resolver.Locks = b.Bus.Bus.NewLocker("b")
+	a := newEnvWith(t, runtimetest.Options{NoWorkers: true}, clusterLocks("a"))
+	b := joinEnv(t, a, runtimetest.Options{NoWorkers: true}, clusterLocks("b"))
 	hook, runs := resumeServer(t, "s1")
 	endedWithURLHook(t, a, "s1", hook.URL)
 
@@ -120,7 +118,7 @@ func TestAStaleDirectWriteDoesNotReachTheOldSession(t *testing.T) {
 	a := newEnvWith(t, opts)
 	b := joinEnv(t, a, runtimetest.Options{NoWorkers: true})
 	hook, _ := resumeServer(t, "s1")
-	a.register(t, sessions.RegisterInput{ID: "s1", Hooks: &sentinel.SessionHooks{Resume: &sentinel.Hook{URL: hook.URL, TimeoutMs: 5000}}})
+	a.register(t, sentinel.RegisterSession{ID: "s1", Hooks: &sentinel.SessionHooks{Resume: &sentinel.Hook{URL: hook.URL, TimeoutMs: 5000}}})
 	rec := a.Watch(sentinel.WatchRequest{Subject: "github:acme/w#1", SessionID: "s1", Types: []string{"*"}, Provider: "fake"})
 	ev := runtimetest.Event("evt_1", "x.y.z", "github:acme/w#1", false)
 
@@ -156,7 +154,7 @@ func TestAStaleDirectWriteDoesNotReachTheOldSession(t *testing.T) {
 func TestAStaleDeadTargetParkChangesNothing(t *testing.T) {
 	a := newEnvWith(t, runtimetest.Options{NoWorkers: true})
 	b := joinEnv(t, a, runtimetest.Options{NoWorkers: true})
-	a.register(t, sessions.RegisterInput{ID: "gone"})
+	a.register(t, sentinel.RegisterSession{ID: "gone"})
 	rec := a.Watch(sentinel.WatchRequest{Subject: "github:acme/dead#1", SessionID: "gone", Types: []string{"*"}, Provider: "fake"})
 	_, err := a.Reg.End(context.Background(), "gone", sessions.ReasonCrashed)
 	require.NoError(t, err)

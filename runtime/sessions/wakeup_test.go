@@ -28,7 +28,7 @@ func TestAWakeUpLostWithANodeIsRunByTheRedelivery(t *testing.T) {
 	var calls atomic.Int64
 	hook := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { calls.Add(1) }))
 	t.Cleanup(hook.Close)
-	a.register(t, sessions.RegisterInput{ID: "s1", Hooks: &sentinel.SessionHooks{Notify: &sentinel.Hook{URL: hook.URL, TimeoutMs: 5000}}})
+	a.register(t, sentinel.RegisterSession{ID: "s1", Hooks: &sentinel.SessionHooks{Notify: &sentinel.Hook{URL: hook.URL, TimeoutMs: 5000}}})
 	rec := a.Watch(sentinel.WatchRequest{Subject: "github:acme/w#1", SessionID: "s1", Types: []string{"*"}, Provider: "fake"})
 	ev := runtimetest.Event("evt_1", "x.y.z", "github:acme/w#1", false)
 

@@ -58,11 +58,11 @@ func (w *Webhooks) sendTerminated(rec *Record, t *termination) {
 	go func() {
 		defer wg.Done()
 		for attempt := 1; ; attempt++ {
-			res := post(ctx, w.client, rec.URL, rec.ID, controlID("terminated"), w.secrets(rec), body, s.Now())
-			if res.Category == "" || res.Status == 410 || res.Status == 413 || attempt >= s.Cfg.RetryAttempts {
+			res := post(ctx, w.client, rec.URL, rec.ID, controlID("terminated"), w.secrets(rec), body, s.now())
+			if res.Category == "" || res.Status == 410 || res.Status == 413 || attempt >= s.cfg.RetryAttempts {
 				return
 			}
-			if !sleepCtx(ctx, backoff(s.Cfg.RetryBackoff, attempt)) {
+			if !sleepCtx(ctx, backoff(s.cfg.RetryBackoff, attempt)) {
 				return
 			}
 		}
@@ -72,7 +72,7 @@ func (w *Webhooks) sendTerminated(rec *Record, t *termination) {
 // secrets are the secrets deliveries of rec are signed with: the current
 // one, and the one it replaced during the rotation grace.
 func (w *Webhooks) secrets(rec *Record) []string {
-	if len(rec.Secrets) > 1 && w.svc.Now().UnixMilli() >= rec.OldSecretUntilMs {
+	if len(rec.Secrets) > 1 && w.svc.now().UnixMilli() >= rec.OldSecretUntilMs {
 		return rec.Secrets[:1]
 	}
 	return rec.Secrets
@@ -88,7 +88,7 @@ func (w *Webhooks) lost(ctx context.Context, rec *Record, seq uint64) bool {
 		return true
 	}
 	if rec.PendingAfter > 0 && seq > rec.SettledSeq+1 {
-		if first, _, err := w.svc.Feed.Head(ctx); err == nil && first > rec.SettledSeq+1 {
+		if first, _, err := w.svc.feed.Head(ctx); err == nil && first > rec.SettledSeq+1 {
 			return true
 		}
 	}

@@ -12,15 +12,19 @@ import (
 // subscription's feed and every other sentinel's through Next: a
 // subscription's events never reach a session inbox.
 type Router struct {
-	Next deliver.Router
-	Feed *Feed
+	next deliver.Router
+	feed *Feed
 }
+
+// NewRouter delivers mcp-events sentinels' events to feed and every other
+// sentinel's through next.
+func NewRouter(next deliver.Router, feed *Feed) Router { return Router{next: next, feed: feed} }
 
 // Route implements deliver.Router.
 func (r Router) Route(ctx context.Context, rec *sentinel.Sentinel, ev *sentinel.Event) (deliver.Outcome, error) {
 	t := rec.Spec.Target
 	if t.Kind != sentinel.TargetMCPEvents {
-		return r.Next.Route(ctx, rec, ev)
+		return r.next.Route(ctx, rec, ev)
 	}
 	return r.feedSend(t, ev)(ctx)
 }
@@ -29,7 +33,7 @@ func (r Router) Route(ctx context.Context, rec *sentinel.Sentinel, ev *sentinel.
 // refuses a second copy). It reads nothing but t and ev.
 func (r Router) feedSend(t sentinel.Target, ev *sentinel.Event) deliver.Send {
 	return func(ctx context.Context) (deliver.Outcome, error) {
-		dup, err := r.Feed.Append(ctx, t.Mode, t.SubscriptionID, ev)
+		dup, err := r.feed.Append(ctx, t.Mode, t.SubscriptionID, ev)
 		if err != nil {
 			return deliver.Outcome{}, err
 		}
@@ -43,7 +47,7 @@ func (r Router) Plan(ctx context.Context, rec *sentinel.Sentinel, ev *sentinel.E
 	if rec.Spec.Target.Kind == sentinel.TargetMCPEvents {
 		return r.Prepare(rec, ev)
 	}
-	if pl, ok := r.Next.(deliver.Planner); ok {
+	if pl, ok := r.next.(deliver.Planner); ok {
 		return pl.Plan(ctx, rec, ev)
 	}
 	return nil, nil
@@ -56,7 +60,7 @@ func (r Router) Prepare(rec *sentinel.Sentinel, ev *sentinel.Event) (deliver.Sen
 		// The Send reads nothing of rec (the pipeline writes it meanwhile).
 		return r.feedSend(t, ev), nil
 	}
-	pl, ok := r.Next.(deliver.Planner)
+	pl, ok := r.next.(deliver.Planner)
 	if !ok {
 		return nil, fmt.Errorf("deliver %s: the router of %s targets cannot deliver directly", ev.ID, rec.Spec.Target.Kind)
 	}

@@ -24,22 +24,23 @@ type Sentinels interface {
 
 // Service serves the events/* methods. Params are the raw JSON-RPC params;
 // results are JSON-encodable values; errors are *sentinel.Error with the
-// MCP Events codes (root errors.go) or plain errors (internal).
+// MCP Events codes (root errors.go) or plain errors (internal). Build it
+// with New.
 type Service struct {
-	Cfg       Config
-	Store     *Store
-	Feed      *Feed
-	Cursors   *Cursors
-	Sentinels Sentinels
-	// NextPollMs is the node's poll cadence, answered as nextPollMs.
-	NextPollMs func() int64
-	// Webhooks, when set, offers webhook delivery (events/subscribe).
-	Webhooks *Webhooks
-	Log      *slog.Logger
-	Now      func() time.Time
-	// Pause holds the named pause points (tests; nil in production):
+	cfg       Config
+	store     *Store
+	feed      *Feed
+	cursors   *Cursors
+	sentinels Sentinels
+	// cadence is the node's poll cadence, answered as nextPollMs.
+	cadence func() int64
+	// webhooks, when set, offers webhook delivery (events/subscribe).
+	webhooks *Webhooks
+	log      *slog.Logger
+	now      func() time.Time
+	// pause holds the named pause points (tests; nil in production):
 	// PointRecreated.
-	Pause *pause.Points
+	pause *pause.Points
 }
 
 // Default and maximum maxEvents of a poll.
@@ -97,7 +98,7 @@ func (s *Service) List(_ context.Context, raw json.RawMessage) (any, error) {
 	if err := checkKeys(raw, "cursor", "_meta"); err != nil {
 		return nil, err
 	}
-	return ListResult{ResultType: "complete", Events: Catalogue(s.Webhooks != nil)}, nil
+	return ListResult{ResultType: "complete", Events: Catalogue(s.webhooks != nil)}, nil
 }
 
 // resolve decodes and validates params (allowed names the accepted keys
@@ -122,7 +123,7 @@ func (s *Service) resolve(ctx context.Context, principal string, raw json.RawMes
 	}
 	r.bind = BindOf(principal, r.Name, r.Canonical)
 	if r.Cursor != nil && *r.Cursor != "" {
-		if r.after, err = s.Cursors.Verify(ctx, *r.Cursor, r.bind); err != nil {
+		if r.after, err = s.cursors.Verify(ctx, *r.Cursor, r.bind); err != nil {
 			return nil, err
 		}
 		r.hasCursor = true
@@ -150,7 +151,7 @@ func (s *Service) Poll(ctx context.Context, principal string, raw json.RawMessag
 		return nil, err
 	}
 	res := PollResult{ResultType: "complete", Events: []Occurrence{}, NextPollMs: s.nextPollMs()}
-	first, last, err := s.Feed.Head(ctx)
+	first, last, err := s.feed.Head(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -162,7 +163,7 @@ func (s *Service) Poll(ctx context.Context, principal string, raw json.RawMessag
 		return s.finishPoll(ctx, res, pos, r.bind)
 	}
 	start, truncated := startOf(r.after, rec.CreatedSeq, first, last)
-	evs, skipped, more, err := s.Feed.Read(ctx, rec.Mode, rec.ID, start, max, s.floor(r.MaxAgeMs))
+	evs, skipped, more, err := s.feed.Read(ctx, rec.Mode, rec.ID, start, max, s.floor(r.MaxAgeMs))
 	if err != nil {
 		return nil, err
 	}
@@ -190,7 +191,7 @@ func (s *Service) Poll(ctx context.Context, principal string, raw json.RawMessag
 }
 
 func (s *Service) finishPoll(ctx context.Context, res PollResult, pos uint64, b Bind) (any, error) {
-	c, err := s.Cursors.Sign(ctx, pos, b)
+	c, err := s.cursors.Sign(ctx, pos, b)
 	if err != nil {
 		return nil, err
 	}
@@ -221,12 +222,12 @@ func (s *Service) floor(maxAgeMs *int64) time.Time {
 	if maxAgeMs == nil {
 		return time.Time{}
 	}
-	return s.Now().Add(-time.Duration(*maxAgeMs) * time.Millisecond)
+	return s.now().Add(-time.Duration(*maxAgeMs) * time.Millisecond)
 }
 
 func (s *Service) nextPollMs() int64 {
-	if s.NextPollMs != nil {
-		if ms := s.NextPollMs(); ms > 0 {
+	if s.cadence != nil {
+		if ms := s.cadence(); ms > 0 {
 			return ms
 		}
 	}
@@ -292,9 +293,9 @@ func clipString(s string, n int) string {
 // removed; touch, when set, updates the record (it runs on every call,
 // with the record as stored). created reports a new sentinel.
 func (s *Service) ensure(ctx context.Context, base *Record, r *resolved, touch func(*Record)) (*Record, bool, error) {
-	now := s.Now().UnixMilli()
+	now := s.now().UnixMilli()
 	for attempt := 0; attempt < 3; attempt++ {
-		rec, err := s.Store.Update(ctx, base.ID, func(rec *Record) error {
+		rec, err := s.store.Update(ctx, base.ID, func(rec *Record) error {
 			rec.LastSeenMs = now
 			if touch != nil {
 				touch(rec)
@@ -302,13 +303,13 @@ func (s *Service) ensure(ctx context.Context, base *Record, r *resolved, touch f
 			return nil
 		})
 		if err == nil {
-			if _, gerr := s.Sentinels.Get(ctx, rec.SentinelID); gerr == nil {
+			if _, gerr := s.sentinels.Get(ctx, rec.SentinelID); gerr == nil {
 				return rec, false, nil
 			} else if !errors.Is(gerr, sentinel.ErrNotFound) && !isNotFound(gerr) {
 				return nil, false, gerr
 			}
 			// The sentinel was removed (sentinel_unwatch): a new one.
-			_, last, herr := s.Feed.Head(ctx)
+			_, last, herr := s.feed.Head(ctx)
 			if herr != nil {
 				return nil, false, herr
 			}
@@ -316,7 +317,7 @@ func (s *Service) ensure(ctx context.Context, base *Record, r *resolved, touch f
 			if cerr != nil {
 				return nil, false, cerr
 			}
-			if err := s.Pause.At(ctx, PointRecreated, base.ID); err != nil {
+			if err := s.pause.At(ctx, PointRecreated, base.ID); err != nil {
 				s.dropSentinel(ctx, sen.ID)
 				return nil, false, err
 			}
@@ -324,7 +325,7 @@ func (s *Service) ensure(ctx context.Context, base *Record, r *resolved, touch f
 			// it at once (two nodes, two requests) keep the first one's and
 			// drop the other's, instead of leaking it (issue 21, item 9).
 			removed, lost := rec.SentinelID, false
-			rec, err = s.Store.Update(ctx, base.ID, func(rec *Record) error {
+			rec, err = s.store.Update(ctx, base.ID, func(rec *Record) error {
 				if rec.SentinelID != removed {
 					lost = true
 					return errSkip
@@ -346,7 +347,7 @@ func (s *Service) ensure(ctx context.Context, base *Record, r *resolved, touch f
 		if err := s.checkCapacity(ctx); err != nil {
 			return nil, false, err
 		}
-		_, last, err := s.Feed.Head(ctx)
+		_, last, err := s.feed.Head(ctx)
 		if err != nil {
 			return nil, false, err
 		}
@@ -360,14 +361,14 @@ func (s *Service) ensure(ctx context.Context, base *Record, r *resolved, touch f
 			return nil, false, err
 		}
 		rec.SentinelID = sen.ID
-		if err := s.Store.Create(ctx, rec); err != nil {
+		if err := s.store.Create(ctx, rec); err != nil {
 			s.dropSentinel(ctx, sen.ID)
 			if errors.Is(err, sentinel.ErrConflict) {
 				continue // another node created it first: use theirs
 			}
 			return nil, false, err
 		}
-		s.Log.Info("mcp events subscription created", "subscription", rec.ID, "mode", rec.Mode, "event", rec.Name, "sentinel", sen.ID)
+		s.log.Info("mcp events subscription created", "subscription", rec.ID, "mode", rec.Mode, "event", rec.Name, "sentinel", sen.ID)
 		return rec, true, nil
 	}
 	return nil, false, fmt.Errorf("subscription %s: could not be stored (contended)", base.ID)
@@ -391,7 +392,7 @@ func (s *Service) createSentinel(ctx context.Context, rec *Record, r *resolved) 
 		Provider: r.Provider,
 		Label:    "mcp-events " + rec.Name,
 	}
-	sen, err := s.Sentinels.CreateSpec(ctx, spec)
+	sen, err := s.sentinels.CreateSpec(ctx, spec)
 	if err != nil {
 		var se *sentinel.Error
 		if errors.As(err, &se) && (strings.HasPrefix(se.Code, "invalid_") || se.Code == sentinel.CodeMissingSubject) {
@@ -407,13 +408,13 @@ func (s *Service) createSentinel(ctx context.Context, rec *Record, r *resolved) 
 func (s *Service) dropSentinel(ctx context.Context, id string) {
 	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 15*time.Second)
 	defer cancel()
-	if err := s.Sentinels.Remove(cctx, id); err != nil && !errors.Is(err, sentinel.ErrNotFound) && !isNotFound(err) {
-		s.Log.Warn("removing the sentinel of an mcp events subscription failed", "sentinel", id, "err", err)
+	if err := s.sentinels.Remove(cctx, id); err != nil && !errors.Is(err, sentinel.ErrNotFound) && !isNotFound(err) {
+		s.log.Warn("removing the sentinel of an mcp events subscription failed", "sentinel", id, "err", err)
 	}
 }
 
 func (s *Service) checkCapacity(ctx context.Context) error {
-	lister, err := s.Store.KV.ListKeysFiltered(ctx, "sub.*")
+	lister, err := s.store.KV.ListKeysFiltered(ctx, "sub.*")
 	if err != nil {
 		return fmt.Errorf("count subscriptions: %w", err)
 	}
@@ -421,7 +422,7 @@ func (s *Service) checkCapacity(ctx context.Context) error {
 	for range lister.Keys() {
 		n++
 	}
-	if n >= s.Cfg.MaxSubscriptions {
+	if n >= s.cfg.MaxSubscriptions {
 		return sentinel.Errorf(sentinel.CodeTooManySubscriptions, "the server holds %d subscriptions, its limit", n)
 	}
 	return nil

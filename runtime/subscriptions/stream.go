@@ -48,7 +48,7 @@ func (s *Service) Stream(ctx context.Context, principal string, raw json.RawMess
 		return err
 	}
 	streamID := newStreamID()
-	lease := func() int64 { return s.Now().Add(3 * s.Cfg.Heartbeat).UnixMilli() }
+	lease := func() int64 { return s.now().Add(3 * s.cfg.Heartbeat).UnixMilli() }
 	id := SubscriptionID(sentinel.ModePush, principal, "", r.Name, r.Canonical)
 	rec, created, err := s.ensure(ctx, &Record{ID: id, Mode: sentinel.ModePush, Name: r.Name, Arguments: r.Canonical, Principal: principal}, r,
 		func(rec *Record) {
@@ -63,7 +63,7 @@ func (s *Service) Stream(ctx context.Context, principal string, raw json.RawMess
 	defer s.release(ctx, rec.ID, streamID)
 
 	wake := make(chan struct{}, 1)
-	unsubscribe, err := s.Feed.onPublish(FeedFilter(rec.Mode, rec.ID), func() {
+	unsubscribe, err := s.feed.onPublish(FeedFilter(rec.Mode, rec.ID), func() {
 		select {
 		case wake <- struct{}{}:
 		default:
@@ -74,7 +74,7 @@ func (s *Service) Stream(ctx context.Context, principal string, raw json.RawMess
 	}
 	defer unsubscribe()
 
-	first, last, err := s.Feed.Head(ctx)
+	first, last, err := s.feed.Head(ctx)
 	if err != nil {
 		return err
 	}
@@ -91,22 +91,22 @@ func (s *Service) Stream(ctx context.Context, principal string, raw json.RawMess
 		floor = time.Time{}
 	}
 	// The first read decides truncated before the confirmation goes out.
-	evs, skipped, more, err := s.Feed.Read(ctx, rec.Mode, rec.ID, pos, streamBatch, floor)
+	evs, skipped, more, err := s.feed.Read(ctx, rec.Mode, rec.ID, pos, streamBatch, floor)
 	if err != nil {
 		return err
 	}
-	cur, err := s.Cursors.Sign(ctx, pos, r.bind)
+	cur, err := s.cursors.Sign(ctx, pos, r.bind)
 	if err != nil {
 		return err
 	}
 	if err := notify(MethodActive, activeParams{Cursor: cur, Truncated: truncated || skipped}); err != nil {
 		return err
 	}
-	beat := time.NewTicker(s.Cfg.Heartbeat)
+	beat := time.NewTicker(s.cfg.Heartbeat)
 	defer beat.Stop()
 	for {
 		for _, e := range evs {
-			c, err := s.Cursors.Sign(ctx, e.Seq, r.bind)
+			c, err := s.cursors.Sign(ctx, e.Seq, r.bind)
 			if err != nil {
 				return err
 			}
@@ -118,7 +118,7 @@ func (s *Service) Stream(ctx context.Context, principal string, raw json.RawMess
 			pos = e.Seq
 		}
 		if more {
-			if evs, _, more, err = s.Feed.Read(ctx, rec.Mode, rec.ID, pos, streamBatch, time.Time{}); err != nil {
+			if evs, _, more, err = s.feed.Read(ctx, rec.Mode, rec.ID, pos, streamBatch, time.Time{}); err != nil {
 				return err
 			}
 			continue
@@ -133,16 +133,16 @@ func (s *Service) Stream(ctx context.Context, principal string, raw json.RawMess
 		}
 		var head uint64
 		if heartbeat {
-			if _, head, err = s.Feed.Head(ctx); err != nil {
+			if _, head, err = s.feed.Head(ctx); err != nil {
 				return err
 			}
 		}
-		if evs, _, more, err = s.Feed.Read(ctx, rec.Mode, rec.ID, pos, streamBatch, time.Time{}); err != nil {
+		if evs, _, more, err = s.feed.Read(ctx, rec.Mode, rec.ID, pos, streamBatch, time.Time{}); err != nil {
 			return err
 		}
 		if heartbeat && len(evs) == 0 {
 			pos = max64(pos, head)
-			c, err := s.Cursors.Sign(ctx, pos, r.bind)
+			c, err := s.cursors.Sign(ctx, pos, r.bind)
 			if err != nil {
 				return err
 			}
@@ -161,17 +161,17 @@ func (s *Service) Stream(ctx context.Context, principal string, raw json.RawMess
 // renew extends a stream's lease (best effort: a failure shortens it)
 // and returns the record as stored (nil when that failed).
 func (s *Service) renew(ctx context.Context, id, streamID string, until int64) *Record {
-	rec, err := s.Store.Update(ctx, id, func(rec *Record) error {
+	rec, err := s.store.Update(ctx, id, func(rec *Record) error {
 		if rec.Streams == nil {
 			rec.Streams = map[string]int64{}
 		}
 		rec.Streams[streamID] = until
-		rec.LastSeenMs = s.Now().UnixMilli()
+		rec.LastSeenMs = s.now().UnixMilli()
 		return nil
 	})
 	if err != nil {
 		if !errors.Is(err, sentinel.ErrNotFound) {
-			s.Log.Warn("renewing an mcp events stream lease failed", "subscription", id, "err", err)
+			s.log.Warn("renewing an mcp events stream lease failed", "subscription", id, "err", err)
 		}
 		return nil
 	}
@@ -183,20 +183,20 @@ func (s *Service) renew(ctx context.Context, id, streamID string, until int64) *
 func (s *Service) release(ctx context.Context, id, streamID string) {
 	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 15*time.Second)
 	defer cancel()
-	now := s.Now().UnixMilli()
-	rec, err := s.Store.Update(cctx, id, func(rec *Record) error {
+	now := s.now().UnixMilli()
+	rec, err := s.store.Update(cctx, id, func(rec *Record) error {
 		delete(rec.Streams, streamID)
 		rec.LastSeenMs = now
 		return nil
 	})
 	if err != nil {
 		if !errors.Is(err, sentinel.ErrNotFound) {
-			s.Log.Warn("releasing an mcp events stream lease failed", "subscription", id, "err", err)
+			s.log.Warn("releasing an mcp events stream lease failed", "subscription", id, "err", err)
 		}
 		return
 	}
-	if s.Cfg.PushLinger == 0 && liveStreams(rec, now) == 0 {
-		s.endIfUnchanged(cctx, id, func(r *Record) bool { return liveStreams(r, s.Now().UnixMilli()) == 0 }, "its last stream closed", nil)
+	if s.cfg.PushLinger == 0 && liveStreams(rec, now) == 0 {
+		s.endIfUnchanged(cctx, id, func(r *Record) bool { return liveStreams(r, s.now().UnixMilli()) == 0 }, "its last stream closed", nil)
 	}
 }
 

@@ -41,7 +41,7 @@ type SubscribeResult struct {
 
 // webhookRequest decodes and validates events/subscribe or unsubscribe.
 func (s *Service) webhookRequest(ctx context.Context, principal string, raw json.RawMessage, subscribe bool) (*resolved, *delivery, json.RawMessage, error) {
-	if s.Webhooks == nil {
+	if s.webhooks == nil {
 		return nil, nil, nil, sentinel.Errorf(sentinel.CodeUnsupportedDelivery, "webhook delivery is not offered by this server")
 	}
 	if principal == "" {
@@ -67,7 +67,7 @@ func (s *Service) webhookRequest(ctx context.Context, principal string, raw json
 	if p.Delivery.Mode != "" && p.Delivery.Mode != sentinel.ModeWebhook {
 		return nil, nil, nil, sentinel.Errorf(sentinel.CodeInvalidCallback, "delivery.mode must be \"webhook\"")
 	}
-	if _, err := checkCallback(p.Delivery.URL, s.Cfg.AllowPrivateCallbacks); err != nil {
+	if _, err := checkCallback(p.Delivery.URL, s.cfg.AllowPrivateCallbacks); err != nil {
 		return nil, nil, nil, err
 	}
 	if subscribe {
@@ -88,12 +88,12 @@ func (s *Service) grant(ttl json.RawMessage) (time.Duration, error) {
 	ttl = bytes.TrimSpace(ttl)
 	switch {
 	case len(ttl) == 0:
-		return s.Cfg.TTLDefault, nil
+		return s.cfg.TTLDefault, nil
 	case bytes.Equal(ttl, []byte("null")):
-		if s.Cfg.NoExpiry {
+		if s.cfg.NoExpiry {
 			return 0, nil
 		}
-		return s.Cfg.TTLMax, nil
+		return s.cfg.TTLMax, nil
 	}
 	var ms json.Number
 	if err := json.Unmarshal(ttl, &ms); err != nil {
@@ -103,11 +103,11 @@ func (s *Service) grant(ttl json.RawMessage) (time.Duration, error) {
 	if err != nil {
 		return 0, sentinel.Errorf(sentinel.CodeInvalidInput, "ttlMs must be an integer number of milliseconds or null")
 	}
-	d := s.Cfg.TTLMax
-	if n < s.Cfg.TTLMax.Milliseconds() {
+	d := s.cfg.TTLMax
+	if n < s.cfg.TTLMax.Milliseconds() {
 		d = time.Duration(n) * time.Millisecond
 	}
-	return min(max(d, s.Cfg.TTLMin), s.Cfg.TTLMax), nil
+	return min(max(d, s.cfg.TTLMin), s.cfg.TTLMax), nil
 }
 
 // Subscribe answers events/subscribe: it verifies the endpoint (challenge
@@ -129,21 +129,21 @@ func (s *Service) Subscribe(ctx context.Context, principal string, raw json.RawM
 		return nil, err
 	}
 	id := SubscriptionID(sentinel.ModeWebhook, principal, d.URL, r.Name, r.Canonical)
-	now := s.Now()
+	now := s.now()
 	var expiresMs int64
 	if ttl > 0 {
 		expiresMs = now.Add(ttl).UnixMilli()
 	}
-	_, _, gerr := s.Store.Get(ctx, id)
+	_, _, gerr := s.store.Get(ctx, id)
 	existed := gerr == nil
 	if errors.Is(gerr, sentinel.ErrNotFound) {
-		if err := s.Webhooks.verify(ctx, principal, id, d); err != nil {
+		if err := s.webhooks.verify(ctx, principal, id, d); err != nil {
 			return nil, err
 		}
 	} else if gerr != nil {
 		return nil, gerr
 	}
-	first, _, err := s.Feed.Head(ctx)
+	first, _, err := s.feed.Head(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -175,7 +175,7 @@ func (s *Service) Subscribe(ctx context.Context, principal string, raw json.RawM
 	if err != nil {
 		return nil, err
 	}
-	if err := s.Webhooks.ensureConsumer(ctx, rec, !existed); err != nil {
+	if err := s.webhooks.ensureConsumer(ctx, rec, !existed); err != nil {
 		return nil, err
 	}
 	res := SubscribeResult{ResultType: "complete", ID: id, Truncated: truncated && !existed}
@@ -185,10 +185,10 @@ func (s *Service) Subscribe(ctx context.Context, principal string, raw json.RawM
 	}
 	pos := rec.StartSeq
 	if existed {
-		pos = s.Webhooks.watermark(ctx, rec)
+		pos = s.webhooks.watermark(ctx, rec)
 		res.DeliveryStatus = &status
 	}
-	c, err := s.Cursors.Sign(ctx, pos, r.bind)
+	c, err := s.cursors.Sign(ctx, pos, r.bind)
 	if err != nil {
 		return nil, err
 	}
@@ -212,7 +212,7 @@ func (s *Service) Unsubscribe(ctx context.Context, principal string, raw json.Ra
 		if s.endIfUnchanged(ctx, id, func(*Record) bool { return true }, "events/unsubscribe", nil) {
 			return map[string]any{"resultType": "complete"}, nil
 		}
-		if _, _, err := s.Store.Get(ctx, id); errors.Is(err, sentinel.ErrNotFound) {
+		if _, _, err := s.store.Get(ctx, id); errors.Is(err, sentinel.ErrNotFound) {
 			return nil, sentinel.Errorf(sentinel.CodeSubscriptionNotFound, "no webhook subscription for this name, arguments and delivery.url")
 		}
 	}

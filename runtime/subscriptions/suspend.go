@@ -41,7 +41,7 @@ func (st Stats) failing(minAttempts int, rate float64) bool {
 // outcome records one POST of rec at now in its stats and deliveryStatus
 // (category "" is a success) and suspends delivery on a sustained failure.
 func (s *Service) outcome(rec *Record, now time.Time, category string) {
-	rec.Stats.add(now.UnixMilli(), s.Cfg.SuspendWindow.Milliseconds(), category != "")
+	rec.Stats.add(now.UnixMilli(), s.cfg.SuspendWindow.Milliseconds(), category != "")
 	at := sentinel.FormatTime(now)
 	if category == "" {
 		rec.Status.LastDeliveryAt, rec.Status.LastError, rec.Status.FailedSince = &at, nil, nil
@@ -51,8 +51,8 @@ func (s *Service) outcome(rec *Record, now time.Time, category string) {
 	if rec.Status.FailedSince == nil {
 		rec.Status.FailedSince = &at
 	}
-	if rec.Status.Active && rec.Stats.failing(s.Cfg.SuspendMinAttempts, s.Cfg.SuspendFailureRate) {
+	if rec.Status.Active && rec.Stats.failing(s.cfg.SuspendMinAttempts, s.cfg.SuspendFailureRate) {
 		rec.Status.Active, rec.SuspendedMs = false, now.UnixMilli()
-		s.Log.Warn("mcp events webhook delivery suspended", "subscription", rec.ID, "lastError", category)
+		s.log.Warn("mcp events webhook delivery suspended", "subscription", rec.ID, "lastError", category)
 	}
 }

@@ -16,14 +16,14 @@ import (
 // TTL. Every node may run it: a removal is a compare-and-set delete of the
 // record as read, so a subscription touched meanwhile stays.
 func (s *Service) Sweep(ctx context.Context) {
-	recs, err := s.Store.List(ctx)
+	recs, err := s.store.List(ctx)
 	if err != nil {
-		s.Log.Warn("listing mcp events subscriptions failed", "err", err)
+		s.log.Warn("listing mcp events subscriptions failed", "err", err)
 		return
 	}
 	for _, rec := range recs {
-		if why, term := s.lapsed(rec, s.Now().UnixMilli()); why != "" {
-			s.endIfUnchanged(ctx, rec.ID, func(r *Record) bool { w, _ := s.lapsed(r, s.Now().UnixMilli()); return w != "" }, why, term)
+		if why, term := s.lapsed(rec, s.now().UnixMilli()); why != "" {
+			s.endIfUnchanged(ctx, rec.ID, func(r *Record) bool { w, _ := s.lapsed(r, s.now().UnixMilli()); return w != "" }, why, term)
 			continue
 		}
 		if rec.Mode == sentinel.ModeWebhook && s.sentinelGone(ctx, rec) {
@@ -41,7 +41,7 @@ func (s *Service) sentinelGone(ctx context.Context, rec *Record) bool {
 	if rec.SentinelID == "" {
 		return false
 	}
-	_, err := s.Sentinels.Get(ctx, rec.SentinelID)
+	_, err := s.sentinels.Get(ctx, rec.SentinelID)
 	return err != nil && (errors.Is(err, sentinel.ErrNotFound) || isNotFound(err))
 }
 
@@ -50,18 +50,18 @@ func (s *Service) sentinelGone(ctx context.Context, rec *Record) bool {
 func (s *Service) lapsed(rec *Record, nowMs int64) (string, *termination) {
 	switch rec.Mode {
 	case sentinel.ModePoll:
-		if nowMs-rec.LastSeenMs >= s.Cfg.PollIdleExpiry.Milliseconds() {
+		if nowMs-rec.LastSeenMs >= s.cfg.PollIdleExpiry.Milliseconds() {
 			return "no poll within mcp_events.poll_idle_expiry", nil
 		}
 	case sentinel.ModePush:
-		if liveStreams(rec, nowMs) == 0 && nowMs-rec.LastSeenMs >= s.Cfg.PushLinger.Milliseconds() {
+		if liveStreams(rec, nowMs) == 0 && nowMs-rec.LastSeenMs >= s.cfg.PushLinger.Milliseconds() {
 			return "its last stream closed", nil
 		}
 	case sentinel.ModeWebhook:
 		if rec.ExpiresMs != 0 && nowMs >= rec.ExpiresMs {
 			return "its TTL ended without a refresh", terminatedExpired
 		}
-		if rec.ExpiresMs == 0 && rec.SuspendedMs != 0 && nowMs-rec.SuspendedMs >= s.Cfg.DropSuspendedAfter.Milliseconds() {
+		if rec.ExpiresMs == 0 && rec.SuspendedMs != 0 && nowMs-rec.SuspendedMs >= s.cfg.DropSuspendedAfter.Milliseconds() {
 			cat := "connection_refused"
 			if rec.Status.LastError != nil {
 				cat = *rec.Status.LastError
@@ -76,30 +76,30 @@ func (s *Service) lapsed(rec *Record, nowMs int64) (string, *termination) {
 // its revision, so a concurrent touch wins) and removes its sentinel; a
 // webhook subscription ended with term gets a terminated envelope.
 func (s *Service) endIfUnchanged(ctx context.Context, id string, still func(*Record) bool, why string, term *termination) bool {
-	rec, rev, err := s.Store.Get(ctx, id)
+	rec, rev, err := s.store.Get(ctx, id)
 	if err != nil || !still(rec) {
 		return false
 	}
-	if err := s.Store.KV.Delete(ctx, recKey(id), jetstream.LastRevision(rev)); err != nil {
+	if err := s.store.KV.Delete(ctx, recKey(id), jetstream.LastRevision(rev)); err != nil {
 		if !errors.Is(err, jetstream.ErrKeyExists) && !errors.Is(err, jetstream.ErrKeyRevisionMismatch) {
-			s.Log.Warn("ending an mcp events subscription failed", "subscription", id, "err", err)
+			s.log.Warn("ending an mcp events subscription failed", "subscription", id, "err", err)
 		}
 		return false
 	}
 	s.dropSentinel(ctx, rec.SentinelID)
-	if rec.Mode == sentinel.ModeWebhook && s.Webhooks != nil {
-		s.Webhooks.dropConsumer(ctx, id)
+	if rec.Mode == sentinel.ModeWebhook && s.webhooks != nil {
+		s.webhooks.dropConsumer(ctx, id)
 		if term != nil {
-			s.Webhooks.sendTerminated(rec, term)
+			s.webhooks.sendTerminated(rec, term)
 		}
 	}
-	s.Log.Info("mcp events subscription ended", "subscription", id, "mode", rec.Mode, "why", why)
+	s.log.Info("mcp events subscription ended", "subscription", id, "mode", rec.Mode, "why", why)
 	return true
 }
 
 // RunSweeper sweeps every Cfg.Sweep until ctx ends.
 func (s *Service) RunSweeper(ctx context.Context) {
-	t := time.NewTicker(s.Cfg.Sweep)
+	t := time.NewTicker(s.cfg.Sweep)
 	defer t.Stop()
 	for {
 		select {

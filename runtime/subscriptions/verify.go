@@ -31,22 +31,22 @@ func verifiedKey(principal, url string) string {
 // nothing is sent, so the node cannot be used to flood a host.
 func (w *Webhooks) verify(ctx context.Context, principal, subID string, d *delivery) error {
 	s := w.svc
-	if allowlisted(s.Cfg.CallbackAllowlist, d.URL) {
+	if allowlisted(s.cfg.CallbackAllowlist, d.URL) {
 		return nil
 	}
 	key := verifiedKey(principal, d.URL)
-	if e, err := s.Store.KV.Get(ctx, key); err == nil {
-		if until, perr := strconv.ParseInt(string(e.Value()), 10, 64); perr == nil && until > s.Now().UnixMilli() {
+	if e, err := s.store.KV.Get(ctx, key); err == nil {
+		if until, perr := strconv.ParseInt(string(e.Value()), 10, 64); perr == nil && until > s.now().UnixMilli() {
 			return nil
 		}
 	}
-	if u, err := url.Parse(d.URL); err == nil && !w.limiter.allow(strings.ToLower(u.Hostname()), s.Now()) {
+	if u, err := url.Parse(d.URL); err == nil && !w.limiter.allow(strings.ToLower(u.Hostname()), s.now()) {
 		return sentinel.Errorf(sentinel.CodeTooManyVerifications,
 			"too many verification challenges to this host; try again in a minute")
 	}
 	challenge := nonce()
 	body, _ := json.Marshal(map[string]string{"type": "verification", "challenge": challenge})
-	res := post(ctx, w.client, d.URL, subID, controlID("verification"), []string{d.Secret}, body, s.Now())
+	res := post(ctx, w.client, d.URL, subID, controlID("verification"), []string{d.Secret}, body, s.now())
 	if res.Category != "" {
 		return sentinel.Errorf(sentinel.CodeCallbackPrefix+res.Category, "the callback endpoint failed verification (%s)", res.Category)
 	}
@@ -56,8 +56,8 @@ func (w *Webhooks) verify(ctx context.Context, principal, subID string, d *deliv
 	if json.Unmarshal(res.Body, &echo) != nil || subtle.ConstantTimeCompare([]byte(echo.Challenge), []byte(challenge)) != 1 {
 		return sentinel.Errorf(sentinel.CodeCallbackPrefix+"challenge_failed", "the callback endpoint did not echo the challenge")
 	}
-	until := s.Now().Add(s.Cfg.TTLMax).UnixMilli()
-	if _, err := s.Store.KV.Put(ctx, key, []byte(strconv.FormatInt(until, 10))); err != nil {
+	until := s.now().Add(s.cfg.TTLMax).UnixMilli()
+	if _, err := s.store.KV.Put(ctx, key, []byte(strconv.FormatInt(until, 10))); err != nil {
 		return fmt.Errorf("cache the endpoint verification: %w", err)
 	}
 	return nil

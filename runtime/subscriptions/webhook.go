@@ -10,10 +10,10 @@ import (
 	"sync"
 	"time"
 
-	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/agentproto/sentinel"
+	"github.com/agentproto/sentinel/bus"
 )
 
 // Webhooks delivers webhook subscriptions: each has a durable consumer of
@@ -39,10 +39,10 @@ type Webhooks struct {
 	watcher jetstream.KeyWatcher // the current watch (mu must be held)
 }
 
-// NewWebhooks builds the webhook dispatcher of svc.
-func NewWebhooks(svc *Service) (*Webhooks, error) {
-	return &Webhooks{svc: svc, client: newCallbackClient(svc.Cfg.Timeout, svc.Cfg.AllowPrivateCallbacks),
-		limiter: newHostLimiter(svc.Cfg.VerifyPerHostPerMinute), workers: map[string]context.CancelFunc{}}, nil
+// newWebhooks builds the webhook dispatcher of svc.
+func newWebhooks(svc *Service) *Webhooks {
+	return &Webhooks{svc: svc, client: newCallbackClient(svc.cfg.Timeout, svc.cfg.AllowPrivateCallbacks),
+		limiter: newHostLimiter(svc.cfg.VerifyPerHostPerMinute), workers: map[string]context.CancelFunc{}}
 }
 
 // Running returns how many delivery workers this node runs (one per
@@ -62,11 +62,11 @@ func (w *Webhooks) ensureConsumer(ctx context.Context, rec *Record, fresh bool) 
 	name := WebhookConsumer(rec.ID)
 	start := max(rec.StartSeq, rec.SettledSeq)
 	if !fresh {
-		if _, err := s.Feed.Stream().Consumer(ctx, name); err == nil {
+		if _, err := s.feed.Stream().Consumer(ctx, name); err == nil {
 			return nil
 		}
 		start = max(start, rec.CreatedSeq)
-	} else if err := s.Feed.Stream().DeleteConsumer(ctx, name); err != nil && !errors.Is(err, jetstream.ErrConsumerNotFound) {
+	} else if err := s.feed.Stream().DeleteConsumer(ctx, name); err != nil && !errors.Is(err, jetstream.ErrConsumerNotFound) {
 		return fmt.Errorf("replace the webhook consumer of %s: %w", rec.ID, err)
 	}
 	cfg := jetstream.ConsumerConfig{
@@ -76,13 +76,13 @@ func (w *Webhooks) ensureConsumer(ctx context.Context, rec *Record, fresh bool) 
 		DeliverPolicy: jetstream.DeliverByStartSequencePolicy,
 		OptStartSeq:   start + 1,
 		AckPolicy:     jetstream.AckExplicitPolicy,
-		AckWait:       s.Cfg.Timeout + 5*time.Second,
+		AckWait:       s.cfg.Timeout + 5*time.Second,
 		MaxAckPending: 1,
 		// Attempts are counted in the record (POSTs only: a suspended
 		// or interrupted delivery does not spend one).
 		MaxDeliver: -1,
 	}
-	if _, err := s.Feed.Stream().CreateOrUpdateConsumer(ctx, cfg); err != nil {
+	if _, err := s.feed.Stream().CreateOrUpdateConsumer(ctx, cfg); err != nil {
 		return fmt.Errorf("create the webhook consumer of %s: %w", rec.ID, err)
 	}
 	return nil
@@ -92,7 +92,7 @@ func (w *Webhooks) ensureConsumer(ctx context.Context, rec *Record, fresh bool) 
 // every event at or before it was acknowledged or abandoned.
 func (w *Webhooks) watermark(ctx context.Context, rec *Record) uint64 {
 	floor := max(rec.StartSeq, rec.CreatedSeq)
-	c, err := w.svc.Feed.Stream().Consumer(ctx, WebhookConsumer(rec.ID))
+	c, err := w.svc.feed.Stream().Consumer(ctx, WebhookConsumer(rec.ID))
 	if err != nil {
 		return floor
 	}
@@ -105,9 +105,9 @@ func (w *Webhooks) watermark(ctx context.Context, rec *Record) uint64 {
 
 // dropConsumer deletes an ended subscription's consumer (best effort).
 func (w *Webhooks) dropConsumer(ctx context.Context, id string) {
-	err := w.svc.Feed.Stream().DeleteConsumer(ctx, WebhookConsumer(id))
+	err := w.svc.feed.Stream().DeleteConsumer(ctx, WebhookConsumer(id))
 	if err != nil && !errors.Is(err, jetstream.ErrConsumerNotFound) {
-		w.svc.Log.Warn("deleting a webhook consumer failed", "subscription", id, "err", err)
+		w.svc.log.Warn("deleting a webhook consumer failed", "subscription", id, "err", err)
 	}
 }
 
@@ -118,7 +118,7 @@ func (w *Webhooks) dropConsumer(ctx context.Context, id string) {
 // watch's initial values reconcile them (issue 21, item 10: the dispatcher
 // used to stop every worker and exit for good).
 func (w *Webhooks) Start(ctx context.Context, wg *sync.WaitGroup) error {
-	watcher, err := w.svc.Store.KV.Watch(ctx, "sub.*")
+	watcher, err := w.svc.store.KV.Watch(ctx, "sub.*")
 	if err != nil {
 		return fmt.Errorf("watch webhook subscriptions: %w", err)
 	}
@@ -143,12 +143,12 @@ func (w *Webhooks) Start(ctx context.Context, wg *sync.WaitGroup) error {
 			if !sleepCtx(ctx, backoff(time.Second, attempt)) {
 				return
 			}
-			if watcher, err = w.svc.Store.KV.Watch(ctx, "sub.*"); err != nil {
+			if watcher, err = w.svc.store.KV.Watch(ctx, "sub.*"); err != nil {
 				watcher = nil
-				w.svc.Log.Warn("watching webhook subscriptions again failed; retrying", "err", err)
+				w.svc.log.Warn("watching webhook subscriptions again failed; retrying", "err", err)
 				continue
 			}
-			w.svc.Log.Info("webhook subscriptions watched again")
+			w.svc.log.Info("webhook subscriptions watched again")
 		}
 	}()
 	return nil
@@ -166,7 +166,7 @@ func (w *Webhooks) follow(ctx context.Context, wg *sync.WaitGroup, watcher jetst
 		case e, ok := <-watcher.Updates():
 			if !ok {
 				if ctx.Err() == nil {
-					w.svc.Log.Warn("the webhook subscriptions watch ended; watching again")
+					w.svc.log.Warn("the webhook subscriptions watch ended; watching again")
 				}
 				return
 			}
@@ -258,7 +258,7 @@ const webhookPullWait = 30 * time.Second
 func (w *Webhooks) work(ctx context.Context, id string) {
 	s := w.svc
 	for ctx.Err() == nil {
-		cons, err := s.Feed.Stream().Consumer(ctx, WebhookConsumer(id))
+		cons, err := s.feed.Stream().Consumer(ctx, WebhookConsumer(id))
 		if err != nil {
 			if !sleepCtx(ctx, 200*time.Millisecond) {
 				return
@@ -277,7 +277,7 @@ func (w *Webhooks) work(ctx context.Context, id string) {
 			}
 			cancel()
 			if err := batch.Error(); err != nil && !errors.Is(err, context.DeadlineExceeded) &&
-				!errors.Is(err, context.Canceled) && !errors.Is(err, nats.ErrTimeout) {
+				!errors.Is(err, context.Canceled) && !errors.Is(err, bus.ErrTimeout) {
 				break
 			}
 		}
@@ -291,15 +291,15 @@ func (w *Webhooks) work(ctx context.Context, id string) {
 // lost before it) and settles its message and the record.
 func (w *Webhooks) deliver(ctx context.Context, id string, msg jetstream.Msg) {
 	s := w.svc
-	rec, _, err := s.Store.Get(ctx, id)
-	if errors.Is(err, sentinel.ErrNotFound) || (err == nil && rec.ExpiresMs != 0 && s.Now().UnixMilli() >= rec.ExpiresMs) {
+	rec, _, err := s.store.Get(ctx, id)
+	if errors.Is(err, sentinel.ErrNotFound) || (err == nil && rec.ExpiresMs != 0 && s.now().UnixMilli() >= rec.ExpiresMs) {
 		_ = msg.Term() // the subscription ended: nothing more is delivered
 		return
 	}
 	if err != nil || !rec.Status.Active {
 		// Unreadable, or suspended: left for a retry (or the refresh
 		// that reactivates it), spending no attempt.
-		_ = msg.NakWithDelay(s.Cfg.RetryBackoff)
+		_ = msg.NakWithDelay(s.cfg.RetryBackoff)
 		return
 	}
 	meta, err := msg.Metadata()
@@ -321,30 +321,30 @@ func (w *Webhooks) deliver(ctx context.Context, id string, msg jetstream.Msg) {
 	gap := rec.GapPending || w.lost(ctx, rec, seq)
 	var res postResult
 	if gap {
-		c, err := s.Cursors.Sign(ctx, seq-1, bind)
+		c, err := s.cursors.Sign(ctx, seq-1, bind)
 		if err != nil {
-			_ = msg.NakWithDelay(s.Cfg.RetryBackoff)
+			_ = msg.NakWithDelay(s.cfg.RetryBackoff)
 			return
 		}
-		res = post(ctx, w.client, rec.URL, rec.ID, controlID("gap"), w.secrets(rec), gapBody(c), s.Now())
+		res = post(ctx, w.client, rec.URL, rec.ID, controlID("gap"), w.secrets(rec), gapBody(c), s.now())
 		if res.Category == "" || res.Status == http.StatusGone {
 			gap = false
 		}
 	}
 	if !gap {
 		occ := occurrence(rec.Name, stored{Seq: seq, Time: meta.Timestamp, Ev: ev})
-		if c, err := s.Cursors.Sign(ctx, seq, bind); err == nil {
+		if c, err := s.cursors.Sign(ctx, seq, bind); err == nil {
 			occ.Cursor = &c
 		}
 		body, _ := json.Marshal(occ)
-		res = post(ctx, w.client, rec.URL, rec.ID, ev.ID, w.secrets(rec), body, s.Now())
+		res = post(ctx, w.client, rec.URL, rec.ID, ev.ID, w.secrets(rec), body, s.now())
 	}
 	if ctx.Err() != nil {
 		return // stopping: the event is redelivered
 	}
 	attempts++
 	final := !gap && (res.Category == "" || res.Status == http.StatusGone || res.Status == http.StatusRequestEntityTooLarge)
-	final = final || attempts >= s.Cfg.RetryAttempts
+	final = final || attempts >= s.cfg.RetryAttempts
 	if final {
 		if res.Category == "" {
 			_ = msg.Ack()
@@ -352,10 +352,10 @@ func (w *Webhooks) deliver(ctx context.Context, id string, msg jetstream.Msg) {
 			_ = msg.Term() // refused for good, or abandoned (the watermark moves past it)
 		}
 	} else {
-		_ = msg.NakWithDelay(backoff(s.Cfg.RetryBackoff, attempts))
+		_ = msg.NakWithDelay(backoff(s.cfg.RetryBackoff, attempts))
 	}
-	now := s.Now()
-	_, err = s.Store.Update(ctx, id, func(r *Record) error {
+	now := s.now()
+	_, err = s.store.Update(ctx, id, func(r *Record) error {
 		if final {
 			r.SettledSeq, r.PendingAfter, r.InFlightSeq, r.InFlightAttempts = seq, meta.NumPending, 0, 0
 		} else {
@@ -368,7 +368,7 @@ func (w *Webhooks) deliver(ctx context.Context, id string, msg jetstream.Msg) {
 		return nil
 	})
 	if err != nil && !errors.Is(err, sentinel.ErrNotFound) {
-		s.Log.Warn("recording a webhook delivery failed", "subscription", id, "err", err)
+		s.log.Warn("recording a webhook delivery failed", "subscription", id, "err", err)
 	}
 }
 

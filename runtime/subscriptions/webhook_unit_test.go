@@ -32,7 +32,7 @@ func TestStatsRollingWindow(t *testing.T) {
 func TestServiceOutcomeSuspends(t *testing.T) {
 	cfg := DefaultConfig()
 	cfg.SuspendMinAttempts = 2
-	s := &Service{Cfg: cfg, Log: slog.New(slog.NewTextHandler(io.Discard, nil))}
+	s := &Service{cfg: cfg, log: slog.New(slog.NewTextHandler(io.Discard, nil))}
 	now := time.Unix(1000, 0)
 	rec := &Record{ID: "sub_x", Status: DeliveryStatus{Active: true}}
 	s.outcome(rec, now, "http_5xx")
@@ -67,7 +67,7 @@ func TestHostLimiter(t *testing.T) {
 
 func TestGrant(t *testing.T) {
 	cfg := DefaultConfig()
-	s := &Service{Cfg: cfg}
+	s := &Service{cfg: cfg}
 	for _, c := range []struct {
 		raw  string
 		want time.Duration
@@ -87,7 +87,7 @@ func TestGrant(t *testing.T) {
 		_, err := s.grant(json.RawMessage(bad))
 		require.Error(t, err, bad)
 	}
-	s.Cfg.NoExpiry = true
+	s.cfg.NoExpiry = true
 	got, err := s.grant(json.RawMessage("null"))
 	require.NoError(t, err)
 	require.Zero(t, got, "no expiry")

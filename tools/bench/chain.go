@@ -7,10 +7,10 @@ import (
 	"strings"
 	"time"
 
-	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/agentproto/sentinel"
+	"github.com/agentproto/sentinel/bus"
 	"github.com/agentproto/sentinel/runtime/inbox"
 )
 
@@ -22,16 +22,17 @@ import (
 // to the out stream, and acks. The bench sees each message land on its
 // own subscription (landed[w]).
 type chain struct {
-	js     jetstream.JetStream
-	pulls  *pullers
-	subs   []*nats.Subscription
+	js    jetstream.JetStream
+	pulls *pullers
+	// unsub stops each sender's subscription to the out stream.
+	unsub  []func()
 	landed []chan struct{}
 }
 
 // newChain provisions the chain's streams with replicas replicas on the
 // server js talks to and starts c consumers; nc sees the output land.
 // sentinelID and provider fill the inbox messages it builds.
-func newChain(ctx context.Context, js jetstream.JetStream, nc *nats.Conn, prefix string, c, replicas int, sentinelID, provider string) (*chain, error) {
+func newChain(ctx context.Context, js jetstream.JetStream, nc *bus.Conn, prefix string, c, replicas int, sentinelID, provider string) (*chain, error) {
 	subject := func(kind string) string { return strings.ToLower(prefix) + "." + kind }
 	mk := func(kind string) (jetstream.Stream, error) {
 		return js.CreateOrUpdateStream(ctx, jetstream.StreamConfig{Name: prefix + "_" + strings.ToUpper(kind), Subjects: []string{subject(kind) + ".>"},
@@ -48,7 +49,7 @@ func newChain(ctx context.Context, js jetstream.JetStream, nc *nats.Conn, prefix
 	for w := range c {
 		ws := strconv.Itoa(w)
 		landed := make(chan struct{}, 1)
-		sub, err := nc.Subscribe(subject("out")+"."+ws+".>", func(*nats.Msg) {
+		unsub, err := bus.Subscribe(nc, subject("out")+"."+ws+".>", func() {
 			select {
 			case landed <- struct{}{}:
 			default:
@@ -58,7 +59,7 @@ func newChain(ctx context.Context, js jetstream.JetStream, nc *nats.Conn, prefix
 			ch.close()
 			return nil, err
 		}
-		ch.subs = append(ch.subs, sub)
+		ch.unsub = append(ch.unsub, unsub)
 		ch.landed = append(ch.landed, landed)
 		// One consumer per sender, as the node has one per partition.
 		cons, err := in.CreateOrUpdateConsumer(ctx, jetstream.ConsumerConfig{Durable: strings.ToLower(prefix) + ws,
@@ -96,7 +97,7 @@ func deliverOnce(ctx context.Context, js jetstream.JetStream, out, sentinelID, p
 
 func (ch *chain) close() {
 	ch.pulls.stop()
-	for _, s := range ch.subs {
-		_ = s.Unsubscribe()
+	for _, unsub := range ch.unsub {
+		unsub()
 	}
 }

@@ -15,7 +15,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/agentproto/sentinel/bus"
@@ -50,7 +49,7 @@ type clusterNodes struct {
 	token string
 	http  *http.Client
 
-	nc *nats.Conn
+	nc *bus.Conn
 	js jetstream.JetStream
 
 	// booted is how long the nodes took from their processes' start to
@@ -109,8 +108,8 @@ func startClusterNodes(ctx context.Context, root, bin string, n int, fsync bool,
 	}
 	// The bench is one more client of the cluster: it reconnects to a
 	// surviving node when the one it talks to is killed.
-	c.nc, err = nats.Connect(strings.Join(clientURLs, ","), nats.Token(natsToken), nats.Name("sentinel-bench"),
-		nats.DontRandomize(), nats.MaxReconnects(-1), nats.ReconnectWait(100*time.Millisecond))
+	c.nc, err = bus.Dial(ctx, bus.ClientConfig{URLs: clientURLs, Token: natsToken, Name: "sentinel-bench",
+		InOrder: true, ReconnectWait: 100 * time.Millisecond})
 	if err != nil {
 		c.close()
 		return nil, fmt.Errorf("connect to the cluster's client listeners: %w", err)

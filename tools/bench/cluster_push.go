@@ -10,8 +10,7 @@ import (
 	"net/http"
 	"strconv"
 
-	"github.com/nats-io/nats.go"
-
+	"github.com/agentproto/sentinel/bus"
 	"github.com/agentproto/sentinel/runtime/inbox"
 )
 
@@ -56,7 +55,7 @@ type clusterPushPath struct {
 	keys    []string
 	subject []string
 	landed  []chan struct{}
-	subs    []*nats.Subscription
+	unsub   []func()
 	// next is each sender's round-robin cursor (sender w alone uses
 	// next[w]).
 	next []int
@@ -74,7 +73,7 @@ func newClusterPushPath(ctx context.Context, c *clusterNodes, senders int) (*clu
 			return nil, fmt.Errorf("create a sentinel on %s: %w", c.names[home], err)
 		}
 		ch := make(chan struct{}, 1)
-		sub, err := c.nc.Subscribe(inbox.Filter(session), func(*nats.Msg) {
+		unsub, err := bus.Subscribe(c.nc, inbox.Filter(session), func() {
 			select {
 			case ch <- struct{}{}:
 			default:
@@ -85,11 +84,7 @@ func newClusterPushPath(ctx context.Context, c *clusterNodes, senders int) (*clu
 			return nil, err
 		}
 		p.keys, p.subject = append(p.keys, key), append(p.subject, subject)
-		p.landed, p.subs, p.next = append(p.landed, ch), append(p.subs, sub), append(p.next, home)
-	}
-	if err := c.nc.Flush(); err != nil {
-		p.close()
-		return nil, err
+		p.landed, p.unsub, p.next = append(p.landed, ch), append(p.unsub, unsub), append(p.next, home)
 	}
 	return p, nil
 }
@@ -120,8 +115,8 @@ func (p *clusterPushPath) send(ctx context.Context, w int, id string) error {
 }
 
 func (p *clusterPushPath) close() {
-	for _, s := range p.subs {
-		_ = s.Unsubscribe()
+	for _, unsub := range p.unsub {
+		unsub()
 	}
 }
 

@@ -12,7 +12,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/agentproto/sentinel"
@@ -307,7 +306,7 @@ type rawPath struct {
 // newRawPath provisions the raw chain (streams RAWBENCH_IN and
 // RAWBENCH_OUT) with replicas replicas on the server js talks to and
 // starts c consumers; nc sees the output land.
-func newRawPath(ctx context.Context, js jetstream.JetStream, nc *nats.Conn, c, replicas int) (*rawPath, error) {
+func newRawPath(ctx context.Context, js jetstream.JetStream, nc *bus.Conn, c, replicas int) (*rawPath, error) {
 	ch, err := newChain(ctx, js, nc, "RAWBENCH", c, replicas, "sen_raw", "fake")
 	if err != nil {
 		return nil, err

@@ -17,8 +17,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/agentproto/sentinel/bus"
 )
 
 // The HTTP relay's wire: a signed POST /relay/<sender> whose delivery id
@@ -56,7 +57,7 @@ func newRelayPath(ctx context.Context, n *node, c int) (*relayPath, error) {
 
 // newRelayOn builds the relay over any JetStream (the cluster phase's, with
 // its streams at the cluster's replicas).
-func newRelayOn(ctx context.Context, js jetstream.JetStream, nc *nats.Conn, hc *http.Client, c, replicas int) (*relayPath, error) {
+func newRelayOn(ctx context.Context, js jetstream.JetStream, nc *bus.Conn, hc *http.Client, c, replicas int) (*relayPath, error) {
 	ch, err := newChain(ctx, js, nc, "RELAYBENCH", c, replicas, "sen_relay", "relay")
 	if err != nil {
 		return nil, err
