@@ -60,6 +60,10 @@ func TestImportRules(t *testing.T) {
 				if me != "bus/embedded" {
 					fail("only bus/embedded imports nats-server")
 				}
+			case imp == "github.com/nats-io/nats.go":
+				if !under(me, "bus") {
+					fail("only bus/** imports nats.go's core client (features take bus's helpers or jetstream's interfaces)")
+				}
 			case strings.HasPrefix(imp, "github.com/mark3labs/mcp-go"):
 				if !under(me, "ingress/mcp") && !under(me, "cmd") {
 					fail("only ingress/mcp imports mcp-go")
