@@ -59,3 +59,7 @@ func (b *Bus) LocksBucket() jetstream.KeyValue { return b.locks }
 
 // SetupKV is the setup bucket's handle, for tests.
 func (b *Bus) SetupKV() jetstream.KeyValue { return b.setup }
+
+// ConsumerConfig is the config of partition p's consumer this bus
+// provisions (tests create it as another node would).
+func (b *Bus) ConsumerConfig(p int) jetstream.ConsumerConfig { return b.consumerConfig(p) }

@@ -2,64 +2,75 @@ package bus_test
 
 import (
 	"context"
+	"errors"
 	"testing"
 	"time"
 
-	"github.com/nats-io/nats.go"
-	"github.com/nats-io/nats.go/jetstream"
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentproto/sentinel/bus"
 	"github.com/agentproto/sentinel/bus/bustest"
 )
 
-// A clustered node that counts the events stream's consumers while
-// another node is still creating them waits for them instead of refusing
-// to start with "the cluster runs with bus.partitions=<fewer>": nodes of
-// a cluster start together.
-func TestClusteredOpenWaitsForConsumersAnotherNodeIsCreating(t *testing.T) {
+// A clustered node that opens while another node is midway through
+// creating the events stream's consumers opens, whichever of the two
+// writes a consumer first, instead of refusing to start with "the
+// cluster runs with bus.partitions=<fewer>": nodes of a cluster start
+// together, and the count is pinned in the setup bucket, not read off
+// the consumers. Each order is scripted: the other node's creates before
+// the open, after it, and at the same time.
+func TestClusteredOpenWhileAnotherNodeCreatesTheConsumers(t *testing.T) {
 	envs := bustest.StartCluster(t, 3)
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
 	a := envs[0].Bus
-	// Partitions 2 and 3 of 4 not created yet: a node midway.
-	for _, name := range []string{bus.ConsumerName(2), bus.ConsumerName(3)} {
-		require.NoError(t, a.EventsStream().DeleteConsumer(ctx, name))
-	}
-	// The moment the opening node lists the consumers, the other node
-	// creates the missing ones.
-	listed := make(chan struct{}, 1)
-	sub, err := envs[0].NC.Subscribe("$JS.API.CONSUMER.NAMES."+bus.StreamEvents, func(*nats.Msg) {
-		select {
-		case listed <- struct{}{}:
-		default:
+	missing := []int{2, 3} // of 4: a node midway
+	createMissing := func(ctx context.Context) error {
+		for _, p := range missing {
+			if _, err := a.EventsStream().CreateOrUpdateConsumer(ctx, a.ConsumerConfig(p)); err != nil {
+				return err
+			}
 		}
-	})
-	require.NoError(t, err)
-	defer sub.Unsubscribe()
-	require.NoError(t, envs[0].NC.Flush())
-
-	opened := make(chan error, 1)
-	go func() {
-		_, err := bus.Open(ctx, envs[1].NC, envs[1].Bus.Cfg)
-		opened <- err
-	}()
-	select {
-	case <-listed:
-	case err := <-opened:
-		t.Fatalf("opened without listing the consumers: %v", err)
-	case <-ctx.Done():
-		t.Fatal("the opening node never listed the consumers")
+		return nil
 	}
-	for _, p := range []int{2, 3} {
-		_, err := a.EventsStream().CreateOrUpdateConsumer(ctx, jetstream.ConsumerConfig{Durable: bus.ConsumerName(p),
-			FilterSubject: bus.PartitionFilter(p), AckPolicy: jetstream.AckExplicitPolicy, MaxAckPending: 1, MaxDeliver: -1})
-		require.NoError(t, err)
+	orders := []struct {
+		name string
+		open func(ctx context.Context, open func() error) error
+	}{
+		{"the other node first", func(ctx context.Context, open func() error) error {
+			if err := createMissing(ctx); err != nil {
+				return err
+			}
+			return open()
+		}},
+		{"the opening node first", func(ctx context.Context, open func() error) error {
+			if err := open(); err != nil {
+				return err
+			}
+			return createMissing(ctx)
+		}},
+		{"both at once", func(ctx context.Context, open func() error) error {
+			created := make(chan error, 1)
+			go func() { created <- createMissing(ctx) }()
+			openErr := open()
+			return errors.Join(openErr, <-created)
+		}},
 	}
-	select {
-	case err := <-opened:
-		require.NoError(t, err, "the count settled at the cluster's own")
-	case <-ctx.Done():
-		t.Fatal("open did not finish")
+	for _, o := range orders {
+		t.Run(o.name, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+			defer cancel()
+			for _, p := range missing {
+				require.NoError(t, a.EventsStream().DeleteConsumer(ctx, bus.ConsumerName(p)))
+			}
+			require.NoError(t, o.open(ctx, func() error {
+				_, err := bus.Open(ctx, envs[1].NC, envs[1].Bus.Cfg)
+				return err
+			}))
+			for p := range a.Cfg.Partitions {
+				c, err := a.EventsStream().Consumer(ctx, bus.ConsumerName(p))
+				require.NoError(t, err, "partition %d has its consumer", p)
+				require.Equal(t, bus.PartitionFilter(p), c.CachedInfo().Config.FilterSubject)
+				require.Equal(t, 1, c.CachedInfo().Config.MaxAckPending, "one event in flight per partition")
+			}
+		})
 	}
 }
