@@ -110,7 +110,15 @@ func runClusterScale(ctx context.Context, c *clusterNodes, o Options) (ClusterSc
 // clients, request i going to the node at(i) returns (subjects
 // github:bench/scale#1..count, sessions bench-scale-0..99).
 func createSentinels(ctx context.Context, count, concurrency int, at func(i int) *node) error {
+	return createSentinelsFrom(ctx, 0, count, concurrency, at)
+}
+
+// createSentinelsFrom is createSentinels numbering the subjects from
+// first+1 (a second batch on the same node watches other PRs).
+func createSentinelsFrom(ctx context.Context, first, count, concurrency int, at func(i int) *node) error {
 	var next atomic.Int64
+	next.Store(int64(first))
+	count += first
 	var wg sync.WaitGroup
 	errs := make([]error, concurrency)
 	for w := range concurrency {

@@ -54,3 +54,27 @@ func BenchmarkPushPath(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkCreatePath creates b.N fake sentinels through POST /sentinels
+// with 4 clients (the scale phase's default) on an in-process node with
+// fsync always, for CPU and block profiles of a create:
+//
+//	go test -run '^$' -bench CreatePath -benchtime 5000x -cpuprofile cpu.out ./tools/bench/
+//
+// The figures themselves come from `sentinel bench` (createsPerSec).
+func BenchmarkCreatePath(b *testing.B) {
+	ctx := context.Background()
+	n, err := startInProcess(ctx, b.TempDir(), true, 0)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer func() { _ = n.stop(context.Background()) }()
+	if err := createSentinels(ctx, 100, 4, func(int) *node { return n }); err != nil {
+		b.Fatal(err)
+	}
+	b.ResetTimer()
+	if err := createSentinelsFrom(ctx, 1000, b.N, 4, func(int) *node { return n }); err != nil {
+		b.Fatal(err)
+	}
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "creates/s")
+}
