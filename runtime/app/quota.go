@@ -26,7 +26,7 @@ type quotaSink struct {
 func (s *quotaSink) observe(r github.RateSample) {
 	if g := s.g.Load(); g != nil {
 		g.Observe(quota.Sample{Credential: r.Credential, Resource: r.Resource, Limit: r.Limit, Remaining: r.Remaining,
-			Used: r.Used, Reset: r.Reset, Known: r.Known, Secondary: r.Secondary, RetryAfter: r.RetryAfter})
+			Used: r.Used, Reset: r.Reset, Known: r.Known, Free: r.Free, Secondary: r.Secondary, RetryAfter: r.RetryAfter})
 	}
 }
 

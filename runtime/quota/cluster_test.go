@@ -26,17 +26,18 @@ import (
 // through the real in-process client, against the fake's enforced limit.
 const slug = "ghpoll"
 
-// ghPoller is the fake provider whose Poll spends one GitHub request.
+// ghPoller is the fake provider whose Poll spends GitHub requests (one
+// unconditional GET unless the cluster's spend says otherwise).
 type ghPoller struct {
 	*fake.Provider
 	client *github.Client
+	spend  func(ctx context.Context, c *github.Client) error
 	polls  *atomic.Int64
 	polled *sync.Map // handle remote ids polled
 }
 
 func (p *ghPoller) Poll(ctx context.Context, h sentinel.Handle, _ int) (providers.PollResult, error) {
-	_, _, _, err := p.client.API(ctx, http.MethodGet, "repos/acme/widgets/pulls", nil)
-	if err != nil {
+	if err := p.spend(ctx, p.client); err != nil {
 		return providers.PollResult{}, err
 	}
 	p.polls.Add(1)
@@ -56,6 +57,15 @@ type quotaCluster struct {
 
 func newQuotaCluster(t *testing.T, sentinels int) *quotaCluster {
 	t.Helper()
+	return newSpendingCluster(t, sentinels, func(ctx context.Context, c *github.Client) error {
+		_, _, _, err := c.API(ctx, http.MethodGet, "repos/acme/widgets/pulls", nil)
+		return err
+	})
+}
+
+// newSpendingCluster is newQuotaCluster whose polls each run spend.
+func newSpendingCluster(t *testing.T, sentinels int, spend func(ctx context.Context, c *github.Client) error) *quotaCluster {
+	t.Helper()
 	qc := &quotaCluster{gh: githubtest.New(t, githubtest.Options{})}
 	qc.gh.AddRepo("acme/widgets")
 	var mu sync.Mutex
@@ -73,7 +83,7 @@ func newQuotaCluster(t *testing.T, sentinels int) *quotaCluster {
 		c, err := github.NewClient(github.ClientConfig{HTTP: qc.gh.HTTPClient(), Token: github.StaticToken(qc.gh.Token()), Now: qc.gh.Now,
 			Credential: "token", Observe: func(s github.RateSample) { g.Observe(sampleOf(s)) }})
 		require.NoError(t, err)
-		return []providers.Provider{&ghPoller{Provider: fake.New(fake.Config{Slug: slug}), client: c, polls: &qc.polls, polled: &qc.polled}}
+		return []providers.Provider{&ghPoller{Provider: fake.New(fake.Config{Slug: slug}), client: c, spend: spend, polls: &qc.polls, polled: &qc.polled}}
 	}})
 	for i, n := range qc.nodes {
 		n.Loop = n.NewLoop(poll.WithBudget(qc.govs[i]))
@@ -104,7 +114,7 @@ func newQuotaCluster(t *testing.T, sentinels int) *quotaCluster {
 // sampleOf adapts the client's sample as the node does.
 func sampleOf(s github.RateSample) quota.Sample {
 	return quota.Sample{Credential: s.Credential, Resource: s.Resource, Limit: s.Limit, Remaining: s.Remaining, Used: s.Used,
-		Reset: s.Reset, Known: s.Known, Secondary: s.Secondary, RetryAfter: s.RetryAfter}
+		Reset: s.Reset, Known: s.Known, Free: s.Free, Secondary: s.Secondary, RetryAfter: s.RetryAfter}
 }
 
 // tick runs one poll tick on every node.
