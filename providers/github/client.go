@@ -240,8 +240,8 @@ func (c *Client) do(ctx context.Context, url, path string) (*Response, error) {
 			Message: fmt.Sprintf("GET %s: %s", path, RedactToken(err.Error(), tok))}
 	}
 	defer hr.Body.Close()
-	c.report(hr.StatusCode, hr.Header, hasCache)
 	body, err := io.ReadAll(io.LimitReader(hr.Body, DefaultMaxBody+1))
+	c.report(hr.StatusCode, hr.Header, body, hasCache)
 	if err != nil {
 		return nil, &providers.Error{Reason: providers.ReasonNetwork, Retryable: true,
 			Message: fmt.Sprintf("GET %s: reading body: %s", path, RedactToken(err.Error(), tok))}

@@ -230,3 +230,48 @@ func TestSecondaryLimitPausesTheCredentialOnEveryNode(t *testing.T) {
 	qc.nodes[2].Loop.TryTick(ctx)
 	require.Greater(t, qc.polls.Load(), before)
 }
+
+// TestSecondaryLimitWithoutRetryAfterPausesEveryNode: GitHub often answers
+// a secondary limit 403 with its documented message, points left and no
+// Retry-After. The credential is paused on every node for a minute (GitHub:
+// wait at least one minute), then, when it comes again, for two (backoff).
+func TestSecondaryLimitWithoutRetryAfterPausesEveryNode(t *testing.T) {
+	qc := newQuotaCluster(t, 30)
+	qc.gh.SetRateLimit(5000, time.Hour)
+	qc.gh.SetSecondaryLimit(5, 3*time.Minute, 0)
+	ctx := context.Background()
+
+	qc.nodes[0].Loop.PollNow(ctx)
+	_, secondary := qc.gh.RateLimited()
+	require.Equal(t, 1, secondary)
+	for i, g := range qc.govs {
+		bustest.Eventually(t, 5*time.Second, func() bool {
+			bs := g.Budgets()
+			return len(bs) == 1 && bs[0].Paused(qc.gh.Now()) && bs[0].Backoff == time.Minute
+		}, "node %d sees the one-minute pause", i+1)
+	}
+	before := qc.polls.Load()
+	qc.tick(ctx)
+	require.Equal(t, before, qc.polls.Load(), "no node polls while the credential is paused")
+
+	// A minute later a request goes out, meets the limit again (the burst
+	// window is three minutes) and the pause doubles on every node.
+	qc.gh.Advance(time.Minute)
+	sent := qc.gh.Count(http.MethodGet, "/repos/acme/widgets/pulls")
+	qc.nodes[1].Loop.TryTick(ctx)
+	require.Equal(t, sent+1, qc.gh.Count(http.MethodGet, "/repos/acme/widgets/pulls"))
+	for i, g := range qc.govs {
+		bustest.Eventually(t, 5*time.Second, func() bool {
+			bs := g.Budgets()
+			return len(bs) == 1 && bs[0].Paused(qc.gh.Now()) && bs[0].Backoff == 2*time.Minute
+		}, "node %d sees the doubled pause", i+1)
+	}
+	qc.gh.Advance(time.Minute)
+	before = qc.polls.Load()
+	qc.tick(ctx)
+	require.Equal(t, before, qc.polls.Load(), "still paused a minute into the doubled pause")
+
+	qc.gh.Advance(3 * time.Minute) // past the pause and the burst window
+	qc.nodes[2].Loop.TryTick(ctx)
+	require.Greater(t, qc.polls.Load(), before)
+}
