@@ -50,6 +50,11 @@ type Config struct {
 	// Observe, when set, is told the rate-limit headers of every GitHub
 	// answer, with credentials named "app" and "installation:<id>".
 	Observe github.RateObserver
+	// Hold, when set, says until when a credential ("app",
+	// "installation:<id>") is paused cluster-wide by a secondary limit:
+	// every call on it (coverage listings, token mints, head lookups,
+	// reconciliation, polls) is refused without a request until then.
+	Hold github.HoldFunc
 	// CoverageTTL is how long a full listing of the covered repositories
 	// is trusted before a watch on an unknown repository lists again
 	// (default 10 minutes).

@@ -217,6 +217,7 @@ func (a *App) open(ctx context.Context) error {
 		creds:     sentinels.NewCredStore(a.buckets.Creds),
 		publicURL: a.publicURL,
 		observe:   a.quota.observe,
+		hold:      a.quota.hold,
 	})
 	if err != nil {
 		return fmt.Errorf("build providers: %w", err)

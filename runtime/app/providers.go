@@ -31,6 +31,9 @@ type providerDeps struct {
 	// observe receives the rate-limit headers of GitHub answers (the
 	// quota governor); nil drops them.
 	observe github.RateObserver
+	// hold is the quota governor's cluster-wide pause of a credential
+	// (secondary limits); nil pauses nothing.
+	hold github.HoldFunc
 }
 
 // builtinSlugs are the slugs no discovered adapter may take (the test-only
@@ -49,13 +52,13 @@ func buildProviders(cfg Config, deps providerDeps) ([]providers.Provider, error)
 	if err != nil {
 		return nil, err
 	}
-	client, err := github.NewClient(github.ClientConfig{BaseURL: creds.APIBase, Token: creds.Token, Now: deps.now, Credential: "token", Observe: deps.observe})
+	client, err := github.NewClient(github.ClientConfig{BaseURL: creds.APIBase, Token: creds.Token, Now: deps.now, Credential: "token", Observe: deps.observe, Hold: deps.hold})
 	if err != nil {
 		return nil, err
 	}
 	// With a token from the environment every GitHub call is in-process,
 	// hook management included: gh is never run.
-	var hookAPI webhook.Runner = runner
+	var hookAPI webhook.Runner = heldRunner{Runner: runner, hold: deps.hold, now: deps.now}
 	if creds.InProcess() {
 		hookAPI = client
 	}
@@ -64,7 +67,7 @@ func buildProviders(cfg Config, deps providerDeps) ([]providers.Provider, error)
 	// The App is built first: local-gh polls a repository it covers with
 	// its installation's token.
 	ga, gaErr := githubapp.New(githubapp.Config{Creds: deps.creds, Store: deps.hooks, HTTP: deps.githubHTTP, Now: deps.now,
-		Log: deps.log.With("provider", githubapp.Slug), Observe: deps.observe})
+		Log: deps.log.With("provider", githubapp.Slug), Observe: deps.observe, Hold: deps.hold})
 	var repoClient localgh.RepoClientFunc
 	if gaErr == nil {
 		repoClient = ga.RepoClient

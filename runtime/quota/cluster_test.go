@@ -249,6 +249,9 @@ func TestSecondaryLimitWithoutRetryAfterPausesEveryNode(t *testing.T) {
 			bs := g.Budgets()
 			return len(bs) == 1 && bs[0].Paused(qc.gh.Now()) && bs[0].Backoff == time.Minute
 		}, "node %d sees the one-minute pause", i+1)
+		require.WithinDuration(t, qc.gh.Now().Add(time.Minute), g.PausedUntil("token"), time.Second,
+			"node %d holds every call on the token (the clients' Hold) until the pause ends", i+1)
+		require.True(t, g.PausedUntil("installation:1").IsZero(), "another credential is not paused")
 	}
 	before := qc.polls.Load()
 	qc.tick(ctx)

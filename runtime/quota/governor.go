@@ -310,5 +310,26 @@ func (g *Governor) Budgets() []Budget {
 	return out
 }
 
+// PausedUntil is when the secondary-limit pause of credential ends on
+// every node, as this node knows it (the latest over its resources; the
+// zero time when none is in force). The node's GitHub clients ask it
+// before each call (github.ClientConfig.Hold), so a pause stops every
+// call on the credential, not only polls.
+func (g *Governor) PausedUntil(credential string) time.Time {
+	if g == nil {
+		return time.Time{}
+	}
+	now := g.cfg.Now()
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	var until time.Time
+	for _, b := range g.budgets {
+		if b.Credential == credential && b.PausedUntil.After(until) && b.Paused(now) {
+			until = b.PausedUntil
+		}
+	}
+	return until
+}
+
 // Throttled counts the polls Admit deferred.
 func (g *Governor) Throttled() int64 { return g.throttled.Load() }
