@@ -105,6 +105,8 @@ type harness struct {
 	inst    int64
 	// hold, when set, is the providers' Config.Hold.
 	hold github.HoldFunc
+	// preset is the providers' Config.Preset.
+	preset githubapp.Preset
 }
 
 func newHarness(t *testing.T) *harness {
@@ -128,6 +130,7 @@ func (h *harness) provider() *githubapp.Provider {
 		Log:     slog.New(slog.NewTextHandler(h.logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
 		Observe: h.samples.add,
 		Hold:    h.hold,
+		Preset:  h.preset,
 	})
 	require.NoError(h.t, err)
 	return p

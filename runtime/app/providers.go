@@ -67,7 +67,8 @@ func buildProviders(cfg Config, deps providerDeps) ([]providers.Provider, error)
 	// The App is built first: local-gh polls a repository it covers with
 	// its installation's token.
 	ga, gaErr := githubapp.New(githubapp.Config{Creds: deps.creds, Store: deps.hooks, HTTP: deps.githubHTTP, Now: deps.now,
-		Log: deps.log.With("provider", githubapp.Slug), Observe: deps.observe, Hold: deps.hold})
+		Log: deps.log.With("provider", githubapp.Slug), Observe: deps.observe, Hold: deps.hold,
+		Preset: githubapp.Preset{AppID: cfg.GitHub.App.AppID, PrivateKeyFile: cfg.GitHub.App.PrivateKeyFile, WebhookSecret: cfg.GitHub.App.WebhookSecret, BaseURL: creds.APIBase}})
 	var repoClient localgh.RepoClientFunc
 	if gaErr == nil {
 		repoClient = ga.RepoClient
