@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"io"
 	"net"
+	"fmt"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -226,6 +227,9 @@ type reply struct {
 	// pages and linkPath: the reply is one page of a list (Link header).
 	pages    *pageInfo
 	linkPath string
+	// next is the path and query of the next page of a cursor-paginated
+	// list (Link rel="next" under the API root); "" on the last page.
+	next string
 }
 
 func jsonReply(status int, v any) reply {
@@ -284,6 +288,13 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		if link := linkHeader(root, rep.linkPath, r.URL.Query(), *rep.pages); link != "" {
 			h.Set("Link", link) // on a 304 too: the ETag covers the body, not the Link
 		}
+	}
+	if rep.next != "" && rep.status == http.StatusOK {
+		root := "https://" + r.Host
+		if strings.HasPrefix(r.URL.Path, "/api/v3/") {
+			root += "/api/v3"
+		}
+		h.Set("Link", fmt.Sprintf(`<%s%s>; rel="next"`, root, rep.next))
 	}
 	h.Set("Date", s.now.UTC().Format(http.TimeFormat))
 	h.Set("X-GitHub-Request-Id", strconv.FormatInt(s.id(), 16))
