@@ -24,9 +24,8 @@ type providerDeps struct {
 	locker    providers.Locker
 	creds     providers.CredentialSource
 	publicURL providers.PublicURLFunc
-	// githubHTTP is the client of in-process GitHub calls that do not go
-	// through the user's token (nil: the default, which honours
-	// HTTPS_PROXY and SSL_CERT_FILE as gh does).
+	// githubHTTP is the client of in-process GitHub calls (nil: the
+	// default, which honours HTTPS_PROXY and SSL_CERT_FILE as gh does).
 	githubHTTP *http.Client
 	// observe receives the rate-limit headers of GitHub answers (the
 	// quota governor); nil drops them.
@@ -52,7 +51,7 @@ func buildProviders(cfg Config, deps providerDeps) ([]providers.Provider, error)
 	if err != nil {
 		return nil, err
 	}
-	client, err := github.NewClient(github.ClientConfig{BaseURL: creds.APIBase, Token: creds.Token, Now: deps.now, Credential: "token", Observe: deps.observe, Hold: deps.hold})
+	client, err := github.NewClient(github.ClientConfig{BaseURL: creds.APIBase, Token: creds.Token, Now: deps.now, Credential: "token", Observe: deps.observe, Hold: deps.hold, HTTP: deps.githubHTTP})
 	if err != nil {
 		return nil, err
 	}
