@@ -92,6 +92,9 @@ type Request struct {
 	Body       []byte
 	Unexpected bool
 	Fault      bool
+	// Enterprise is a request under /api/v3 (GitHub Enterprise Server's
+	// REST root; Path is without it).
+	Enterprise bool
 }
 
 // New starts a fake GitHub for the test and stops it at cleanup.
@@ -252,7 +255,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	path := strings.TrimPrefix(r.URL.Path, "/api/v3")
 	entry := Request{Method: r.Method, Path: path, Query: r.URL.RawQuery,
 		IfNoneMatch: r.Header.Get("If-None-Match"), UserAgent: r.Header.Get("User-Agent"),
-		APIVersion: r.Header.Get("X-GitHub-Api-Version"), Body: body}
+		APIVersion: r.Header.Get("X-GitHub-Api-Version"), Body: body, Enterprise: strings.HasPrefix(r.URL.Path, "/api/v3/")}
 
 	s.mu.Lock()
 	defer s.mu.Unlock()
