@@ -14,6 +14,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -142,4 +143,37 @@ func TestGitHubAppThroughTheNode(t *testing.T) {
 	require.Equal(t, tokenBefore, gh.UsedBy("token "+gh.Token()), "the user's token spent nothing on the covered repository")
 	require.NotContains(t, logs.String(), secret)
 	require.NotContains(t, logs.String(), "ghs_")
+}
+
+// TestThrottledPollsAreCounted: a secondary limit met by a local-gh poll
+// pauses the node's token; the next poll, even one asked for, is refused
+// by the quota governor without a request and counted in
+// sentinel_poll_throttled_total on /metrics.
+func TestThrottledPollsAreCounted(t *testing.T) {
+	gh := githubtest.New(t, githubtest.Options{Start: time.Now()})
+	gh.SetRateLimit(5000, time.Hour)
+	gh.OpenPR("acme/widgets", githubtest.PR{Number: 7})
+	n, _ := startGitHubNode(t, gh)
+	id := n.expect(201, http.MethodPost, "/sentinels", map[string]any{"subject": "github:acme/widgets#7", "sessionId": "s1", "provider": "local-gh"})["sentinel"].(map[string]any)["id"].(string)
+	throttled := func() string {
+		_, raw := n.req(http.MethodGet, "/metrics", nil)
+		for _, line := range strings.Split(string(raw), "\n") {
+			if strings.HasPrefix(line, "sentinel_poll_throttled_total ") {
+				return strings.TrimPrefix(line, "sentinel_poll_throttled_total ")
+			}
+		}
+		return "absent"
+	}
+	require.Equal(t, "0", throttled())
+
+	gh.SetSecondaryLimit(1, time.Hour, 0) // the poll's second request meets it
+	n.expect(200, http.MethodPost, "/sentinels/poll?id="+id, nil)
+	_, secondary := gh.RateLimited()
+	require.Equal(t, 1, secondary)
+	sent := len(gh.Requests())
+	n.expect(200, http.MethodPost, "/sentinels/poll?id="+id, nil)
+	require.Len(t, gh.Requests(), sent, "the paused token sends nothing")
+	count, err := strconv.Atoi(throttled())
+	require.NoError(t, err)
+	require.GreaterOrEqual(t, count, 1, "the refused poll is counted (a periodic tick within the pause would be too)")
 }
