@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bufio"
+	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -90,6 +91,52 @@ func readinessNote(info map[string]any) string {
 		s += q
 	}
 	return s
+}
+
+// extraText renders one value of a status's extra for people: the GitHub
+// budgets of "quota" as quotaText, another list or object as compact
+// JSON (never Go's map syntax), a scalar as it is.
+func extraText(key string, v any) string {
+	if list, ok := v.([]any); ok && key == "quota" {
+		return quotaText(list)
+	}
+	switch v.(type) {
+	case map[string]any, []any:
+		if raw, err := json.Marshal(v); err == nil {
+			return string(raw)
+		}
+	}
+	return fmt.Sprint(v)
+}
+
+// quotaText renders budgets ([{credential,resource,limit,remaining,used,
+// reset,pausedUntil?}]) one after another: "token core 4990/5000 left (10
+// used), resets <time>[, paused until <time>]".
+func quotaText(list []any) string {
+	var parts []string
+	for _, item := range list {
+		b, _ := item.(map[string]any)
+		cred, _ := b["credential"].(string)
+		if cred == "" {
+			continue
+		}
+		s := cred
+		if res, _ := b["resource"].(string); res != "" {
+			s += " " + res
+		}
+		s += fmt.Sprintf(" %v/%v left", b["remaining"], b["limit"])
+		if used, ok := b["used"]; ok {
+			s += fmt.Sprintf(" (%v used)", used)
+		}
+		if reset, _ := b["reset"].(string); reset != "" {
+			s += ", resets " + reset
+		}
+		if until, _ := b["pausedUntil"].(string); until != "" {
+			s += ", paused until " + until
+		}
+		parts = append(parts, s)
+	}
+	return strings.Join(parts, "; ")
 }
 
 // quotaNote summarises info.quota: each GitHub credential's budget as

@@ -70,6 +70,7 @@ func TestClientVerbs(t *testing.T) {
 		wantBody   map[string]any
 		wantOut    []string
 		wantErr    []string
+		wantNotOut []string
 	}{
 		{
 			name: "watch pr", args: []string{"watch", "pr", "https://github.com/o/r/pull/1", "--session", "s1", "--urgency", "fyi", "--until", "closed", "--types", "a,b"},
@@ -115,6 +116,17 @@ func TestClientVerbs(t *testing.T) {
 			status: 200, body: `{"ok":true,"id":"sen_1","status":{"ok":true,"status":"active","provider":"local-gh","extra":{"quotaRemaining":4999}}}`,
 			wantMethod: "GET", wantPath: "/sentinels/sen_1/status",
 			wantOut: []string{"sen_1", "local-gh", "quotaRemaining", "4999"},
+		},
+		{
+			name: "status human shows each GitHub budget readably", args: []string{"status", "sen_1"},
+			status: 200, body: `{"ok":true,"id":"sen_1","status":{"ok":true,"status":"active","provider":"local-gh","extra":{` +
+				`"quota":[{"credential":"token","resource":"core","limit":5000,"remaining":4990,"used":10,"reset":"2026-11-01T11:00:00Z"},` +
+				`{"credential":"installation:7","resource":"core","limit":5000,"remaining":12,"used":4988,"reset":"2026-11-01T11:00:00Z","pausedUntil":"2026-11-01T10:01:00Z"}],` +
+				`"hook":{"id":3,"active":true}}}}`,
+			wantMethod: "GET", wantPath: "/sentinels/sen_1/status",
+			wantOut: []string{"token core 4990/5000 left (10 used), resets 2026-11-01T11:00:00Z; installation:7 core 12/5000 left (4988 used), resets 2026-11-01T11:00:00Z, paused until 2026-11-01T10:01:00Z",
+				`{"active":true,"id":3}`},
+			wantNotOut: []string{"map["},
 		},
 		{
 			name: "status not found with --json prints the error body", args: []string{"status", "sen_x", "--json"},
@@ -179,6 +191,9 @@ func TestClientVerbs(t *testing.T) {
 			}
 			for _, s := range tc.wantErr {
 				require.Contains(t, errOut, s)
+			}
+			for _, s := range tc.wantNotOut {
+				require.NotContains(t, out, s)
 			}
 			require.NotContains(t, out+errOut, "k-secret")
 		})

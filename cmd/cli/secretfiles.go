@@ -11,7 +11,13 @@ import (
 // secretKeys are the config keys that hold a secret. Each may instead be
 // given as a file named by AGENTPROTO_<KEY>_FILE (Docker and Kubernetes
 // secrets): AGENTPROTO_TOKEN_FILE, AGENTPROTO_CLUSTER_TOKEN_FILE, ...
-var secretKeys = []string{"token", "cluster.token", "nats.password", "nats.client_token", "nats.listen_token"}
+var secretKeys = []string{"token", "cluster.token", "nats.password", "nats.client_token", "nats.listen_token", "github.app.webhook_secret"}
+
+// ownerOnlyKeys are the secret keys whose file must be readable by its
+// owner only (mode 0600 or stricter), as the GitHub App's private key
+// file: AGENTPROTO_GITHUB_APP_WEBHOOK_SECRET_FILE. (The older keys' files
+// are not checked, so existing deployments keep starting.)
+var ownerOnlyKeys = map[string]bool{"github.app.webhook_secret": true}
 
 // maxSecretFile caps a secret file: a token is a line, not a document.
 const maxSecretFile = 4096
@@ -37,11 +43,29 @@ func applySecretFiles(v *viper.Viper) error {
 		if _, both := os.LookupEnv(envName(key)); both {
 			return fmt.Errorf("both %s and %s are set: keep one", envName(key), fileVar)
 		}
+		if ownerOnlyKeys[key] {
+			if err := ownerOnly(path); err != nil {
+				return fmt.Errorf("%s: %w", fileVar, err)
+			}
+		}
 		secret, err := readSecretFile(path)
 		if err != nil {
 			return fmt.Errorf("%s: %w", fileVar, err)
 		}
 		v.Set(key, secret)
+	}
+	return nil
+}
+
+// ownerOnly refuses a file group or others may read (or write), naming
+// the chmod to run.
+func ownerOnly(path string) error {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return fmt.Errorf("read secret file %s: %w", path, err)
+	}
+	if perm := fi.Mode().Perm(); perm&0o077 != 0 {
+		return fmt.Errorf("secret file %s has mode %04o: run `chmod 600 %s` (it must be readable by its owner only)", path, perm, path)
 	}
 	return nil
 }

@@ -84,3 +84,41 @@ func TestSecretFileRefusals(t *testing.T) {
 		})
 	}
 }
+
+// TestGitHubAppSetupFromTheEnvironment: a deployment sets the GitHub App
+// up without `sentinel setup`: its id and key path from the environment,
+// its webhook secret from the file AGENTPROTO_GITHUB_APP_WEBHOOK_SECRET_FILE
+// names. That file, as the key, must be readable by its owner only; an
+// error names the variable, the path and the chmod, never the secret.
+func TestGitHubAppSetupFromTheEnvironment(t *testing.T) {
+	const secret = "the-app-webhook-secret-never-quoted"
+	dir := t.TempDir()
+	secretFile := filepath.Join(dir, "webhook-secret")
+	require.NoError(t, os.WriteFile(secretFile, []byte(secret+"\n"), 0o600))
+	keyFile := filepath.Join(dir, "app.pem")
+
+	t.Setenv("AGENTPROTO_HOME", t.TempDir())
+	t.Setenv("AGENTPROTO_GITHUB_APP_APP_ID", "123456")
+	t.Setenv("AGENTPROTO_GITHUB_APP_PRIVATE_KEY_FILE", keyFile)
+	t.Setenv("AGENTPROTO_GITHUB_APP_WEBHOOK_SECRET_FILE", secretFile)
+	cfg, err := LoadConfig(loadServeConfig(t), nil)
+	require.NoError(t, err)
+	require.Equal(t, "123456", cfg.GitHub.App.AppID)
+	require.Equal(t, keyFile, cfg.GitHub.App.PrivateKeyFile)
+	require.Equal(t, secret, cfg.GitHub.App.WebhookSecret, "the file's content, newline trimmed")
+	require.NoError(t, cfg.Validate())
+
+	t.Setenv("AGENTPROTO_GITHUB_APP_WEBHOOK_SECRET_FILE", "")
+	cfg, err = LoadConfig(loadServeConfig(t), nil)
+	require.NoError(t, err)
+	require.ErrorContains(t, cfg.Validate(), "app_id, private_key_file and webhook_secret go together")
+	t.Setenv("AGENTPROTO_GITHUB_APP_WEBHOOK_SECRET_FILE", secretFile)
+
+	for _, mode := range []os.FileMode{0o640, 0o604, 0o644} {
+		require.NoError(t, os.Chmod(secretFile, mode))
+		_, err = LoadConfig(loadServeConfig(t), nil)
+		require.ErrorContains(t, err, "AGENTPROTO_GITHUB_APP_WEBHOOK_SECRET_FILE: secret file "+secretFile)
+		require.ErrorContains(t, err, "chmod 600 "+secretFile)
+		require.NotContains(t, err.Error(), secret)
+	}
+}

@@ -272,7 +272,7 @@ func statusRun(cmd *cobra.Command, opts *IDOptions) error {
 		"last error", st.LastError,
 	}
 	for _, k := range sortedKeys(st.Extra) {
-		pairs = append(pairs, k, fmt.Sprint(st.Extra[k]))
+		pairs = append(pairs, k, extraText(k, st.Extra[k]))
 	}
 	opts.kv(pairs...)
 	return nil

@@ -56,6 +56,8 @@ type AppAuthConfig struct {
 	// Observe, when set, is told the rate-limit headers of every answer
 	// (the App credential's), as the Client's.
 	Observe RateObserver
+	// Hold, when set, pauses the App credential's calls, as the Client's.
+	Hold HoldFunc
 }
 
 // NewAppAuth returns the App authenticator.
@@ -68,7 +70,7 @@ func NewAppAuth(cfg AppAuthConfig) (*AppAuth, error) {
 	}
 	a := &AppAuth{sign: cfg.Sign, now: cfg.Now, tokens: map[int64]installationToken{}}
 	c, err := NewClient(ClientConfig{BaseURL: cfg.BaseURL, HTTP: cfg.HTTP, Token: appJWTSource{a}, Now: cfg.Now,
-		Credential: "app", Observe: cfg.Observe})
+		Credential: "app", Observe: cfg.Observe, Hold: cfg.Hold})
 	if err != nil {
 		return nil, err
 	}

@@ -50,7 +50,16 @@ type ClientConfig struct {
 	// Observe, when set, is told the rate-limit headers of every answer
 	// (ratesample.go), outside the client's lock.
 	Observe RateObserver
+	// Hold, when set, says until when the credential is paused (the quota
+	// governor's cluster-wide secondary-limit pause, which any node's
+	// answer may have started): a call before then is refused without a
+	// request, as during the client's own rate-limit waits.
+	Hold HoldFunc
 }
+
+// HoldFunc says until when a credential (its non-secret id) is paused; the
+// zero time is no pause. It must not block.
+type HoldFunc func(credential string) time.Time
 
 // Client is an in-process GitHub REST client. Every GET is conditional:
 // the ETag and body of the last 200 for a URL are cached and sent back as
@@ -67,6 +76,7 @@ type Client struct {
 	maxPages int
 	cred     string
 	observe  RateObserver
+	hold     HoldFunc
 
 	mu    sync.Mutex
 	cache map[string]cacheEntry
@@ -133,7 +143,7 @@ func NewClient(cfg ClientConfig) (*Client, error) {
 	return &Client{
 		base: strings.TrimSuffix(cfg.BaseURL, "/"), http: cfg.HTTP, token: cfg.Token,
 		now: cfg.Now, ua: cfg.UserAgent, maxEnts: cfg.MaxCacheEntries, maxPages: cfg.MaxPages,
-		cred: cfg.Credential, observe: cfg.Observe,
+		cred: cfg.Credential, observe: cfg.Observe, hold: cfg.Hold,
 		cache: map[string]cacheEntry{}, stats: Stats{RateRemaining: -1},
 	}, nil
 }
@@ -240,8 +250,8 @@ func (c *Client) do(ctx context.Context, url, path string) (*Response, error) {
 			Message: fmt.Sprintf("GET %s: %s", path, RedactToken(err.Error(), tok))}
 	}
 	defer hr.Body.Close()
-	c.report(hr.StatusCode, hr.Header, hasCache)
 	body, err := io.ReadAll(io.LimitReader(hr.Body, DefaultMaxBody+1))
+	c.report(hr.StatusCode, hr.Header, body, hasCache)
 	if err != nil {
 		return nil, &providers.Error{Reason: providers.ReasonNetwork, Retryable: true,
 			Message: fmt.Sprintf("GET %s: reading body: %s", path, RedactToken(err.Error(), tok))}
@@ -320,15 +330,23 @@ func (c *Client) failure(label string, resp *Response, now time.Time) *providers
 }
 
 // refuse returns a rate-limit error without a request while a wait is in
-// force: after a 403/429 rate limit, or while the primary quota is spent
-// until its reset.
+// force: after a 403/429 rate limit, while the primary quota is spent
+// until its reset, or while Hold pauses the credential.
 func (c *Client) refuse(path string) error {
 	now := c.now()
+	var held time.Time
+	if c.hold != nil {
+		held = c.hold(c.cred)
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	until := c.stats.BlockedUntil
 	if c.stats.RateRemaining == 0 && c.stats.RateReset.After(until) {
 		until = c.stats.RateReset
+	}
+	what := "GitHub rate limit"
+	if held.After(until) {
+		until, what = held, "GitHub secondary rate limit pause of credential "+c.cred+" (cluster-wide)"
 	}
 	if !now.Before(until) {
 		return nil
@@ -337,7 +355,7 @@ func (c *Client) refuse(path string) error {
 	wait := until.Sub(now)
 	return &providers.Error{
 		Reason: providers.ReasonRateLimited, Retryable: true, RetryAfter: wait,
-		Message: fmt.Sprintf("GET %s: GitHub rate limit in force for %s more; no request sent", path, wait.Round(time.Second)),
+		Message: fmt.Sprintf("%s: %s in force for %s more; no request sent", strings.TrimPrefix(path, "/"), what, wait.Round(time.Second)),
 	}
 }
 

@@ -270,3 +270,36 @@ func TestReadiness(t *testing.T) {
 }
 
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }
+
+// TestClientHoldsWhileItsCredentialIsPaused: Hold (the quota governor's
+// cluster-wide pause) refuses every call on the client's credential
+// without a request, GET and other methods alike, until the pause ends.
+func TestClientHoldsWhileItsCredentialIsPaused(t *testing.T) {
+	s := githubtest.New(t, githubtest.Options{})
+	s.OpenPR("acme/widgets", githubtest.PR{Number: 7})
+	clk := &clock{t: s.Now()}
+	var mu sync.Mutex
+	until := map[string]time.Time{"token": clk.Now().Add(time.Minute)}
+	c, err := github.NewClient(github.ClientConfig{HTTP: s.HTTPClient(), Token: github.StaticToken(s.Token()), Now: clk.Now, Credential: "token",
+		Hold: func(cred string) time.Time { mu.Lock(); defer mu.Unlock(); return until[cred] }})
+	require.NoError(t, err)
+	ctx := context.Background()
+
+	_, err = c.Get(ctx, "/repos/acme/widgets/pulls/7")
+	var pe *providers.Error
+	require.ErrorAs(t, err, &pe)
+	require.Equal(t, providers.ReasonRateLimited, pe.Reason)
+	require.True(t, pe.Retryable)
+	require.Equal(t, time.Minute, pe.RetryAfter)
+	_, _, _, err = c.API(ctx, http.MethodPost, "repos/acme/widgets/hooks", []byte(`{}`))
+	require.Equal(t, providers.ReasonRateLimited, providers.ReasonOf(err))
+	require.Empty(t, s.Requests(), "no request while the credential is paused")
+	require.Equal(t, int64(2), c.Stats().Refused)
+
+	mu.Lock()
+	until["other"] = clk.Now().Add(time.Hour) // another credential's pause
+	mu.Unlock()
+	clk.Advance(time.Minute)
+	_, err = c.Get(ctx, "/repos/acme/widgets/pulls/7")
+	require.NoError(t, err)
+}

@@ -95,8 +95,8 @@ func (c *Client) call(ctx context.Context, method, path string, extra http.Heade
 			Message: fmt.Sprintf("%s: %s", label, RedactToken(err.Error(), tok))}
 	}
 	defer hr.Body.Close()
-	c.report(hr.StatusCode, hr.Header, extra.Get("If-None-Match") != "")
 	raw, err := io.ReadAll(io.LimitReader(hr.Body, DefaultMaxBody+1))
+	c.report(hr.StatusCode, hr.Header, raw, extra.Get("If-None-Match") != "")
 	if err != nil {
 		return nil, &providers.Error{Reason: providers.ReasonNetwork, Retryable: true,
 			Message: fmt.Sprintf("%s: reading body: %s", label, RedactToken(err.Error(), tok))}

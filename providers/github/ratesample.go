@@ -37,17 +37,27 @@ type RateSample struct {
 // it is called on the request's goroutine.
 type RateObserver func(RateSample)
 
-// report builds the sample of one answer and hands it to the observer.
-func (c *Client) report(status int, h http.Header, conditional bool) {
+// report builds the sample of one answer (its body read, for GitHub's
+// secondary-limit message) and hands it to the observer.
+func (c *Client) report(status int, h http.Header, body []byte, conditional bool) {
 	if c.observe == nil {
 		return
 	}
-	c.observe(SampleOf(c.cred, status, h, conditional, c.now()))
+	c.observe(SampleOf(c.cred, status, h, body, conditional, c.now()))
 }
 
-// SampleOf reads one answer's rate-limit headers (status and header as
-// received; conditional when the request carried If-None-Match).
-func SampleOf(credential string, status int, h http.Header, conditional bool, now time.Time) RateSample {
+// SampleOf reads one answer's rate-limit headers (status, header and body
+// as received; conditional when the request carried If-None-Match).
+//
+// A 403 or 429 is a secondary limit when it carries Retry-After (wait that
+// long), when it is a 429, or when its body has GitHub's documented message
+// ("You have exceeded a secondary rate limit", IsSecondaryMessage) or a
+// rate-limit message while X-RateLimit-Remaining is not 0; without
+// Retry-After the wait is SecondaryLimitWait (GitHub: wait at least a
+// minute, then back off exponentially, which the quota governor does). A
+// 403 with X-RateLimit-Remaining 0 and no such message is the primary
+// limit spent: the headers' reset says when it ends.
+func SampleOf(credential string, status int, h http.Header, body []byte, conditional bool, now time.Time) RateSample {
 	s := RateSample{Credential: credential, Status: status, Resource: h.Get("X-RateLimit-Resource")}
 	if s.Resource == "" {
 		s.Resource = "core"
@@ -62,14 +72,13 @@ func SampleOf(credential string, status int, h http.Header, conditional bool, no
 	}
 	s.Free = status == http.StatusNotModified && conditional
 	if status == http.StatusForbidden || status == http.StatusTooManyRequests {
-		e := providers.ClassifyHTTP(status, h, now)
 		switch {
 		case h.Get("Retry-After") != "":
-			s.Secondary, s.RetryAfter = true, e.RetryAfter
-		case e.Reason == providers.ReasonRateLimited && s.Known && s.Remaining > 0:
-			s.Secondary, s.RetryAfter = true, SecondaryLimitWait
-		case status == http.StatusTooManyRequests:
-			s.Secondary, s.RetryAfter = true, SecondaryLimitWait
+			s.Secondary, s.RetryAfter = true, providers.ClassifyHTTP(status, h, now).RetryAfter
+		case status == http.StatusTooManyRequests, IsSecondaryMessage(body):
+			s.Secondary = true
+		case s.Known && s.Remaining > 0 && strings.Contains(strings.ToLower(apiMessage(body)), "rate limit"):
+			s.Secondary = true
 		}
 		if s.Secondary && s.RetryAfter <= 0 {
 			s.RetryAfter = SecondaryLimitWait

@@ -42,6 +42,11 @@ type Config struct {
 	HTTP *http.Client
 	// BaseURL overrides the stored baseUrl (tests, config).
 	BaseURL string
+	// Preset is the App's setup from the node's config (github.app: the
+	// environment, AGENTPROTO_GITHUB_APP_*, its webhook secret from a file
+	// through AGENTPROTO_GITHUB_APP_WEBHOOK_SECRET_FILE), used while no
+	// setup is stored through the API; a stored setup replaces it whole.
+	Preset Preset
 	// Now is the clock (default time.Now): JWT times, token expiry,
 	// coverage age.
 	Now func() time.Time
@@ -50,6 +55,11 @@ type Config struct {
 	// Observe, when set, is told the rate-limit headers of every GitHub
 	// answer, with credentials named "app" and "installation:<id>".
 	Observe github.RateObserver
+	// Hold, when set, says until when a credential ("app",
+	// "installation:<id>") is paused cluster-wide by a secondary limit:
+	// every call on it (coverage listings, token mints, head lookups,
+	// reconciliation, polls) is refused without a request until then.
+	Hold github.HoldFunc
 	// CoverageTTL is how long a full listing of the covered repositories
 	// is trusted before a watch on an unknown repository lists again
 	// (default 10 minutes).
@@ -103,12 +113,24 @@ func (p *Provider) SetupFields() []providers.SetupField {
 	}
 }
 
+// Preset is an App setup given by the node's config instead of
+// `sentinel setup`. Empty AppID: none.
+type Preset struct {
+	// AppID, PrivateKeyFile and WebhookSecret are the setup fields of the
+	// same names (the key file must be 0600, as a stored one).
+	AppID, PrivateKeyFile, WebhookSecret string
+	// BaseURL is the REST root (empty: github.com's).
+	BaseURL string
+}
+
 // setupFix names the setup command.
 const setupFix = "run `sentinel setup github-app --field appId=ID --field privateKeyFile=/path/key.pem --field webhookSecret=-` (operator scope), then install the App on the repositories to watch"
 
 // settings are the resolved setup fields of one call.
 type settings struct {
 	appID, keyFile, secret, baseURL string
+	// preset is true when they come from the node's config (Preset).
+	preset bool
 }
 
 // complete reports whether the required fields are there.
@@ -125,6 +147,10 @@ func (p *Provider) settings(ctx context.Context) (settings, error) {
 		keyFile: strings.TrimSpace(fields[FieldPrivateKeyFile]),
 		secret:  fields[FieldWebhookSecret],
 		baseURL: strings.TrimRight(strings.TrimSpace(fields[FieldBaseURL]), "/"),
+	}
+	if pr := p.cfg.Preset; s.appID == "" && strings.TrimSpace(pr.AppID) != "" {
+		s = settings{appID: strings.TrimSpace(pr.AppID), keyFile: strings.TrimSpace(pr.PrivateKeyFile), secret: pr.WebhookSecret,
+			baseURL: strings.TrimRight(strings.TrimSpace(pr.BaseURL), "/"), preset: true}
 	}
 	if o := strings.TrimSpace(p.cfg.BaseURL); o != "" {
 		s.baseURL = strings.TrimRight(o, "/")

@@ -123,7 +123,7 @@ func (p *Provider) appAuth(ctx context.Context) (*github.AppAuth, settings, erro
 		Sign: func(_ context.Context, now time.Time) (string, time.Time, error) {
 			return github.SignAppJWT(key, appID, now)
 		},
-		BaseURL: s.baseURL, HTTP: p.cfg.HTTP, Now: p.cfg.Now, Observe: p.cfg.Observe,
+		BaseURL: s.baseURL, HTTP: p.cfg.HTTP, Now: p.cfg.Now, Observe: p.cfg.Observe, Hold: p.cfg.Hold,
 	})
 	if err != nil {
 		return nil, s, err
@@ -145,7 +145,7 @@ func (p *Provider) InstallationClient(ctx context.Context, installation int64) (
 		return c, nil
 	}
 	c, err := github.NewClient(github.ClientConfig{BaseURL: s.baseURL, HTTP: p.cfg.HTTP, Token: a.Installation(installation),
-		Now: p.cfg.Now, Credential: "installation:" + strconv.FormatInt(installation, 10), Observe: p.cfg.Observe})
+		Now: p.cfg.Now, Credential: "installation:" + strconv.FormatInt(installation, 10), Observe: p.cfg.Observe, Hold: p.cfg.Hold})
 	if err != nil {
 		return nil, err
 	}

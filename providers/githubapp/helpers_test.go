@@ -103,6 +103,10 @@ type harness struct {
 	logs    *syncBuffer
 	samples *samples
 	inst    int64
+	// hold, when set, is the providers' Config.Hold.
+	hold github.HoldFunc
+	// preset is the providers' Config.Preset.
+	preset githubapp.Preset
 }
 
 func newHarness(t *testing.T) *harness {
@@ -125,6 +129,8 @@ func (h *harness) provider() *githubapp.Provider {
 		Creds: h.creds, Store: bus.NewKV(h.bus.KeyValue(h.t, jetstream.KeyValueConfig{Bucket: "sentinel_hooks", Storage: jetstream.FileStorage})), HTTP: h.gh.HTTPClient(), Now: h.gh.Now,
 		Log:     slog.New(slog.NewTextHandler(h.logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
 		Observe: h.samples.add,
+		Hold:    h.hold,
+		Preset:  h.preset,
 	})
 	require.NoError(h.t, err)
 	return p

@@ -10,7 +10,7 @@ import (
 // the setup fields are stored, the base URL is acceptable and the key file
 // is a 0600 PEM of an RSA key.
 func (p *Provider) Readiness(ctx context.Context) providers.Readiness {
-	r := providers.Readiness{CredentialSource: "github-app setup (App id " + p.appIDOrNone(ctx) + ")"}
+	r := providers.Readiness{CredentialSource: p.sourceOf(ctx)}
 	if _, _, err := p.appAuth(ctx); err != nil {
 		r.Reason = err.Error()
 		r.Fix = setupFix
@@ -20,10 +20,16 @@ func (p *Provider) Readiness(ctx context.Context) providers.Readiness {
 	return r
 }
 
-func (p *Provider) appIDOrNone(ctx context.Context) string {
+// sourceOf names where the setup comes from: the stored setup, or the
+// node's config (github.app), with the App id.
+func (p *Provider) sourceOf(ctx context.Context) string {
 	s, err := p.settings(ctx)
-	if err != nil || s.appID == "" {
-		return "none"
+	id := s.appID
+	if err != nil || id == "" {
+		id = "none"
 	}
-	return s.appID
+	if err == nil && s.preset {
+		return "node config github.app (App id " + id + ")"
+	}
+	return "github-app setup (App id " + id + ")"
 }

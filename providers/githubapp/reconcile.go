@@ -31,6 +31,10 @@ type reconcileState struct {
 	TotalRedelivered int              `json:"totalRedelivered"`
 	LastError        string           `json:"lastError,omitempty"`
 	Asked            map[string]asked `json:"asked,omitempty"`
+	// Through is the newest delivery id of the last pass that read the
+	// log back to the horizon (or to the Through before it) and left
+	// nothing to ask for: the next pass reads only the pages above it.
+	Through int64 `json:"through,omitempty"`
 	// Lost are the guids reported unrecoverable (once each), with when
 	// they were delivered (ms).
 	Lost map[string]int64 `json:"lost,omitempty"`
@@ -105,14 +109,12 @@ func (p *Provider) reconcilePass(ctx context.Context, rs *reconcileState, now ti
 	if err != nil {
 		return err
 	}
-	_, _, body, err := a.AppClient().API(ctx, http.MethodGet, "app/hook/deliveries?per_page=100", nil)
+	log, err := github.ReadDeliveries(ctx, a.AppClient(), "app/hook/deliveries", rs.Through, now)
 	if err != nil {
 		return fmt.Errorf("github-app: list the App's deliveries: %w", err)
 	}
-	var list []github.HookDelivery
-	if err := json.Unmarshal(body, &list); err != nil {
-		return fmt.Errorf("github-app: list the App's deliveries: bad answer: %w", err)
-	}
+	list := log.Deliveries
+	settled := log.Complete // nothing left to ask for below what this pass read
 	if rs.Asked == nil {
 		rs.Asked = map[string]asked{}
 	}
@@ -133,6 +135,7 @@ func (p *Provider) reconcilePass(ctx context.Context, rs *reconcileState, now ti
 			p.lost(rs, d, fmt.Sprintf("still failing after %d redeliveries", maxAttempts))
 			continue
 		case rs.Redelivered >= p.cfg.MaxRedeliveries:
+			settled = false
 			continue
 		}
 		if !seen {
@@ -166,6 +169,9 @@ func (p *Provider) reconcilePass(ctx context.Context, rs *reconcileState, now ti
 	}
 	if len(errs) > 0 {
 		return fmt.Errorf("%d of the redelivery requests failed, first: %w", len(errs), errs[0])
+	}
+	if settled {
+		rs.Through = max(rs.Through, log.Newest())
 	}
 	return nil
 }

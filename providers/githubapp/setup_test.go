@@ -61,3 +61,40 @@ func TestSetupFieldsKeepSecretsSensitive(t *testing.T) {
 	require.True(t, byName[githubapp.FieldBaseURL].Endpoint)
 	require.True(t, byName[githubapp.FieldAppID].Required)
 }
+
+// TestPresetFromTheNodeConfig: with nothing stored, the node's config
+// (github.app, from AGENTPROTO_GITHUB_APP_* and the webhook secret's file)
+// sets the App up: it is ready, names the source, mints tokens with the
+// key and verifies deliveries with the secret. Its key file is held to
+// 0600 as a stored one. A setup stored through the API replaces it whole.
+func TestPresetFromTheNodeConfig(t *testing.T) {
+	h := newHarness(t)
+	h.creds = &creds{fields: map[string]string{}}
+	h.preset = githubapp.Preset{AppID: "4242", PrivateKeyFile: h.keyFile, WebhookSecret: "preset-secret-0123456789"}
+	p := h.provider()
+	ctx := ctxT(t)
+
+	r := p.Readiness(ctx)
+	require.True(t, r.Ready, r.Reason)
+	require.Equal(t, "node config github.app (App id 4242)", r.CredentialSource)
+	require.NoError(t, p.Sync(ctx), "the preset's key signs the App's JWT")
+	_, err := p.ParseInbound(ctx, delivery(t, "pull_request", "pull_request_closed.json", "preset-secret-0123456789"), hdEmpty())
+	require.NoError(t, err, "the preset's secret verifies deliveries")
+
+	loose := h.provider
+	h.preset.PrivateKeyFile = writeKey(t, appKey(t), 0o644)
+	r = loose().Readiness(ctx)
+	require.False(t, r.Ready)
+	require.Contains(t, r.Reason, "chmod 600")
+
+	// A stored setup replaces the preset whole: its secret, not the preset's.
+	h.creds.set(githubapp.FieldAppID, "4242")
+	h.creds.set(githubapp.FieldPrivateKeyFile, h.keyFile)
+	h.creds.set(githubapp.FieldWebhookSecret, testSecret)
+	p = h.provider()
+	require.Equal(t, "github-app setup (App id 4242)", p.Readiness(ctx).CredentialSource)
+	_, err = p.ParseInbound(ctx, delivery(t, "pull_request", "pull_request_closed.json", "preset-secret-0123456789"), hdEmpty())
+	require.Error(t, err)
+	_, err = p.ParseInbound(ctx, delivery(t, "pull_request", "pull_request_closed.json", testSecret), hdEmpty())
+	require.NoError(t, err)
+}

@@ -10,8 +10,9 @@ import (
 
 // Reachable implements providers.ReachChecker: at create, one GET of what
 // the first poll reads (the PR, or the repository's pull list; the
-// client's ETag cache keeps it for that poll) tells whether the credentials
-// reach the repository. Only a definite answer (404, 403, 401) is a
+// client's ETag cache keeps it for that poll), with the client the polls
+// use (an App installation's for a repository it covers, clientFor),
+// tells whether those credentials reach the repository. Only a definite answer (404, 403, 401) is a
 // problem; a provider that is not ready (its own warning), a network or a
 // server failure cannot tell.
 func (p *Provider) Reachable(ctx context.Context, spec sentinel.Spec) (problem, fix string) {
@@ -26,7 +27,7 @@ func (p *Provider) Reachable(ctx context.Context, spec sentinel.Spec) (problem, 
 	if ref.Number > 0 {
 		path = repoPath(ref, "/pulls/%d", ref.Number)
 	}
-	_, err = p.cfg.Client.Get(ctx, path)
+	_, err = p.clientFor(ctx, path).Get(ctx, path)
 	var pe *providers.Error
 	if err == nil || !errors.As(err, &pe) {
 		return "", ""

@@ -18,8 +18,8 @@ import (
 
 // TestPollsOfAnInstalledRepositorySpendTheInstallationsQuota: with a
 // GitHub App installed on acme/widgets, local-gh's polls of that
-// repository go out with the installation's token; the user's token
-// spends nothing on it.
+// repository go out with the installation's token, as does the watch's
+// reach check; the user's token spends nothing on it.
 func TestPollsOfAnInstalledRepositorySpendTheInstallationsQuota(t *testing.T) {
 	key, err := rsa.GenerateKey(rand.Reader, 2048)
 	require.NoError(t, err)
@@ -42,8 +42,10 @@ func TestPollsOfAnInstalledRepositorySpendTheInstallationsQuota(t *testing.T) {
 		RepoClient: func(_ context.Context, repo string) (*github.Client, bool) { return installed, repo == repoName }})
 	require.NoError(t, err)
 
-	h, err := p.Create(context.Background(), providers.CreateRequest{SentinelID: "sen_x", Spec: sentinel.Spec{
-		Match: []sentinel.Clause{{Subject: "github:" + repoName + "#7"}}}})
+	spec := sentinel.Spec{Match: []sentinel.Clause{{Subject: "github:" + repoName + "#7"}}}
+	problem, _ := p.Reachable(context.Background(), spec) // the watch's reach check, as the service runs it
+	require.Empty(t, problem)
+	h, err := p.Create(context.Background(), providers.CreateRequest{SentinelID: "sen_x", Spec: spec})
 	require.NoError(t, err)
 	_, err = p.Poll(context.Background(), h, 50)
 	require.NoError(t, err)

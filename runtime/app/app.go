@@ -95,6 +95,9 @@ type App struct {
 	// pause holds the node's named pause points (WithPause; nil in
 	// production).
 	pause *pause.Points
+	// githubHTTP carries the node's in-process GitHub calls
+	// (WithGitHubHTTP; nil in production: the default client).
+	githubHTTP *http.Client
 }
 
 // Option adjusts a node built by New.
@@ -103,6 +106,11 @@ type Option func(*App)
 // WithPause holds the node's components at their named pause points
 // (tests script an order with them; today the MCP Events service's).
 func WithPause(p *pause.Points) Option { return func(a *App) { a.pause = p } }
+
+// WithGitHubHTTP sends every in-process GitHub call of the node (the
+// token's, the App's and its installations') through c (tests: the fake
+// GitHub's client).
+func WithGitHubHTTP(c *http.Client) Option { return func(a *App) { a.githubHTTP = c } }
 
 type step struct {
 	name string
@@ -211,12 +219,13 @@ func (a *App) open(ctx context.Context) error {
 	}
 
 	provs, err := buildProviders(cfg, providerDeps{
-		log: a.Log, now: a.now,
+		log: a.Log, now: a.now, githubHTTP: a.githubHTTP,
 		hooks:     bus.NewKV(a.buckets.Hooks),
 		locker:    a.Bus.NewLocker(cfg.Node.Name),
 		creds:     sentinels.NewCredStore(a.buckets.Creds),
 		publicURL: a.publicURL,
 		observe:   a.quota.observe,
+		hold:      a.quota.hold,
 	})
 	if err != nil {
 		return fmt.Errorf("build providers: %w", err)

@@ -6,6 +6,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
@@ -130,6 +131,41 @@ type GitHubConfig struct {
 	// refused for their credential (an App installation token): the loop
 	// shield marks the events it caused selfcaused. Empty: GET /user only.
 	SelfLogin string `mapstructure:"self_login"`
+	// App is the github-app provider's setup from the node's config, used
+	// while none is stored through the API (docs/github-app.md).
+	App GitHubAppConfig `mapstructure:"app"`
+}
+
+// GitHubAppConfig sets the GitHub App up from the node's config (a
+// deployment's environment and secret files) instead of `sentinel setup`:
+// AGENTPROTO_GITHUB_APP_APP_ID, AGENTPROTO_GITHUB_APP_PRIVATE_KEY_FILE (the
+// PEM's path, a 0600 file) and AGENTPROTO_GITHUB_APP_WEBHOOK_SECRET_FILE (a
+// 0600 file holding the secret; cmd/cli reads it). All three or none.
+type GitHubAppConfig struct {
+	AppID          string `mapstructure:"app_id"`
+	PrivateKeyFile string `mapstructure:"private_key_file"`
+	WebhookSecret  string `mapstructure:"webhook_secret"`
+}
+
+// validate checks the three fields go together and the id is a number;
+// errors never quote the secret.
+func (c GitHubAppConfig) validate() error {
+	set := 0
+	for _, v := range []string{c.AppID, c.PrivateKeyFile, c.WebhookSecret} {
+		if strings.TrimSpace(v) != "" {
+			set++
+		}
+	}
+	switch {
+	case set == 0:
+		return nil
+	case set < 3:
+		return errors.New("github.app: app_id, private_key_file and webhook_secret go together (AGENTPROTO_GITHUB_APP_APP_ID, AGENTPROTO_GITHUB_APP_PRIVATE_KEY_FILE, AGENTPROTO_GITHUB_APP_WEBHOOK_SECRET_FILE): set all three, or none and use `sentinel setup github-app`")
+	}
+	if n, err := strconv.ParseInt(strings.TrimSpace(c.AppID), 10, 64); err != nil || n <= 0 {
+		return fmt.Errorf("github.app.app_id %q is not an App id: give the number on the App's settings page (\"App ID\")", c.AppID)
+	}
+	return nil
 }
 
 // NodeConfig names this node.
@@ -315,6 +351,9 @@ func (c *Config) Validate() error {
 		return err
 	}
 	if err := c.Adapters.Validate(); err != nil {
+		return err
+	}
+	if err := c.GitHub.App.validate(); err != nil {
 		return err
 	}
 	if c.ShutdownTimeout <= 0 {

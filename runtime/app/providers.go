@@ -24,13 +24,15 @@ type providerDeps struct {
 	locker    providers.Locker
 	creds     providers.CredentialSource
 	publicURL providers.PublicURLFunc
-	// githubHTTP is the client of in-process GitHub calls that do not go
-	// through the user's token (nil: the default, which honours
-	// HTTPS_PROXY and SSL_CERT_FILE as gh does).
+	// githubHTTP is the client of in-process GitHub calls (nil: the
+	// default, which honours HTTPS_PROXY and SSL_CERT_FILE as gh does).
 	githubHTTP *http.Client
 	// observe receives the rate-limit headers of GitHub answers (the
 	// quota governor); nil drops them.
 	observe github.RateObserver
+	// hold is the quota governor's cluster-wide pause of a credential
+	// (secondary limits); nil pauses nothing.
+	hold github.HoldFunc
 }
 
 // builtinSlugs are the slugs no discovered adapter may take (the test-only
@@ -49,13 +51,13 @@ func buildProviders(cfg Config, deps providerDeps) ([]providers.Provider, error)
 	if err != nil {
 		return nil, err
 	}
-	client, err := github.NewClient(github.ClientConfig{BaseURL: creds.APIBase, Token: creds.Token, Now: deps.now, Credential: "token", Observe: deps.observe})
+	client, err := github.NewClient(github.ClientConfig{BaseURL: creds.APIBase, Token: creds.Token, Now: deps.now, Credential: "token", Observe: deps.observe, Hold: deps.hold, HTTP: deps.githubHTTP})
 	if err != nil {
 		return nil, err
 	}
 	// With a token from the environment every GitHub call is in-process,
 	// hook management included: gh is never run.
-	var hookAPI webhook.Runner = runner
+	var hookAPI webhook.Runner = heldRunner{Runner: runner, hold: deps.hold, now: deps.now}
 	if creds.InProcess() {
 		hookAPI = client
 	}
@@ -64,7 +66,8 @@ func buildProviders(cfg Config, deps providerDeps) ([]providers.Provider, error)
 	// The App is built first: local-gh polls a repository it covers with
 	// its installation's token.
 	ga, gaErr := githubapp.New(githubapp.Config{Creds: deps.creds, Store: deps.hooks, HTTP: deps.githubHTTP, Now: deps.now,
-		Log: deps.log.With("provider", githubapp.Slug), Observe: deps.observe})
+		Log: deps.log.With("provider", githubapp.Slug), Observe: deps.observe, Hold: deps.hold,
+		Preset: githubapp.Preset{AppID: cfg.GitHub.App.AppID, PrivateKeyFile: cfg.GitHub.App.PrivateKeyFile, WebhookSecret: cfg.GitHub.App.WebhookSecret, BaseURL: creds.APIBase}})
 	var repoClient localgh.RepoClientFunc
 	if gaErr == nil {
 		repoClient = ga.RepoClient

@@ -3,12 +3,14 @@ package app
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"strconv"
 	"strings"
 	"sync/atomic"
 	"time"
 
 	"github.com/agentproto/sentinel"
+	"github.com/agentproto/sentinel/providers"
 	"github.com/agentproto/sentinel/providers/github"
 	"github.com/agentproto/sentinel/providers/githubapp"
 	"github.com/agentproto/sentinel/providers/localgh"
@@ -26,8 +28,39 @@ type quotaSink struct {
 func (s *quotaSink) observe(r github.RateSample) {
 	if g := s.g.Load(); g != nil {
 		g.Observe(quota.Sample{Credential: r.Credential, Resource: r.Resource, Limit: r.Limit, Remaining: r.Remaining,
-			Used: r.Used, Reset: r.Reset, Known: r.Known, Secondary: r.Secondary, RetryAfter: r.RetryAfter})
+			Used: r.Used, Reset: r.Reset, Known: r.Known, Free: r.Free, Secondary: r.Secondary, RetryAfter: r.RetryAfter})
 	}
+}
+
+// hold is the github.HoldFunc of every in-process client: the governor's
+// cluster-wide secondary-limit pause of the credential (none before the
+// governor opened).
+func (s *quotaSink) hold(credential string) time.Time {
+	return s.g.Load().PausedUntil(credential)
+}
+
+// heldRunner is the webhook provider's gh runner (a token from gh: hook
+// management, reconciliation, the self lookup) made to wait out the node
+// token's cluster-wide pause, as the in-process clients do. gh's own
+// answers report no rate samples: the pause comes from the in-process
+// clients' answers on the same token.
+type heldRunner struct {
+	webhook.Runner
+	hold github.HoldFunc
+	now  func() time.Time
+}
+
+// API refuses without running gh while the node's token is paused.
+func (r heldRunner) API(ctx context.Context, method, path string, body []byte) (int, http.Header, []byte, error) {
+	if r.hold != nil {
+		if until := r.hold("token"); r.now().Before(until) {
+			wait := until.Sub(r.now())
+			return 0, nil, nil, &providers.Error{Reason: providers.ReasonRateLimited, Retryable: true, RetryAfter: wait,
+				Message: fmt.Sprintf("%s %s: GitHub secondary rate limit pause of credential token (cluster-wide) in force for %s more; gh not run",
+					method, strings.TrimPrefix(path, "/"), wait.Round(time.Second))}
+		}
+	}
+	return r.Runner.API(ctx, method, path, body)
 }
 
 // installationOf is what the github-app provider answers of a

@@ -13,10 +13,11 @@ import (
 // limit admits nothing until the pause ends; a window past its reset, or a
 // credential not seen yet, admits; else a poll needs remaining points
 // above the reserve (an interactive call may spend the reserve, not the
-// last point) and, paced, its turn: this node's share of what is left is
-// spread over the time to the reset. An admitted poll counts one point
-// against this node's view until GitHub's next answer says what is left
-// (a 304 to a conditional request costs none). A refused poll is counted (Throttled).
+// last point) and, paced, its turn: every point the credential's answers
+// spend on this node (Observe) moves the turn on by this node's share of
+// the time to the reset over the points left above the reserve, so a poll
+// answered 304 (no point) moves it not at all and one that spent several
+// points waits for as many turns. A refused poll is counted (Throttled).
 func (g *Governor) Admit(_ context.Context, provider string, h sentinel.Handle, interactive bool) bool {
 	if g == nil || g.cfg.CredentialOf == nil {
 		return true
@@ -45,23 +46,29 @@ func (g *Governor) admit(k string, interactive bool) bool {
 		return true
 	case b.Paused(now):
 		return false
-	case b.Remaining < 0 || b.Limit <= 0 || !now.Before(b.Reset):
+	case !b.windowKnown(now):
 		return true // nothing known of this window yet, or a new window
+	case interactive:
+		return b.Remaining > 0
 	}
-	left := b.Remaining - b.inflight
-	if !interactive {
-		left -= b.reserve(g.cfg.ReserveFraction, g.cfg.ReserveLeast)
+	return b.Remaining-b.reserve(g.cfg.ReserveFraction, g.cfg.ReserveLeast) > 0 && !now.Before(g.next[k])
+}
+
+// spent moves the paced turn of k on by points spent at now (mu must be
+// held; b is the budget of k with the answer's numbers merged in): each
+// point costs this node's share of the time to the reset over the points
+// left above the reserve. The turn never banks unspent time: a credential
+// quiet for a while does not earn a burst.
+func (g *Governor) spent(k string, b *Budget, points int, now time.Time) {
+	if points <= 0 || !b.windowKnown(now) {
+		return
 	}
-	if left <= 0 {
-		return false
+	left := max(b.Remaining-b.reserve(g.cfg.ReserveFraction, g.cfg.ReserveLeast), 1)
+	nodes := max(g.cfg.Nodes(), 1)
+	step := b.Reset.Sub(now) * time.Duration(nodes) / time.Duration(left)
+	from := g.next[k]
+	if from.Before(now) {
+		from = now
 	}
-	if !interactive {
-		if now.Before(g.next[k]) {
-			return false
-		}
-		nodes := max(g.cfg.Nodes(), 1)
-		g.next[k] = now.Add(b.Reset.Sub(now) * time.Duration(nodes) / time.Duration(left))
-	}
-	b.inflight++
-	return true
+	g.next[k] = from.Add(step * time.Duration(points))
 }

@@ -21,11 +21,6 @@ type Budget struct {
 	// UpdatedAt is when a node last reported it, and Node which.
 	UpdatedAt time.Time `json:"updatedAt"`
 	Node      string    `json:"node,omitempty"`
-
-	// inflight counts this node's admitted polls GitHub has not answered
-	// yet (never shared): they count against Remaining until the answer
-	// says what they cost.
-	inflight int
 }
 
 // Backoff bounds of secondary limits.
@@ -68,6 +63,12 @@ func (b *Budget) merge(o Budget) bool {
 func (b *Budget) reserve(fraction float64, least int) int {
 	r := int(float64(b.Limit) * fraction)
 	return min(max(r, least), b.Limit)
+}
+
+// windowKnown reports whether b holds the numbers of a window that has
+// not reset at now.
+func (b *Budget) windowKnown(now time.Time) bool {
+	return b.Remaining >= 0 && b.Limit > 0 && now.Before(b.Reset)
 }
 
 // Paused reports whether a secondary limit pauses the credential at now.

@@ -9,8 +9,9 @@
 //
 // The poll loop asks Admit before each poll: a poll spends only what is
 // left above a reserve kept for interactive calls (watch, setup, poll
-// now), paced over the time to the window's reset so the budget lasts the
-// window instead of running dry early; a secondary limit pauses the
+// now), paced by the points the credential's answers spend over the time
+// to the window's reset so the budget lasts the window instead of running
+// dry early; a secondary limit pauses the
 // credential on every node for the time GitHub asks, with backoff when it
 // comes again; a 304 to a conditional request costs nothing, as on GitHub.
 // A window that passed its reset admits again (resume on reset).

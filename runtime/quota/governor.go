@@ -31,6 +31,12 @@ type Sample struct {
 	Reset                time.Time
 	// Known is false when the answer carried no rate-limit headers.
 	Known bool
+	// Free is a 304 to a conditional request: GitHub charged no point.
+	// Every other answer with rate-limit headers, but a secondary limit,
+	// spent one (REST). The governor does not read the cost from the
+	// used/remaining deltas: other nodes and processes spend the same
+	// credential between two answers.
+	Free bool
 	// Secondary is a secondary limit, RetryAfter the wait GitHub asks.
 	Secondary  bool
 	RetryAfter time.Duration
@@ -66,7 +72,8 @@ type Governor struct {
 
 	mu      sync.Mutex
 	budgets map[string]*Budget
-	// next is, per key, when this node may start its next paced poll.
+	// next is, per key, when this node may start its next paced poll: the
+	// points its answers spent moved it on (spent).
 	next map[string]time.Time
 	// dirty are the keys whose local reports are not in the bucket yet.
 	dirty map[string]bool
@@ -187,7 +194,9 @@ func (g *Governor) Observe(s Sample) {
 	b := g.local(k, s.Credential, s.Resource)
 	if s.Known {
 		b.merge(Budget{Limit: s.Limit, Remaining: s.Remaining, Used: s.Used, Reset: s.Reset})
-		b.inflight = max(b.inflight-1, 0)
+		if !s.Free && !s.Secondary {
+			g.spent(k, b, 1, now)
+		}
 	}
 	if s.Secondary {
 		wait := max(s.RetryAfter, time.Second)
@@ -289,9 +298,7 @@ func (g *Governor) Budgets() []Budget {
 	g.mu.Lock()
 	out := make([]Budget, 0, len(g.budgets))
 	for _, b := range g.budgets {
-		c := *b
-		c.inflight = 0
-		out = append(out, c)
+		out = append(out, *b)
 	}
 	g.mu.Unlock()
 	sort.Slice(out, func(i, j int) bool {
@@ -301,6 +308,27 @@ func (g *Governor) Budgets() []Budget {
 		return out[i].Resource < out[j].Resource
 	})
 	return out
+}
+
+// PausedUntil is when the secondary-limit pause of credential ends on
+// every node, as this node knows it (the latest over its resources; the
+// zero time when none is in force). The node's GitHub clients ask it
+// before each call (github.ClientConfig.Hold), so a pause stops every
+// call on the credential, not only polls.
+func (g *Governor) PausedUntil(credential string) time.Time {
+	if g == nil {
+		return time.Time{}
+	}
+	now := g.cfg.Now()
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	var until time.Time
+	for _, b := range g.budgets {
+		if b.Credential == credential && b.PausedUntil.After(until) && b.Paused(now) {
+			until = b.PausedUntil
+		}
+	}
+	return until
 }
 
 // Throttled counts the polls Admit deferred.

@@ -200,11 +200,7 @@ func (s *Server) routeApp(r *http.Request, path string, body []byte) (reply, boo
 	case cred.jwt && len(parts) == 4 && parts[1] == "installations" && parts[3] == "access_tokens" && r.Method == http.MethodPost:
 		return s.issueToken(parts[2]), true
 	case cred.jwt && path == "/app/hook/deliveries" && r.Method == http.MethodGet:
-		out := []any{}
-		for i := len(s.app.deliveries) - 1; i >= 0; i-- { // newest first, as GitHub lists them
-			out = append(out, deliveryJSON(s.app.deliveries[i]))
-		}
-		return jsonReply(http.StatusOK, out), true
+		return deliveryPage(s.app.deliveries, path, q), true
 	case cred.jwt && len(parts) == 5 && parts[1] == "hook" && parts[2] == "deliveries" && parts[4] == "attempts" && r.Method == http.MethodPost:
 		id, err := strconv.ParseInt(parts[3], 10, 64)
 		if err != nil || findDelivery(s.app.deliveries, id) == nil {

@@ -97,3 +97,63 @@ func TestInstallationTokenReachesOnlyItsRepositories(t *testing.T) {
 	require.Equal(t, http.StatusUnauthorized, status, "expired")
 	s.Verify(t)
 }
+
+// TestAppDeliveriesPageByCursor: the App's delivery log is served as
+// GitHub serves it: newest first, per_page (default 30, at most 100), and
+// the next page named by an opaque cursor in Link rel="next", absent on
+// the oldest page; a cursor the fake did not hand out is a 400.
+func TestAppDeliveriesPageByCursor(t *testing.T) {
+	key, err := rsa.GenerateKey(rand.Reader, 2048)
+	require.NoError(t, err)
+	s := githubtest.New(t, githubtest.Options{})
+	s.SetApp(7, "app", &key.PublicKey)
+	var ids []int64
+	for range 230 {
+		ids = append(ids, s.AddAppDelivery(githubtest.Delivery{Event: "pull_request"}))
+	}
+	jwt, _, err := github.SignAppJWT(key, "7", s.Now())
+	require.NoError(t, err)
+	get := func(path string) (int, []int64, string) {
+		req, err := http.NewRequest(http.MethodGet, "https://api.github.com"+path, nil)
+		require.NoError(t, err)
+		req.Header.Set("Authorization", "Bearer "+jwt)
+		resp, err := s.HTTPClient().Do(req)
+		require.NoError(t, err)
+		defer resp.Body.Close()
+		var page []struct {
+			ID int64 `json:"id"`
+		}
+		if resp.StatusCode == http.StatusOK {
+			require.NoError(t, json.NewDecoder(resp.Body).Decode(&page))
+		}
+		var got []int64
+		for _, d := range page {
+			got = append(got, d.ID)
+		}
+		return resp.StatusCode, got, resp.Header.Get("Link")
+	}
+	_, first, _ := get("/app/hook/deliveries")
+	require.Len(t, first, 30, "GitHub's default page size")
+	require.Equal(t, ids[229], first[0], "newest first")
+
+	var all []int64
+	path := "/app/hook/deliveries?per_page=500"
+	for pages := 0; path != ""; pages++ {
+		require.Less(t, pages, 3)
+		status, page, link := get(path)
+		require.Equal(t, http.StatusOK, status)
+		require.LessOrEqual(t, len(page), 100)
+		all = append(all, page...)
+		path = ""
+		if link != "" {
+			require.Regexp(t, `^<https://api\.github\.com/app/hook/deliveries\?cursor=v1_\d+&per_page=500>; rel="next"$`, link)
+			path = link[len("<https://api.github.com") : len(link)-len(`>; rel="next"`)]
+		}
+	}
+	require.Len(t, all, 230)
+	for i, id := range all {
+		require.Equal(t, ids[229-i], id)
+	}
+	status, _, _ := get("/app/hook/deliveries?cursor=page2")
+	require.Equal(t, http.StatusBadRequest, status)
+}

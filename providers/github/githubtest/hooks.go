@@ -110,12 +110,7 @@ func (s *Server) routeHooks(method string, rp *repo, p []string, q url.Values, b
 		if h == nil {
 			return notFound(), true
 		}
-		out := []any{}
-		ds := rp.deliveries[id]
-		for i := len(ds) - 1; i >= 0; i-- { // newest first, as GitHub lists them
-			out = append(out, deliveryJSON(ds[i]))
-		}
-		return jsonReply(http.StatusOK, page(out, q)), true
+		return deliveryPage(rp.deliveries[id], fmt.Sprintf("/repos/%s/hooks/%d/deliveries", rp.name, id), q), true
 	case len(p) == 4 && p[1] == "deliveries" && p[3] == "attempts" && method == http.MethodPost:
 		did, err := strconv.ParseInt(p[2], 10, 64)
 		if h == nil || err != nil || findDelivery(rp.deliveries[id], did) == nil {

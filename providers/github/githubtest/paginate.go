@@ -2,6 +2,7 @@ package githubtest
 
 import (
 	"fmt"
+	"net/http"
 	"net/url"
 	"strconv"
 	"strings"
@@ -40,11 +41,42 @@ func paginate[T any](items []T, q url.Values) ([]T, pageInfo) {
 	return items[lo:min(lo+per, len(items))], pi
 }
 
-// page is paginate without the page's position (lists the fake serves
-// without a Link header).
-func page[T any](items []T, q url.Values) []T {
-	out, _ := paginate(items, q)
-	return out
+// deliveryPage serves one page of a hook's delivery log (ds oldest
+// first) at path, as GitHub does: newest first, per_page (default 30, max
+// 100) and, instead of page numbers, an opaque cursor ("v1_<id>": the
+// entries older than that delivery) that Link rel="next" carries until the
+// oldest page.
+func deliveryPage(ds []*delivery, path string, q url.Values) reply {
+	per, _ := strconv.Atoi(q.Get("per_page"))
+	if per <= 0 {
+		per = DefaultPerPage
+	}
+	per = min(per, MaxPerPage)
+	from := len(ds) - 1
+	if c := q.Get("cursor"); c != "" {
+		id, err := strconv.ParseInt(strings.TrimPrefix(c, "v1_"), 10, 64)
+		if err != nil || !strings.HasPrefix(c, "v1_") {
+			return jsonReply(http.StatusBadRequest, msgBody("Invalid cursor"))
+		}
+		for from >= 0 && ds[from].id >= id {
+			from--
+		}
+	}
+	out := []any{}
+	i := from
+	for ; i >= 0 && len(out) < per; i-- {
+		out = append(out, deliveryJSON(ds[i]))
+	}
+	rep := jsonReply(http.StatusOK, out)
+	if i >= 0 {
+		v := url.Values{}
+		for k, vs := range q {
+			v[k] = vs
+		}
+		v.Set("cursor", "v1_"+strconv.FormatInt(ds[i+1].id, 10))
+		rep.next = path + "?" + v.Encode()
+	}
+	return rep
 }
 
 // paged marks rep as one page of a list of rp served at p (the path under

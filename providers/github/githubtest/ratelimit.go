@@ -37,7 +37,10 @@ func (s *Server) SetRateLimit(limit int, window time.Duration) {
 
 // SetSecondaryLimit makes a credential that sends more than burst requests
 // within per (on the fake's clock) meet a secondary limit: 403 "You have
-// exceeded a secondary rate limit" with Retry-After. Call SetRateLimit
+// exceeded a secondary rate limit" with Retry-After, or, when retryAfter
+// is 0, without it (as GitHub often answers: the client is to wait at least
+// a minute, then back off). The answer carries the credential's
+// X-RateLimit-* headers, its remaining points above 0. Call SetRateLimit
 // first.
 func (s *Server) SetSecondaryLimit(burst int, per, retryAfter time.Duration) {
 	s.mu.Lock()
@@ -105,7 +108,9 @@ func (s *Server) refuse(auth string) (reply, bool) {
 		if len(l.recent[cred]) > l.burst {
 			l.secondary++
 			rep := jsonReply(http.StatusForbidden, msgBody("You have exceeded a secondary rate limit. Please wait a few minutes before you try again."))
-			rep.header = http.Header{"Retry-After": {strconv.Itoa(int(l.retryAfter / time.Second))}}
+			if l.retryAfter > 0 {
+				rep.header = http.Header{"Retry-After": {strconv.Itoa(int(l.retryAfter / time.Second))}}
+			}
 			return rep, true
 		}
 	}

@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -91,6 +92,9 @@ type Request struct {
 	Body       []byte
 	Unexpected bool
 	Fault      bool
+	// Enterprise is a request under /api/v3 (GitHub Enterprise Server's
+	// REST root; Path is without it).
+	Enterprise bool
 }
 
 // New starts a fake GitHub for the test and stops it at cleanup.
@@ -226,6 +230,9 @@ type reply struct {
 	// pages and linkPath: the reply is one page of a list (Link header).
 	pages    *pageInfo
 	linkPath string
+	// next is the path and query of the next page of a cursor-paginated
+	// list (Link rel="next" under the API root); "" on the last page.
+	next string
 }
 
 func jsonReply(status int, v any) reply {
@@ -248,7 +255,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	path := strings.TrimPrefix(r.URL.Path, "/api/v3")
 	entry := Request{Method: r.Method, Path: path, Query: r.URL.RawQuery,
 		IfNoneMatch: r.Header.Get("If-None-Match"), UserAgent: r.Header.Get("User-Agent"),
-		APIVersion: r.Header.Get("X-GitHub-Api-Version"), Body: body}
+		APIVersion: r.Header.Get("X-GitHub-Api-Version"), Body: body, Enterprise: strings.HasPrefix(r.URL.Path, "/api/v3/")}
 
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -284,6 +291,13 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		if link := linkHeader(root, rep.linkPath, r.URL.Query(), *rep.pages); link != "" {
 			h.Set("Link", link) // on a 304 too: the ETag covers the body, not the Link
 		}
+	}
+	if rep.next != "" && rep.status == http.StatusOK {
+		root := "https://" + r.Host
+		if strings.HasPrefix(r.URL.Path, "/api/v3/") {
+			root += "/api/v3"
+		}
+		h.Set("Link", fmt.Sprintf(`<%s%s>; rel="next"`, root, rep.next))
 	}
 	h.Set("Date", s.now.UTC().Format(http.TimeFormat))
 	h.Set("X-GitHub-Request-Id", strconv.FormatInt(s.id(), 16))
