@@ -2,6 +2,7 @@ package sentinels
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
@@ -60,4 +61,86 @@ func TestAStalledMirrorIsRestarted(t *testing.T) {
 	<-held.Reached()
 	bustest.Eventually(t, 10*time.Second, func() bool { return mirrored(s, "sen_stalled") }, "a fresh mirror has the write")
 	require.NotSame(t, first, s.mirror())
+}
+
+// The mirror decodes records ahead of the update it applies (feed) but
+// applies every update in the watcher's order: after a load of a bucket
+// with a history of puts, rewrites and deletes, and after more of them
+// while it runs, it holds exactly what the bucket holds, each record at
+// its last revision.
+func TestTheMirrorAppliesDecodedUpdatesInOrder(t *testing.T) {
+	env := bustest.Start(t)
+	ctx := context.Background()
+	kv := env.KeyValue(t, RecordsBucket())
+	other := NewStore(kv) // another node's writes
+	churn := func(round, n int) {
+		for i := range n {
+			id := fmt.Sprintf("sen_%d_%d", round, i)
+			require.NoError(t, other.Create(ctx, &sentinel.Sentinel{ID: id, Status: sentinel.StatusActive, EventCount: 0, ClosedSubjects: []string{}}))
+			switch {
+			case i%3 == 0:
+				require.NoError(t, kv.Delete(ctx, id))
+			case i%5 == 0:
+				_, err := other.Update(ctx, id, func(r *sentinel.Sentinel) error { r.EventCount = i; return nil })
+				require.NoError(t, err)
+			}
+		}
+	}
+	same := func(s *Store) {
+		t.Helper()
+		require.NoError(t, s.SyncMirror(ctx))
+		c := s.mirror()
+		require.NotNil(t, c)
+		keys, err := kv.ListKeys(ctx)
+		require.NoError(t, err)
+		want := map[string]uint64{}
+		for k := range keys.Keys() {
+			e, err := kv.Get(ctx, k)
+			require.NoError(t, err)
+			want[k] = e.Revision()
+		}
+		c.mu.RLock()
+		defer c.mu.RUnlock()
+		require.Len(t, c.recs, len(want))
+		for id, rev := range want {
+			require.Equal(t, rev, c.known[id], "%s at its last revision", id)
+			require.Equal(t, id, c.recs[id].ID)
+		}
+	}
+	churn(0, 600)
+	s := NewStore(kv)
+	require.NoError(t, s.StartCache(ctx))
+	t.Cleanup(s.StopCache)
+	same(s)
+	churn(1, 600)
+	same(s)
+}
+
+// While the mirror holds an update (PointMirrorApply), the updates the
+// watcher delivers behind it, decoded ahead or needing no decode (a
+// delete), do not move upTo: SyncMirror does not answer before the held
+// update is applied, then sees them all.
+func TestTheMirrorDoesNotAdvancePastAHeldUpdate(t *testing.T) {
+	env := bustest.Start(t)
+	ctx := context.Background()
+	kv := env.KeyValue(t, RecordsBucket())
+	writeElsewhere(t, env, "sen_old")
+	s := NewStore(kv)
+	s.Pause = pause.New()
+	require.NoError(t, s.StartCache(ctx))
+	t.Cleanup(s.StopCache)
+	held := s.Pause.Hold(PointMirrorApply, "")
+	writeElsewhere(t, env, "sen_held")
+	<-held.Reached()
+	writeElsewhere(t, env, "sen_behind")
+	require.NoError(t, kv.Delete(ctx, "sen_old")) // the bucket's last revision
+	sctx, cancel := context.WithTimeout(ctx, 300*time.Millisecond)
+	defer cancel()
+	require.ErrorIs(t, s.SyncMirror(sctx), context.DeadlineExceeded, "SyncMirror answered while an earlier update waited")
+	require.False(t, mirrored(s, "sen_held"))
+	held.Release()
+	require.NoError(t, s.SyncMirror(ctx))
+	require.True(t, mirrored(s, "sen_held"))
+	require.True(t, mirrored(s, "sen_behind"))
+	require.False(t, mirrored(s, "sen_old"))
 }
