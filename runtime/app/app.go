@@ -33,6 +33,7 @@ import (
 	"github.com/agentproto/sentinel/runtime/poll"
 	"github.com/agentproto/sentinel/runtime/principals"
 	"github.com/agentproto/sentinel/runtime/sentinels"
+	"github.com/agentproto/sentinel/runtime/sessions"
 	"github.com/agentproto/sentinel/runtime/storage"
 	"github.com/agentproto/sentinel/runtime/subscriptions"
 )
@@ -287,13 +288,18 @@ func (a *App) wire(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	a.Sentinels = &sentinels.Service{
-		Store: store, Seen: seen, Registry: a.Registry, Expirer: expirer, Index: index,
-		Creds: sentinels.NewCredStore(bk.Creds), Ledger: sentinels.NewLedger(bk.Setup),
-		PublicURL: a.publicURL, SelectionOrder: a.Cfg.SelectionOrder,
-		Poller: poller, Publisher: publisher, Log: log.With("component", "sentinels"), Now: now,
-		ActiveIntervalMs: int(a.Cfg.Poll.ActiveInterval / time.Millisecond),
-		Quota:            a.quotaFor,
+	// The session registry comes before the sentinel service, which asks
+	// it whether a sentinel's session has ended.
+	sst, err := a.openSessions(ctx) // sessions.go
+	if err != nil {
+		return err
+	}
+	svcOpts := []sentinels.Option{sentinels.WithLogger(log.With("component", "sentinels")), sentinels.WithClock(now),
+		sentinels.WithPublicURL(a.publicURL), sentinels.WithSelectionOrder(a.Cfg.SelectionOrder), sentinels.WithSessions(sessions.Checker{Registry: sst.registry}),
+		sentinels.WithPoller(poller), sentinels.WithIndex(index), sentinels.WithActiveInterval(a.Cfg.Poll.ActiveInterval), sentinels.WithQuota(a.quotaFor)}
+	if a.Sentinels, err = sentinels.NewService(sentinels.ServiceDeps{Store: store, Seen: seen, Registry: a.Registry, Expirer: expirer,
+		Creds: sentinels.NewCredStore(bk.Creds), Ledger: sentinels.NewLedger(bk.Setup), Publisher: publisher}, svcOpts...); err != nil {
+		return fmt.Errorf("sentinel service: %w", err)
 	}
 	if err := a.openEvents(ctx); err != nil {
 		return err
@@ -303,7 +309,7 @@ func (a *App) wire(ctx context.Context) error {
 	}
 	a.streams = httpapi.NewStreamLimiter(a.Cfg.MaxStreams, a.Cfg.MaxStreamsPerSession)
 	// Sessions first: the MCP surface takes their services as they are.
-	sess, err := a.wireSessions(ctx)
+	sess, err := a.wireSessions(sst)
 	if err != nil {
 		return err
 	}
@@ -320,9 +326,6 @@ func (a *App) wire(ctx context.Context) error {
 	for _, s := range a.subsystems {
 		if s.Router != nil {
 			router = s.Router
-		}
-		if s.Checker != nil {
-			a.Sentinels.Sessions = s.Checker
 		}
 		if s.Append != nil {
 			appendDigest = s.Append

@@ -42,7 +42,7 @@ func (a *App) Start(ctx context.Context) error {
 		a.Sentinels.Reattach(ctx)
 	}
 	if a.owner().OwnsJob(cluster.JobExpiry) {
-		if _, err := a.Sentinels.Expirer.Sweep(ctx); err != nil {
+		if _, err := a.Sentinels.Expirer().Sweep(ctx); err != nil {
 			a.Log.Warn("start-up expiry sweep failed", "err", err)
 		}
 	}

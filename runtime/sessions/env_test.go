@@ -15,6 +15,7 @@ import (
 	"github.com/agentproto/sentinel/providers"
 	"github.com/agentproto/sentinel/runtime/deliver"
 	"github.com/agentproto/sentinel/runtime/runtimetest"
+	"github.com/agentproto/sentinel/runtime/sentinels"
 	"github.com/agentproto/sentinel/runtime/sessions"
 )
 
@@ -110,7 +111,7 @@ func wireEnv(t *testing.T, rt *runtimetest.Env, p *proxyRouter, ropts ...resolve
 			_ = e.Reg.RecordPR(ctx, id, url, sessions.PRMerged, "")
 		}))
 	p.r.Store(e.Router)
-	rt.Service.Sessions = sessions.Checker{Registry: e.Reg}
+	rt.Service = rt.NewService(sentinels.WithSessions(sessions.Checker{Registry: e.Reg}))
 	return e
 }
 
