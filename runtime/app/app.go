@@ -16,7 +16,6 @@ import (
 
 	"github.com/go-chi/chi/v5"
 
-	"github.com/agentproto/sentinel"
 	"github.com/agentproto/sentinel/bus"
 	"github.com/agentproto/sentinel/bus/embedded"
 	"github.com/agentproto/sentinel/ingress"
@@ -295,7 +294,7 @@ func (a *App) wire(ctx context.Context) error {
 		return err
 	}
 	svcOpts := []sentinels.Option{sentinels.WithLogger(log.With("component", "sentinels")), sentinels.WithClock(now),
-		sentinels.WithPublicURL(a.publicURL), sentinels.WithSelectionOrder(a.Cfg.SelectionOrder), sentinels.WithSessions(sessions.Checker{Registry: sst.registry}),
+		sentinels.WithPublicURL(a.publicURL), sentinels.WithSelectionOrder(a.Cfg.SelectionOrder), sentinels.WithSessions(sessions.NewChecker(sst.registry)),
 		sentinels.WithPoller(poller), sentinels.WithIndex(index), sentinels.WithActiveInterval(a.Cfg.Poll.ActiveInterval), sentinels.WithQuota(a.quotaFor)}
 	if a.Sentinels, err = sentinels.NewService(sentinels.ServiceDeps{Store: store, Seen: seen, Registry: a.Registry, Expirer: expirer,
 		Creds: sentinels.NewCredStore(bk.Creds), Ledger: sentinels.NewLedger(bk.Setup), Publisher: publisher}, svcOpts...); err != nil {
@@ -314,7 +313,7 @@ func (a *App) wire(ctx context.Context) error {
 		return err
 	}
 	a.subsystems = []subsystem{sess, a.wireMCP(sess.sessions), a.wireEvents()}
-	var router deliver.Router = deliver.DirectRouter{Inbox: a.Inbox, Now: func() string { return sentinel.FormatTime(now()) }}
+	var router deliver.Router = deliver.NewDirectRouter(a.Inbox, deliver.WithDirectRouterClock(now))
 	appendDigest := inbox.AppendFunc(a.Inbox.Append)
 	routes := ingress.Routes{
 		Public: []ingress.Mounter{},

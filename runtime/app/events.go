@@ -27,7 +27,7 @@ func (a *App) openEvents(ctx context.Context) error {
 		return err
 	}
 	interval := a.Cfg.Poll.ActiveInterval
-	a.MCPEvents, err = subscriptions.New(&subscriptions.Store{KV: m.KV}, subscriptions.NewFeed(a.Bus, m), &subscriptions.Cursors{KV: m.KV}, a.Sentinels,
+	a.MCPEvents, err = subscriptions.New(subscriptions.NewStore(m.KV), subscriptions.NewFeed(a.Bus, m), subscriptions.NewCursors(m.KV), a.Sentinels,
 		subscriptions.WithConfig(a.Cfg.MCPEvents), subscriptions.WithCadence(func() int64 { return interval.Milliseconds() }),
 		subscriptions.WithLogger(a.Log.With("component", "mcp-events")), subscriptions.WithClock(a.now), subscriptions.WithPause(a.pause))
 	if err != nil {

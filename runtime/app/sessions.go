@@ -84,8 +84,7 @@ func (a *App) openSessions(ctx context.Context) (sessionStores, error) {
 		return sessionStores{}, err
 	}
 	log := a.Log.With("component", "sessions")
-	reg := sessions.NewRegistry(b, st.Sessions, now, log)
-	reg.SetNode(a.Cfg.Node.Name)
+	reg := sessions.NewRegistry(b, st.Sessions, sessions.WithRegistryClock(now), sessions.WithRegistryLogger(log), sessions.WithRegistryNode(a.Cfg.Node.Name))
 	return sessionStores{stores: st, follows: follows, registry: reg, log: log}, nil
 }
 
@@ -94,7 +93,7 @@ func (a *App) openSessions(ctx context.Context) (sessionStores, error) {
 func (a *App) wireSessions(sst sessionStores) (subsystem, error) {
 	b, now := a.Bus, a.now
 	st, follows, reg, log := sst.stores, sst.follows, sst.registry, sst.log
-	runner := &sessions.HookRunner{Node: a.Cfg.Node.Name}
+	runner := sessions.NewHookRunner(sessions.WithHookNode(a.Cfg.Node.Name))
 	notifier := sessions.NewNotifier(reg, runner, sessions.WithNotifierLogger(log))
 	inboxes := sessions.NewInboxes(st.Cursors, a.Inbox, reg, notifier)
 	resolverOpts := []sessions.ResolverOption{sessions.WithResolverLogger(log)}
@@ -110,7 +109,7 @@ func (a *App) wireSessions(sst sessionStores) (subsystem, error) {
 		// NewHomes attaches itself to the notifier and the resolver.
 		homes = sessions.NewHomes(b, a.Cfg.Node.Name, notifier, resolver, sessions.WithHomesLogger(log.With("component", "homes")))
 	}
-	autolink := &sessions.AutoLink{Sentinels: a.Sentinels, Enabled: a.autoWatchPRs, Log: log.With("component", "autolink")}
+	autolink := sessions.NewAutoLink(a.Sentinels, sessions.WithAutoLinkEnabled(a.autoWatchPRs), sessions.WithAutoLinkLogger(log.With("component", "autolink")))
 	reg.SetPRHook(autolink.PROpened)
 	router := sessions.NewRouter(resolver, inboxes.Append, a.Park, sessions.WithRouterInbox(a.Inbox), sessions.WithRouterLogger(log), sessions.WithRouterClock(now),
 		sessions.WithMerged(func(ctx context.Context, sessionID, prURL string) {

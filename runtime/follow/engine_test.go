@@ -36,7 +36,7 @@ func newFenv(t *testing.T, opts ...follow.Option) *fenv {
 	reg := registryOn(t, be.Bus, clock.Now, log)
 	ib := inboxOf(t, be.Bus)
 	pk := parkOf(t, be.Bus, clock.Now)
-	runner := &sessions.HookRunner{}
+	runner := sessions.NewHookRunner()
 	n := sessions.NewNotifier(reg, runner, sessions.WithNotifierLogger(log))
 	inboxes := inboxesOn(t, be.Bus, ib, reg, n)
 	res := sessions.NewResolver(reg, runner, sessions.WithResolverLogger(log))

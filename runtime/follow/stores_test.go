@@ -33,7 +33,7 @@ func lifecycleOf(t testing.TB, b *bus.Bus) jetstream.Stream {
 
 func registryOn(t testing.TB, b *bus.Bus, now func() time.Time, log *slog.Logger) *sessions.Registry {
 	t.Helper()
-	return sessions.NewRegistry(b, storesOf(t, b).Sessions, now, log)
+	return sessions.NewRegistry(b, storesOf(t, b).Sessions, sessions.WithRegistryClock(now), sessions.WithRegistryLogger(log))
 }
 
 func inboxesOn(t testing.TB, b *bus.Bus, ib *inbox.Inbox, reg *sessions.Registry, n *sessions.Notifier) *sessions.Inboxes {

@@ -211,7 +211,7 @@ func wire(t testing.TB, be *bustest.Env, o Options, clock *Clock, node string, l
 		sentinels.WithTombstones(sentinels.NewTombstones(e.Buckets.Tombstones, clock.Now, log)))
 	router := o.Router
 	if router == nil {
-		router = deliver.DirectRouter{Inbox: e.Inbox, Now: func() string { return sentinel.FormatTime(clock.Now()) }}
+		router = deliver.NewDirectRouter(e.Inbox, deliver.WithDirectRouterClock(clock.Now))
 	}
 	j, err := journal.Open(context.Background(), b, b.Cfg.Replicas, journal.DefaultConfig(), journal.WriterConfig{Node: node, Log: log})
 	if err != nil {

@@ -31,9 +31,8 @@ func newPeer(t *testing.T, e *env, name string, serve bool) *peer {
 	t.Helper()
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	b := e.Bus.Bus
-	p := &peer{reg: sessions.NewRegistry(b, storesOf(t, b).Sessions, e.Clock.Now, log)}
-	p.reg.SetNode(name)
-	runner := &sessions.HookRunner{Node: name}
+	p := &peer{reg: sessions.NewRegistry(b, storesOf(t, b).Sessions, sessions.WithRegistryClock(e.Clock.Now), sessions.WithRegistryLogger(log), sessions.WithRegistryNode(name))}
+	runner := sessions.NewHookRunner(sessions.WithHookNode(name))
 	p.notifier = sessions.NewNotifier(p.reg, runner, sessions.WithNotifierLogger(log))
 	p.resolver = sessions.NewResolver(p.reg, runner, sessions.WithResolverLogger(log))
 	p.homes = sessions.NewHomes(b, name, p.notifier, p.resolver, sessions.WithHomesLogger(log))

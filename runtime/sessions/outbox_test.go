@@ -18,7 +18,6 @@ import (
 // ended, so nothing was published, ever), once.
 func TestALifecycleEventLostAfterItsWriteIsPublishedByARepeat(t *testing.T) {
 	a := newEnvWith(t, runtimetest.Options{NoWorkers: true})
-	a.Reg.SetPause(a.Pause)
 	a.register(t, sentinel.RegisterSession{ID: "w"})
 	a.Pause.Fail(sessions.PointLifecycle, "w", 1, nil)
 	ctx := context.Background()
@@ -39,7 +38,6 @@ func TestALifecycleEventLostAfterItsWriteIsPublishedByARepeat(t *testing.T) {
 func TestAnotherNodesSweepPublishesWhatAnOutboxHolds(t *testing.T) {
 	a := newEnvWith(t, runtimetest.Options{NoWorkers: true})
 	b := joinEnv(t, a, runtimetest.Options{NoWorkers: true})
-	a.Reg.SetPause(a.Pause)
 	a.register(t, sentinel.RegisterSession{ID: "w"})
 	a.Pause.Fail(sessions.PointLifecycle, "w", -1, nil) // A never publishes
 	ctx := context.Background()

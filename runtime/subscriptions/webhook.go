@@ -118,7 +118,7 @@ func (w *Webhooks) dropConsumer(ctx context.Context, id string) {
 // watch's initial values reconcile them (issue 21, item 10: the dispatcher
 // used to stop every worker and exit for good).
 func (w *Webhooks) Start(ctx context.Context, wg *sync.WaitGroup) error {
-	watcher, err := w.svc.store.KV.Watch(ctx, "sub.*")
+	watcher, err := w.svc.store.kv.Watch(ctx, "sub.*")
 	if err != nil {
 		return fmt.Errorf("watch webhook subscriptions: %w", err)
 	}
@@ -143,7 +143,7 @@ func (w *Webhooks) Start(ctx context.Context, wg *sync.WaitGroup) error {
 			if !sleepCtx(ctx, backoff(time.Second, attempt)) {
 				return
 			}
-			if watcher, err = w.svc.store.KV.Watch(ctx, "sub.*"); err != nil {
+			if watcher, err = w.svc.store.kv.Watch(ctx, "sub.*"); err != nil {
 				watcher = nil
 				w.svc.log.Warn("watching webhook subscriptions again failed; retrying", "err", err)
 				continue
