@@ -352,10 +352,9 @@ func (a *App) wire(ctx context.Context) error {
 	routes.API = append(routes.API, func(r chi.Router) { httpapi.ExplainerRoutes(r, a.explainerAPI()) })
 
 	sapi := a.sentinelsAPI() // dryrun.go
-	in := &inbound.Handler{Svc: inboundAPI{svc: a.Sentinels, full: a.storage.Trip}, MaxBody: a.Cfg.MaxInboundBytes, MaxInFlight: a.Cfg.MaxInboundBytesInFlight,
-		Observe:  func(status int) { a.Metrics.InboundRequests.WithLabelValues(fmt.Sprint(status)).Inc() },
-		Step:     a.Metrics.ObserveStep,
-		Writable: a.Writable}
+	in := inbound.New(inboundAPI{svc: a.Sentinels, full: a.storage.Trip}, inbound.WithMaxBody(a.Cfg.MaxInboundBytes), inbound.WithMaxInFlight(a.Cfg.MaxInboundBytesInFlight),
+		inbound.WithObserve(func(status int) { a.Metrics.InboundRequests.WithLabelValues(fmt.Sprint(status)).Inc() }),
+		inbound.WithStep(a.Metrics.ObserveStep), inbound.WithWritable(a.Writable))
 	routes.Public = append(routes.Public, in.Mount)
 	routes.API = append(routes.API, func(r chi.Router) { httpapi.SentinelRoutes(r, sapi) })
 	routes.API = append(routes.API, func(r chi.Router) { httpapi.ClusterRoutes(r, scopedCluster{clusterAPI{a}}) })

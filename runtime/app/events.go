@@ -69,7 +69,7 @@ func (a *App) wireEvents() subsystem {
 
 // eventsWrap is the MCP Events layer of /mcp.
 func (a *App) eventsWrap(life context.Context) func(http.Handler) http.Handler {
-	d := &mcpevents.Server{Svc: scopedEvents{a.MCPEvents}, Life: life, Log: a.Log.With("component", "mcp-events"), Streams: a.streams}
+	d := mcpevents.NewServer(scopedEvents{a.MCPEvents}, mcpevents.WithLife(life), mcpevents.WithLogger(a.Log.With("component", "mcp-events")), mcpevents.WithStreams(a.streams))
 	opts := mcpevents.HTTPOptions{Principal: func(r *http.Request) string { return api.PrincipalFrom(r.Context()).ID }}
 	return func(next http.Handler) http.Handler { return mcpevents.Handler(next, d, opts) }
 }
