@@ -262,7 +262,7 @@ func (a *App) wire(ctx context.Context) error {
 	if a.Inbox, err = inbox.Open(ctx, b, b.Cfg, inbox.WithMetrics(a.Metrics)); err != nil {
 		return err
 	}
-	if a.Park, err = park.Open(ctx, b, b.Cfg, now); err != nil {
+	if a.Park, err = park.Open(ctx, b, b.Cfg, park.WithClock(now)); err != nil {
 		return err
 	}
 	expirer := sentinels.NewExpirer(store, a.Registry, sentinels.WithExpirerLogger(log), sentinels.WithExpirerClock(now),
@@ -336,7 +336,7 @@ func (a *App) wire(ctx context.Context) error {
 	if err := a.openJournal(ctx); err != nil {
 		return err
 	}
-	batches, err := deliver.OpenBatches(ctx, b, appendDigest, now, log.With("component", "digests"))
+	batches, err := deliver.OpenBatches(ctx, b, appendDigest, deliver.WithBatchesClock(now), deliver.WithBatchesLogger(log.With("component", "digests")))
 	if err != nil {
 		return err
 	}

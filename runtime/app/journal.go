@@ -11,9 +11,8 @@ import (
 // teardown step is pushed before the delivery workers start, so it runs
 // after they stop: what they recorded is flushed before the bus closes.
 func (a *App) openJournal(ctx context.Context) error {
-	j, err := journal.Open(ctx, a.Bus, a.Bus.Cfg.Replicas, a.journalConfig(), journal.WriterConfig{
-		Node: a.Cfg.Node.Name, OnDrop: a.Metrics.JournalDrop, Log: a.Log.With("component", "journal"),
-	})
+	j, err := journal.Open(ctx, a.Bus, a.Bus.Cfg.Replicas, a.journalConfig(), journal.WriterConfig{Node: a.Cfg.Node.Name},
+		journal.WithOnDrop(a.Metrics.JournalDrop), journal.WithLogger(a.Log.With("component", "journal")))
 	if err != nil {
 		return err
 	}

@@ -50,7 +50,7 @@ func inboxOf(t testing.TB, b *bus.Bus) *inbox.Inbox {
 
 func parkOf(t testing.TB, b *bus.Bus, now func() time.Time) *park.Store {
 	t.Helper()
-	pk, err := park.Open(context.Background(), b, b.Cfg, now)
+	pk, err := park.Open(context.Background(), b, b.Cfg, park.WithClock(now))
 	require.NoError(t, err)
 	return pk
 }

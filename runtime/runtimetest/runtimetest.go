@@ -204,7 +204,7 @@ func wire(t testing.TB, be *bustest.Env, o Options, clock *Clock, node string, l
 	if e.Inbox, err = inbox.Open(ctx, b, b.Cfg); err != nil {
 		t.Fatal(err)
 	}
-	if e.Park, err = park.Open(ctx, b, b.Cfg, clock.Now); err != nil {
+	if e.Park, err = park.Open(ctx, b, b.Cfg, park.WithClock(clock.Now)); err != nil {
 		t.Fatal(err)
 	}
 	e.Expirer = sentinels.NewExpirer(e.Store, reg, sentinels.WithExpirerLogger(log), sentinels.WithExpirerClock(clock.Now),
@@ -213,17 +213,16 @@ func wire(t testing.TB, be *bustest.Env, o Options, clock *Clock, node string, l
 	if router == nil {
 		router = deliver.NewDirectRouter(e.Inbox, deliver.WithDirectRouterClock(clock.Now))
 	}
-	j, err := journal.Open(context.Background(), b, b.Cfg.Replicas, journal.DefaultConfig(), journal.WriterConfig{Node: node, Log: log})
+	j, err := journal.Open(context.Background(), b, b.Cfg.Replicas, journal.DefaultConfig(), journal.WriterConfig{Node: node}, journal.WithLogger(log))
 	if err != nil {
 		t.Fatal(err)
 	}
 	e.Journal = j
 	t.Cleanup(func() { _ = j.Stop(context.Background()) })
-	e.Batches, err = deliver.OpenBatches(context.Background(), b, e.Inbox.Append, clock.Now, log)
+	e.Batches, err = deliver.OpenBatches(context.Background(), b, e.Inbox.Append, deliver.WithBatchesClock(clock.Now), deliver.WithBatchesLogger(log), deliver.WithBatchesPause(e.Pause))
 	if err != nil {
 		t.Fatal(err)
 	}
-	e.Batches.Pause = e.Pause
 	popts := append([]deliver.PipelineOption{deliver.WithLogger(log), deliver.WithClock(clock.Now), deliver.WithDecisions(j), deliver.WithPause(e.Pause), deliver.WithBatches(e.Batches)}, o.PipelineOpts...)
 	e.Pipeline, err = deliver.NewPipeline(deliver.PipelineDeps{Store: e.Store, Seen: e.Seen, Registry: reg, Router: router, Park: e.Park, Expirer: e.Expirer}, popts...)
 	if err != nil {
