@@ -300,7 +300,7 @@ func (a *App) wire(ctx context.Context) error {
 		Creds: sentinels.NewCredStore(bk.Creds), Ledger: sentinels.NewLedger(bk.Setup), Publisher: publisher}, svcOpts...); err != nil {
 		return fmt.Errorf("sentinel service: %w", err)
 	}
-	if err := a.openEvents(ctx); err != nil {
+	if err := a.openMCPEvents(ctx); err != nil {
 		return err
 	}
 	if err := a.openPrincipals(ctx); err != nil { // tokens.go
@@ -312,7 +312,7 @@ func (a *App) wire(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	a.subsystems = []subsystem{sess, a.wireMCP(sess.sessions), a.wireEvents()}
+	a.subsystems = []subsystem{sess, a.wireMCP(sess.sessions), a.wireMCPEvents()}
 	var router deliver.Router = deliver.NewDirectRouter(a.Inbox, deliver.WithDirectRouterClock(now))
 	appendDigest := inbox.AppendFunc(a.Inbox.Append)
 	routes := ingress.Routes{

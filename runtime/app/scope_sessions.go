@@ -287,50 +287,50 @@ func (c scopedCluster) Remove(ctx context.Context, req api.ClusterRemove) (api.C
 	return c.next.Remove(ctx, req)
 }
 
-// scopedEvents is the MCP Events service as a principal may use it: the
+// scopedMCPEvents is the MCP Events service as a principal may use it: the
 // catalogue for any, subscriptions (which create state: records,
 // sentinels, feeds) for a principal that may change things. Each
 // principal's subscriptions and cursors are its own (the principal id
 // binds them).
-type scopedEvents struct{ next mcpevents.Service }
+type scopedMCPEvents struct{ next mcpevents.Service }
 
-var _ mcpevents.Service = scopedEvents{}
+var _ mcpevents.Service = scopedMCPEvents{}
 
-func (e scopedEvents) List(ctx context.Context, params json.RawMessage) (any, error) {
+func (e scopedMCPEvents) List(ctx context.Context, params json.RawMessage) (any, error) {
 	return e.next.List(ctx, params)
 }
 
-func (e scopedEvents) Poll(ctx context.Context, principal string, params json.RawMessage) (any, error) {
-	if err := eventsWrite(ctx, "poll event subscriptions"); err != nil {
+func (e scopedMCPEvents) Poll(ctx context.Context, principal string, params json.RawMessage) (any, error) {
+	if err := mcpEventsWrite(ctx, "poll event subscriptions"); err != nil {
 		return nil, err
 	}
 	return e.next.Poll(ctx, principal, params)
 }
 
-func (e scopedEvents) Stream(ctx context.Context, principal string, params json.RawMessage, notify func(method string, params any) error) error {
-	if err := eventsWrite(ctx, "stream event subscriptions"); err != nil {
+func (e scopedMCPEvents) Stream(ctx context.Context, principal string, params json.RawMessage, notify func(method string, params any) error) error {
+	if err := mcpEventsWrite(ctx, "stream event subscriptions"); err != nil {
 		return err
 	}
 	return e.next.Stream(ctx, principal, params, notify)
 }
 
-func (e scopedEvents) Subscribe(ctx context.Context, principal string, params json.RawMessage) (any, error) {
-	if err := eventsWrite(ctx, "subscribe to events"); err != nil {
+func (e scopedMCPEvents) Subscribe(ctx context.Context, principal string, params json.RawMessage) (any, error) {
+	if err := mcpEventsWrite(ctx, "subscribe to events"); err != nil {
 		return nil, err
 	}
 	return e.next.Subscribe(ctx, principal, params)
 }
 
-func (e scopedEvents) Unsubscribe(ctx context.Context, principal string, params json.RawMessage) (any, error) {
-	if err := eventsWrite(ctx, "unsubscribe"); err != nil {
+func (e scopedMCPEvents) Unsubscribe(ctx context.Context, principal string, params json.RawMessage) (any, error) {
+	if err := mcpEventsWrite(ctx, "unsubscribe"); err != nil {
 		return nil, err
 	}
 	return e.next.Unsubscribe(ctx, principal, params)
 }
 
-// eventsWrite refuses, as the SEP's Forbidden, a principal that may
+// mcpEventsWrite refuses, as the SEP's Forbidden, a principal that may
 // change nothing.
-func eventsWrite(ctx context.Context, what string) error {
+func mcpEventsWrite(ctx context.Context, what string) error {
 	p := api.PrincipalFrom(ctx)
 	if p.Writes() {
 		return nil
