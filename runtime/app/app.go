@@ -307,30 +307,21 @@ func (a *App) wire(ctx context.Context) error {
 		return err
 	}
 	a.streams = httpapi.NewStreamLimiter(a.Cfg.MaxStreams, a.Cfg.MaxStreamsPerSession)
-	// Sessions first: the MCP surface takes their services as they are.
+	// Sessions first: the delivery path routes through them and the MCP
+	// surface takes their services as they are.
 	sess, err := a.wireSessions(sst)
 	if err != nil {
 		return err
 	}
-	a.subsystems = []subsystem{sess, a.wireMCP(sess.sessions), a.wireMCPEvents()}
+	// The delivery path before the surfaces: MCP's explainer and dry runs
+	// are handed the journal and the pipeline as built.
 	var router deliver.Router = deliver.NewDirectRouter(a.Inbox, deliver.WithDirectRouterClock(now))
 	appendDigest := inbox.AppendFunc(a.Inbox.Append)
-	routes := ingress.Routes{
-		Public: []ingress.Mounter{},
-		API:    []ingress.Mounter{},
-		Raw: []ingress.Mounter{func(r chi.Router) {
-			r.Method(http.MethodGet, "/metrics", readers("read the node's metrics", a.Metrics.Handler(a.refreshGauges)))
-		}},
+	if sess.Router != nil {
+		router = sess.Router
 	}
-	for _, s := range a.subsystems {
-		if s.Router != nil {
-			router = s.Router
-		}
-		if s.Append != nil {
-			appendDigest = s.Append
-		}
-		routes.API = append(routes.API, s.API...)
-		routes.Raw = append(routes.Raw, s.Raw...)
+	if sess.Append != nil {
+		appendDigest = sess.Append
 	}
 	router = subscriptions.NewRouter(router, a.MCPEvents.Feed())
 	if err := a.openJournal(ctx); err != nil {
@@ -348,6 +339,18 @@ func (a *App) wire(ctx context.Context) error {
 	}
 	if a.Workers, err = deliver.NewWorkers(b, pipeline, deliver.WithConfig(a.Cfg.Delivery)); err != nil {
 		return fmt.Errorf("wire delivery: %w", err)
+	}
+	a.subsystems = []subsystem{sess, a.wireMCP(sess.sessions), a.wireMCPEvents()}
+	routes := ingress.Routes{
+		Public: []ingress.Mounter{},
+		API:    []ingress.Mounter{},
+		Raw: []ingress.Mounter{func(r chi.Router) {
+			r.Method(http.MethodGet, "/metrics", readers("read the node's metrics", a.Metrics.Handler(a.refreshGauges)))
+		}},
+	}
+	for _, s := range a.subsystems {
+		routes.API = append(routes.API, s.API...)
+		routes.Raw = append(routes.Raw, s.Raw...)
 	}
 	routes.API = append(routes.API, func(r chi.Router) { httpapi.ExplainerRoutes(r, a.explainerAPI()) })
 

@@ -36,7 +36,8 @@ func (a *App) journalConfig() journal.Config {
 }
 
 // explainerAPI is the in-process api.Explainer of the REST routes, MCP and
-// the dashboard, as the request's principal may use it (scope.go).
+// the dashboard, as the request's principal may use it (scope.go). It is
+// built once the pipeline exists (wire).
 func (a *App) explainerAPI() api.Explainer {
-	return scopedExplainer{next: explainerAPI{a: a}, sentinels: a.sentinelsAPI()}
+	return scopedExplainer{next: explainerAPI{journal: a.Journal, sentinels: a.Sentinels, park: a.Park, pipeline: a.Workers.Pipeline()}, sentinels: a.sentinelsAPI()}
 }

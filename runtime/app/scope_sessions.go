@@ -71,7 +71,7 @@ func (s scopedSessions) End(ctx context.Context, id, reason string) (sentinel.Se
 	return s.next.End(ctx, id, reason)
 }
 
-func (s scopedSessions) ReportEvent(ctx context.Context, id string, ev api.SessionEvent) error {
+func (s scopedSessions) ReportEvent(ctx context.Context, id string, ev sentinel.SessionReport) error {
 	if err := writable(ctx, id, "report session events"); err != nil {
 		return err
 	}
@@ -92,7 +92,7 @@ type scopedInboxes struct{ next api.Inboxes }
 
 var _ api.Inboxes = scopedInboxes{}
 
-func (s scopedInboxes) Send(ctx context.Context, to string, req api.SendMessage, caller string) (sentinel.Message, error) {
+func (s scopedInboxes) Send(ctx context.Context, to string, req sentinel.SendMessage, caller string) (sentinel.Message, error) {
 	if err := writable(ctx, to, "send messages"); err != nil {
 		return sentinel.Message{}, err
 	}
@@ -106,7 +106,7 @@ func (s scopedInboxes) Send(ctx context.Context, to string, req api.SendMessage,
 
 // readable checks a read of an inbox; a principal that may change nothing
 // never moves a read cursor (ack is dropped).
-func readable(ctx context.Context, q *api.InboxQuery) error {
+func readable(ctx context.Context, q *sentinel.InboxQuery) error {
 	p := api.PrincipalFrom(ctx)
 	if err := coverSession(p, q.SessionID, "read an inbox"); err != nil {
 		return err
@@ -117,14 +117,14 @@ func readable(ctx context.Context, q *api.InboxQuery) error {
 	return nil
 }
 
-func (s scopedInboxes) Read(ctx context.Context, q api.InboxQuery) (api.InboxPage, error) {
+func (s scopedInboxes) Read(ctx context.Context, q sentinel.InboxQuery) (api.InboxPage, error) {
 	if err := readable(ctx, &q); err != nil {
 		return api.InboxPage{}, err
 	}
 	return s.next.Read(ctx, q)
 }
 
-func (s scopedInboxes) Wait(ctx context.Context, q api.InboxQuery, timeout time.Duration) (api.InboxPage, error) {
+func (s scopedInboxes) Wait(ctx context.Context, q sentinel.InboxQuery, timeout time.Duration) (api.InboxPage, error) {
 	if err := readable(ctx, &q); err != nil {
 		return api.InboxPage{}, err
 	}
