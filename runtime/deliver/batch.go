@@ -26,7 +26,8 @@ import (
 // held again). A key lives a day after its last write.
 const BatchBucket = "sentinel_batches"
 
-// BatchConfig is the digest bucket's config (this package owns it: rule 10).
+// BatchConfig is the digest bucket's config. This package owns it; bus
+// only provisions it.
 func BatchConfig() jetstream.KeyValueConfig {
 	return jetstream.KeyValueConfig{
 		Bucket:      BatchBucket,

@@ -9,9 +9,9 @@ import (
 	"github.com/agentproto/sentinel/bus"
 )
 
-// The parked stream (this package's: bus only provisions it from this
-// config, STYLE rule 10): undeliverable events and digests, one subject
-// per sentinel or follow id (sentinel.parked.<id>).
+// The parked stream is this package's: it declares the config and the
+// subjects, and bus only provisions it. It holds undeliverable events and
+// digests, one subject per sentinel or follow id (sentinel.parked.<id>).
 const StreamName = "SENTINEL_PARKED"
 
 const subjectPrefix = "sentinel.parked."

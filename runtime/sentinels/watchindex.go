@@ -23,8 +23,8 @@ import (
 // sentinel (issue 29, part 2).
 const WatchIndexBucket = "sentinel_watch_index"
 
-// WatchIndexConfig is the watch index bucket's config (this package owns
-// it: rule 10).
+// WatchIndexConfig is the watch index bucket's config. This package owns
+// it; bus only provisions it.
 func WatchIndexConfig() jetstream.KeyValueConfig {
 	return jetstream.KeyValueConfig{
 		Bucket:      WatchIndexBucket,
