@@ -153,10 +153,12 @@ func isJSONObject(raw json.RawMessage) bool {
 }
 
 // ParseEnvelope decodes a structured-mode CloudEvent and validates it
-// strictly: specversion "1.0"; id, type and subject non-empty strings;
-// source, time and summary strings; data an object; subjects an array of
-// strings; terminal a boolean; selfcaused, when present, a boolean. datacontenttype is forced to
-// application/json; seq falls back to itemSeq when the envelope has none.
+// strictly. The specversion must be "1.0". The id, type and subject must
+// be non-empty strings, and source, time and summary strings. The data
+// must be an object and subjects an array of strings. The terminal flag
+// must be a boolean, and so must selfcaused when present. The
+// datacontenttype is forced to application/json. The seq falls back to
+// itemSeq when the envelope has none.
 func ParseEnvelope(raw []byte, itemSeq *int64) (Event, error) {
 	var m map[string]json.RawMessage
 	if err := json.Unmarshal(raw, &m); err != nil {

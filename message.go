@@ -34,3 +34,34 @@ type Message struct {
 	Source string `json:"source,omitempty"`
 	Origin string `json:"origin,omitempty"`
 }
+
+// SendMessage is the body of POST /sessions/{id}/messages and what the
+// inboxes send. The sender is computed by the node, never taken from the
+// caller.
+type SendMessage struct {
+	Text          string          `json:"text"`
+	Kind          string          `json:"kind,omitempty"`
+	Urgency       Urgency         `json:"urgency,omitempty"`
+	CorrelationID string          `json:"correlationId,omitempty"`
+	ReplyTo       string          `json:"replyTo,omitempty"`
+	Data          json.RawMessage `json:"data,omitempty"`
+}
+
+// InboxQuery selects messages of one inbox (from a read's query
+// parameters, or an MCP tool's arguments: it has no JSON body).
+type InboxQuery struct {
+	SessionID string
+	// After is the exclusive sequence to read after; nil reads after the
+	// session's read cursor.
+	After         *uint64
+	Limit         int
+	CorrelationID string
+	// Ack advances the read cursor past the returned page (only without a
+	// correlation filter, so no unmatched message is skipped).
+	Ack bool
+	// Cursor names another cursor of the session to read after and
+	// advance instead of its read cursor ("" the read cursor): a path that
+	// delivers on its own (the Claude Code channel's "channel") keeps its
+	// position without moving what the hooks inject. 1-32 of [a-z0-9_-].
+	Cursor string
+}

@@ -21,6 +21,17 @@ type RegisterSession struct {
 	Sentinel *bool `json:"sentinel,omitempty"`
 }
 
+// SessionReport is the body of POST /sessions/{id}/events and what the
+// registry records: a lifecycle report (Kind: turn-end, awaiting-input,
+// exited, crashed).
+type SessionReport struct {
+	Kind          string `json:"kind"`
+	AwaitingInput bool   `json:"awaitingInput,omitempty"`
+	Empty         bool   `json:"empty,omitempty"`
+	Excerpt       string `json:"excerpt,omitempty"`
+	Reason        string `json:"reason,omitempty"`
+}
+
 // SessionPR is one PR a session recorded.
 type SessionPR struct {
 	URL   string `json:"url"`

@@ -34,10 +34,10 @@ func TestPublishOnceRefusesSecondCopyForever(t *testing.T) {
 	// A stream of one subject per message, as the inbox is.
 	s := env.Stream(t, bus.StreamSpec{Config: jetstream.StreamConfig{Name: "TEST_ONCE", Subjects: []string{"test.once.*.*"}}})
 	subject := func(box, id string) string { return "test.once." + box + "." + id }
-	seq, dup, err := env.Bus.PublishOnce(ctx, s, subject("s1", "msg_abc"), "msg_abc", []byte(`{"n":1}`))
+	seq, dup, err := env.Bus.PublishOnce(ctx, s, subject("s1", "msg_abc"), []byte(`{"n":1}`), "msg_abc")
 	require.NoError(t, err)
 	require.False(t, dup)
-	seq2, dup, err := env.Bus.PublishOnce(ctx, s, subject("s1", "msg_abc"), "msg_abc", []byte(`{"n":2}`))
+	seq2, dup, err := env.Bus.PublishOnce(ctx, s, subject("s1", "msg_abc"), []byte(`{"n":2}`), "msg_abc")
 	require.NoError(t, err)
 	require.True(t, dup)
 	require.Equal(t, seq, seq2)
@@ -46,7 +46,7 @@ func TestPublishOnceRefusesSecondCopyForever(t *testing.T) {
 	// message id) the per-subject expectation still refuses a second copy.
 	ack, err := env.JS.Publish(ctx, subject("s1", "msg_old"), []byte(`{}`))
 	require.NoError(t, err)
-	seq2, dup, err = env.Bus.PublishOnce(ctx, s, subject("s1", "msg_old"), "msg_old", []byte(`{"n":3}`))
+	seq2, dup, err = env.Bus.PublishOnce(ctx, s, subject("s1", "msg_old"), []byte(`{"n":3}`), "msg_old")
 	require.NoError(t, err)
 	require.True(t, dup)
 	require.Equal(t, ack.Sequence, seq2)

@@ -5,8 +5,9 @@
 // features declare (Open, EnsureStream, EnsureKeyValue), publishes with a
 // message id and retry, the KV compare-and-set view, leader reads, key
 // listings that survive a node cut off from quorum, and core NATS
-// wake-ups and request/reply. A feature's stream or bucket config and its
-// subjects live in the feature's package (STYLE rule 10), never here. It
-// holds no domain logic and imports nats.go only (never nats-server,
-// never the runtime).
+// wake-ups and request/reply. A feature's package declares its stream's
+// or bucket's config and subjects; bus only provisions them, and never
+// declares a feature's. It holds no domain logic: besides nats.go it
+// imports only the module's domain package (never nats-server, never the
+// runtime).
 package bus

@@ -10,9 +10,9 @@ import (
 )
 
 // Assets are the streams and buckets one feature owns, declared by its
-// package (STYLE rule 10: features own their assets; bus only provisions
-// them). The composition root lists every feature's for Open, which
-// provisions them at once.
+// package. A feature's package declares its streams' and buckets' configs
+// and subjects; bus only provisions them. The composition root lists every
+// feature's for Open, which provisions them at once.
 type Assets struct {
 	Streams []StreamSpec
 	Buckets []jetstream.KeyValueConfig

@@ -15,7 +15,7 @@ import (
 // existing one, read from s, for a duplicate; 0 when that read fails) and
 // whether it was a duplicate. The error is the publish's, unwrapped
 // (StorageCoded gives a storage-full refusal its domain code).
-func (b *Bus) PublishOnce(ctx context.Context, s jetstream.Stream, subj, msgID string, data []byte) (seq uint64, dup bool, err error) {
+func (b *Bus) PublishOnce(ctx context.Context, s jetstream.Stream, subj string, data []byte, msgID string) (seq uint64, dup bool, err error) {
 	ack, err := b.js.Publish(ctx, subj, data, jetstream.WithMsgID(msgID), jetstream.WithExpectLastSequencePerSubject(0))
 	if err == nil {
 		return ack.Sequence, ack.Duplicate, nil
@@ -34,7 +34,7 @@ func (b *Bus) PublishOnce(ctx context.Context, s jetstream.Stream, subj, msgID s
 // for the PubAck, once (no retry); dup reports that the stream dropped it
 // as a duplicate within its duplicates window. The error is the
 // publish's, unwrapped.
-func (b *Bus) PublishDedup(ctx context.Context, subj, msgID string, data []byte) (seq uint64, dup bool, err error) {
+func (b *Bus) PublishDedup(ctx context.Context, subj string, data []byte, msgID string) (seq uint64, dup bool, err error) {
 	ack, err := b.js.Publish(ctx, subj, data, jetstream.WithMsgID(msgID))
 	if err != nil {
 		return 0, false, err

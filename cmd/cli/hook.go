@@ -149,16 +149,16 @@ func hookDo(ctx context.Context, o *HookOptions, p hookPayload) error {
 			return err
 		}
 	case "stop":
-		ev := api.SessionEvent{Kind: api.EventTurnEnd, Excerpt: lastAssistantText(p.TranscriptPath)}
+		ev := sentinel.SessionReport{Kind: api.EventTurnEnd, Excerpt: lastAssistantText(p.TranscriptPath)}
 		if err := sess.ReportEvent(ctx, id, ev); err != nil {
 			return err
 		}
 	case "notification":
-		if err := sess.ReportEvent(ctx, id, api.SessionEvent{Kind: api.EventAwaitingInput, Excerpt: p.Message}); err != nil {
+		if err := sess.ReportEvent(ctx, id, sentinel.SessionReport{Kind: api.EventAwaitingInput, Excerpt: p.Message}); err != nil {
 			return err
 		}
 	case "session-end":
-		if err := sess.ReportEvent(ctx, id, api.SessionEvent{Kind: api.EventExited, Reason: endReason(p.Reason)}); err != nil {
+		if err := sess.ReportEvent(ctx, id, sentinel.SessionReport{Kind: api.EventExited, Reason: endReason(p.Reason)}); err != nil {
 			return err
 		}
 	}
@@ -168,7 +168,7 @@ func hookDo(ctx context.Context, o *HookOptions, p hookPayload) error {
 	if !o.Deliver {
 		return nil
 	}
-	page, err := apiclient.Inboxes{C: c}.Read(ctx, api.InboxQuery{SessionID: id, Limit: o.Limit, Ack: true})
+	page, err := apiclient.Inboxes{C: c}.Read(ctx, sentinel.InboxQuery{SessionID: id, Limit: o.Limit, Ack: true})
 	if err != nil {
 		return err
 	}
@@ -225,7 +225,7 @@ func endReason(r string) string {
 // next-turn (or more urgent) messages are waiting, delivering them as the
 // reason; the cursor advances past what was delivered.
 func (o *HookOptions) blockOnPending(ctx context.Context, c *apiclient.Client, id string) error {
-	page, err := apiclient.Inboxes{C: c}.Read(ctx, api.InboxQuery{SessionID: id, Limit: o.Limit})
+	page, err := apiclient.Inboxes{C: c}.Read(ctx, sentinel.InboxQuery{SessionID: id, Limit: o.Limit})
 	if err != nil {
 		return err
 	}
@@ -238,7 +238,7 @@ func (o *HookOptions) blockOnPending(ctx context.Context, c *apiclient.Client, i
 	if !wake {
 		return nil
 	}
-	page, err = apiclient.Inboxes{C: c}.Read(ctx, api.InboxQuery{SessionID: id, Limit: o.Limit, Ack: true})
+	page, err = apiclient.Inboxes{C: c}.Read(ctx, sentinel.InboxQuery{SessionID: id, Limit: o.Limit, Ack: true})
 	if err != nil {
 		return err
 	}

@@ -17,7 +17,6 @@ import (
 
 	"github.com/agentproto/sentinel"
 	"github.com/agentproto/sentinel/cmd/cli"
-	"github.com/agentproto/sentinel/ingress/api"
 	"github.com/agentproto/sentinel/ingress/apiclient"
 	"github.com/agentproto/sentinel/runtime/app"
 )
@@ -97,7 +96,7 @@ func TestHarnessHooksDeliverASentinelEventAtTheNextTurn(t *testing.T) {
 	require.NoError(t, os.WriteFile(feed, append(line, '\n'), 0o600))
 	require.NoError(t, c.Do(ctx, http.MethodPost, "/sentinels/poll", nil, nil))
 	zero := uint64(0)
-	page, err := apiclient.Inboxes{C: c}.Wait(ctx, api.InboxQuery{SessionID: hookSession, After: &zero}, 20*time.Second)
+	page, err := apiclient.Inboxes{C: c}.Wait(ctx, sentinel.InboxQuery{SessionID: hookSession, After: &zero}, 20*time.Second)
 	require.NoError(t, err)
 	require.Len(t, page.Messages, 1)
 
@@ -122,14 +121,14 @@ func TestHarnessHooksDeliverASentinelEventAtTheNextTurn(t *testing.T) {
 	require.Empty(t, out)
 
 	// Plain text for a generic harness.
-	_, err = apiclient.Inboxes{C: c}.Send(ctx, hookSession, api.SendMessage{Text: "ping <body>x</body>"}, "")
+	_, err = apiclient.Inboxes{C: c}.Send(ctx, hookSession, sentinel.SendMessage{Text: "ping <body>x</body>"}, "")
 	require.NoError(t, err)
 	code, out, _ = hook(t, payload(t, "user-prompt-submit"), "user-prompt-submit", "--format", "text")
 	require.Equal(t, 0, code)
 	require.Contains(t, out, `<body trust="untrusted">ping &lt;body&gt;x&lt;/body&gt;</body>`)
 
 	// A stop hook can keep the turn going while messages are pending.
-	_, err = apiclient.Inboxes{C: c}.Send(ctx, hookSession, api.SendMessage{Text: "review requested"}, "")
+	_, err = apiclient.Inboxes{C: c}.Send(ctx, hookSession, sentinel.SendMessage{Text: "review requested"}, "")
 	require.NoError(t, err)
 	code, out, _ = hook(t, payload(t, "stop"), "stop", "--block-on-pending")
 	require.Equal(t, 0, code)

@@ -173,7 +173,7 @@ func (o *HookWaitOptions) waitOnce(ctx context.Context, d time.Duration) ([]sent
 	if err != nil {
 		return nil, err
 	}
-	page, err := apiclient.Inboxes{C: c}.Wait(ctx, api.InboxQuery{SessionID: o.Session, Limit: o.Limit}, d)
+	page, err := apiclient.Inboxes{C: c}.Wait(ctx, sentinel.InboxQuery{SessionID: o.Session, Limit: o.Limit}, d)
 	if err != nil {
 		return nil, err
 	}
@@ -189,7 +189,7 @@ func (o *HookWaitOptions) ack(msgs []sentinel.Message) {
 	c, err := o.APIClient()
 	if err == nil {
 		after := msgs[0].Seq - 1
-		_, err = apiclient.Inboxes{C: c}.Read(ctx, api.InboxQuery{SessionID: o.Session, After: &after, Limit: len(msgs), Ack: true})
+		_, err = apiclient.Inboxes{C: c}.Read(ctx, sentinel.InboxQuery{SessionID: o.Session, After: &after, Limit: len(msgs), Ack: true})
 	}
 	if err != nil {
 		fmt.Fprintf(o.IO.ErrOut, "sentinel hook wait: could not advance the read cursor (%v): these messages may show again\n", err)

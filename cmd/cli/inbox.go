@@ -119,7 +119,7 @@ func inboxRun(cmd *cobra.Command, opts *InboxOptions) error {
 	if opts.Limit < 0 || opts.Limit > 500 {
 		return usageError("--limit must be within 1..500 (got %d)", opts.Limit)
 	}
-	q := api.InboxQuery{SessionID: opts.Session, Limit: opts.Limit, CorrelationID: opts.Correlation, Ack: opts.Ack}
+	q := sentinel.InboxQuery{SessionID: opts.Session, Limit: opts.Limit, CorrelationID: opts.Correlation, Ack: opts.Ack}
 	if opts.After >= 0 {
 		a := uint64(opts.After)
 		q.After = &a

@@ -169,7 +169,7 @@ func inboxFollow(ctx context.Context, opts *InboxOptions) error {
 		}
 		var page api.InboxPage
 		if err == nil {
-			q := api.InboxQuery{SessionID: opts.Session, Limit: 100, CorrelationID: opts.Correlation}
+			q := sentinel.InboxQuery{SessionID: opts.Session, Limit: 100, CorrelationID: opts.Correlation}
 			if have {
 				a := after
 				q.After = &a

@@ -180,7 +180,7 @@ func runChannel(ctx context.Context, sessionOf func(context.Context, *apiclient.
 			}
 		}
 		if err == nil {
-			page, err = apiclient.Inboxes{C: c}.Wait(ctx, api.InboxQuery{SessionID: session, Limit: 20, Cursor: ChannelCursor}, followWait)
+			page, err = apiclient.Inboxes{C: c}.Wait(ctx, sentinel.InboxQuery{SessionID: session, Limit: 20, Cursor: ChannelCursor}, followWait)
 		}
 		if err == nil {
 			if down {
@@ -234,6 +234,6 @@ func ackChannel(ctx context.Context, c *apiclient.Client, session string, seq ui
 	actx, cancel := context.WithTimeout(context.WithoutCancel(ctx), channelAckTimeout)
 	defer cancel()
 	after := seq - 1
-	_, err := apiclient.Inboxes{C: c}.Read(actx, api.InboxQuery{SessionID: session, After: &after, Limit: 1, Ack: true, Cursor: ChannelCursor})
+	_, err := apiclient.Inboxes{C: c}.Read(actx, sentinel.InboxQuery{SessionID: session, After: &after, Limit: 1, Ack: true, Cursor: ChannelCursor})
 	return err
 }

@@ -25,8 +25,8 @@ import (
 
 const rev = "2026-07-28"
 
-// eventsAppNode starts a node on home with the fake provider and tune.
-func eventsAppNode(t *testing.T, home string, tune func(*app.Config)) *app.App {
+// mcpEventsAppNode starts a node on home with the fake provider and tune.
+func mcpEventsAppNode(t *testing.T, home string, tune func(*app.Config)) *app.App {
 	t.Helper()
 	cfg := app.DefaultConfig()
 	cfg.Home = home
@@ -149,7 +149,7 @@ func result(t *testing.T, m map[string]any) map[string]any {
 // comes after events/unsubscribe, and an unrefreshed subscription ends
 // at its TTL with a terminated envelope.
 func TestMCPStdioEventsWebhook(t *testing.T) {
-	node := eventsAppNode(t, t.TempDir(), func(c *app.Config) {
+	node := mcpEventsAppNode(t, t.TempDir(), func(c *app.Config) {
 		c.MCPEvents.AllowPrivateCallbacks = true
 		c.MCPEvents.RetryBackoff = 50 * time.Millisecond
 		c.MCPEvents.TTLMin = time.Second
@@ -229,7 +229,7 @@ func TestMCPStdioEventsWebhook(t *testing.T) {
 func TestMCPStdioEventsResumeAndTruncated(t *testing.T) {
 	home := t.TempDir()
 	tune := func(c *app.Config) { c.MCPEvents.PushLinger = time.Hour }
-	node := eventsAppNode(t, home, tune)
+	node := mcpEventsAppNode(t, home, tune)
 	c := startBridge(t, node.URL(), node.Token)
 	args := map[string]any{"subject": "fake:stdio-resume/1", "provider": "fake"}
 	boot := result(t, c.call(1, "events/poll", map[string]any{"name": "sentinel.event", "arguments": args, "cursor": nil}, rev))
@@ -254,7 +254,7 @@ func TestMCPStdioEventsResumeAndTruncated(t *testing.T) {
 	}, "both events reach the feeds")
 	require.NoError(t, node.Stop(context.Background()))
 
-	node = eventsAppNode(t, home, tune)
+	node = mcpEventsAppNode(t, home, tune)
 	c = startBridge(t, node.URL(), node.Token)
 	r := result(t, c.call(3, "events/poll", map[string]any{"name": "sentinel.event", "arguments": args, "cursor": cursor}, rev))
 	evs := r["events"].([]any)
@@ -276,7 +276,7 @@ func TestMCPStdioEventsResumeAndTruncated(t *testing.T) {
 	// had served them) drops the events: the bootstrap cursor now says
 	// truncated.
 	require.NoError(t, node.Stop(context.Background()))
-	node = eventsAppNode(t, home, func(c *app.Config) { tune(c); c.MCPEvents.Retention = 2 * time.Second })
+	node = mcpEventsAppNode(t, home, func(c *app.Config) { tune(c); c.MCPEvents.Retention = 2 * time.Second })
 	c = startBridge(t, node.URL(), node.Token)
 	bustest.Eventually(t, 30*time.Second, func() bool {
 		s, err := node.Bus.Stream(context.Background(), "SENTINEL_MCP_EVENTS")

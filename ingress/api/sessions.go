@@ -23,15 +23,6 @@ const (
 	PRClosed = "closed"
 )
 
-// SessionEvent is the body of POST /sessions/{id}/events.
-type SessionEvent struct {
-	Kind          string `json:"kind"`
-	AwaitingInput bool   `json:"awaitingInput,omitempty"`
-	Empty         bool   `json:"empty,omitempty"`
-	Excerpt       string `json:"excerpt,omitempty"`
-	Reason        string `json:"reason,omitempty"`
-}
-
 // RecordPR is the body of POST /sessions/{id}/prs.
 type RecordPR struct {
 	URL   string `json:"url"`
@@ -56,7 +47,7 @@ type Sessions interface {
 	End(ctx context.Context, id, reason string) (sentinel.Session, error)
 	// ReportEvent records a lifecycle report and publishes it on the
 	// lifecycle stream. An unknown session is registered implicitly.
-	ReportEvent(ctx context.Context, id string, ev SessionEvent) error
+	ReportEvent(ctx context.Context, id string, ev sentinel.SessionReport) error
 	// RecordPR records PR activity: pr-opened for a new PR, pr-merged when
 	// it reaches merged, and PR auto-link. An unknown session is
 	// registered implicitly.

@@ -12,7 +12,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentproto/sentinel"
-	"github.com/agentproto/sentinel/ingress/api"
 	"github.com/agentproto/sentinel/ingress/apiclient"
 )
 
@@ -155,13 +154,13 @@ func TestLongPollReconnectsToTheNextNode(t *testing.T) {
 	dying := newTestNode(t, drop(t))
 	live := newTestNode(t, answer(200, `{"ok":true,"messages":[{"seq":4,"text":"hi"}],"next":4}`))
 	c := apiclient.NewNodes([]string{dying.URL, live.URL}, "tok")
-	page, err := apiclient.Inboxes{C: c}.Wait(context.Background(), api.InboxQuery{SessionID: "s1"}, 20*time.Second)
+	page, err := apiclient.Inboxes{C: c}.Wait(context.Background(), sentinel.InboxQuery{SessionID: "s1"}, 20*time.Second)
 	require.NoError(t, err)
 	require.Len(t, page.Messages, 1)
 	require.Equal(t, []string{"GET /sessions/s1/inbox"}, dying.saw())
 	require.Equal(t, []string{"GET /sessions/s1/inbox"}, live.saw())
 
-	_, err = apiclient.Inboxes{C: c}.Read(context.Background(), api.InboxQuery{SessionID: "s1"})
+	_, err = apiclient.Inboxes{C: c}.Read(context.Background(), sentinel.InboxQuery{SessionID: "s1"})
 	require.NoError(t, err)
 	require.Len(t, dying.saw(), 1, "the current node moved for every copy of the client")
 }

@@ -57,7 +57,7 @@ func (s Sessions) End(ctx context.Context, id, reason string) (sentinel.Session,
 }
 
 // ReportEvent records a lifecycle report (POST /sessions/{id}/events).
-func (s Sessions) ReportEvent(ctx context.Context, id string, ev api.SessionEvent) error {
+func (s Sessions) ReportEvent(ctx context.Context, id string, ev sentinel.SessionReport) error {
 	return AsDomain(s.C.Do(ctx, http.MethodPost, "/sessions/"+url.PathEscape(id)+"/events", ev, nil))
 }
 
@@ -76,7 +76,7 @@ var _ api.Inboxes = Inboxes{}
 // Send stores a message (POST /sessions/{to}/messages). Over REST the
 // sender is the API caller: callerSession cannot be asserted and is
 // ignored.
-func (s Inboxes) Send(ctx context.Context, to string, req api.SendMessage, _ string) (sentinel.Message, error) {
+func (s Inboxes) Send(ctx context.Context, to string, req sentinel.SendMessage, _ string) (sentinel.Message, error) {
 	var out struct {
 		Message sentinel.Message `json:"message"`
 	}
@@ -85,13 +85,13 @@ func (s Inboxes) Send(ctx context.Context, to string, req api.SendMessage, _ str
 }
 
 // Read reads a page without waiting (GET /sessions/{id}/inbox).
-func (s Inboxes) Read(ctx context.Context, q api.InboxQuery) (api.InboxPage, error) {
+func (s Inboxes) Read(ctx context.Context, q sentinel.InboxQuery) (api.InboxPage, error) {
 	return s.get(ctx, q, 0)
 }
 
 // Wait long-polls (GET /sessions/{id}/inbox?wait=). The HTTP timeout is
 // stretched past the wait.
-func (s Inboxes) Wait(ctx context.Context, q api.InboxQuery, timeout time.Duration) (api.InboxPage, error) {
+func (s Inboxes) Wait(ctx context.Context, q sentinel.InboxQuery, timeout time.Duration) (api.InboxPage, error) {
 	if timeout < api.MinWait || timeout > api.MaxWait {
 		return api.InboxPage{}, sentinel.Errorf(sentinel.CodeInvalidInput, "wait must be within 1s..49s")
 	}
@@ -102,7 +102,7 @@ func (s Inboxes) Wait(ctx context.Context, q api.InboxQuery, timeout time.Durati
 func (s Inboxes) Done() <-chan struct{} { return nil }
 
 // InboxPath returns the inbox route with the query's parameters.
-func InboxPath(q api.InboxQuery, wait time.Duration) string {
+func InboxPath(q sentinel.InboxQuery, wait time.Duration) string {
 	v := url.Values{}
 	if q.After != nil {
 		v.Set("after", strconv.FormatUint(*q.After, 10))
@@ -129,7 +129,7 @@ func InboxPath(q api.InboxQuery, wait time.Duration) string {
 	return path
 }
 
-func (s Inboxes) get(ctx context.Context, q api.InboxQuery, wait time.Duration) (api.InboxPage, error) {
+func (s Inboxes) get(ctx context.Context, q sentinel.InboxQuery, wait time.Duration) (api.InboxPage, error) {
 	c := s.C
 	if wait > 0 && c.HTTP != nil && c.HTTP.Timeout > 0 && c.HTTP.Timeout < wait+15*time.Second {
 		hc := *c.HTTP

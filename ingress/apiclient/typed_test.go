@@ -12,7 +12,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentproto/sentinel"
-	"github.com/agentproto/sentinel/ingress/api"
 	"github.com/agentproto/sentinel/ingress/apiclient"
 )
 
@@ -78,13 +77,13 @@ func TestWatchFillsTheCallerAndInboxPaths(t *testing.T) {
 
 	after := uint64(7)
 	require.Equal(t, "/sessions/s1/inbox?after=7&correlationId=c&limit=5&wait=2.5",
-		apiclient.InboxPath(api.InboxQuery{SessionID: "s1", After: &after, Limit: 5, CorrelationID: "c"}, 2500*time.Millisecond))
+		apiclient.InboxPath(sentinel.InboxQuery{SessionID: "s1", After: &after, Limit: 5, CorrelationID: "c"}, 2500*time.Millisecond))
 
 	c = serve(t, 200, `{"ok":true,"messages":[],"next":7,"timedOut":true}`, &seen)
-	page, err := apiclient.Inboxes{C: c}.Wait(context.Background(), api.InboxQuery{SessionID: "s1", Ack: true}, time.Second)
+	page, err := apiclient.Inboxes{C: c}.Wait(context.Background(), sentinel.InboxQuery{SessionID: "s1", Ack: true}, time.Second)
 	require.NoError(t, err)
 	require.True(t, page.TimedOut)
 	require.Equal(t, "GET /sessions/s1/inbox?ack=true&wait=1", seen)
-	_, err = apiclient.Inboxes{C: c}.Wait(context.Background(), api.InboxQuery{SessionID: "s1"}, time.Minute)
+	_, err = apiclient.Inboxes{C: c}.Wait(context.Background(), sentinel.InboxQuery{SessionID: "s1"}, time.Minute)
 	require.ErrorIs(t, err, &sentinel.Error{Code: sentinel.CodeInvalidInput})
 }

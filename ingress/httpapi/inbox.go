@@ -73,7 +73,7 @@ type inboxHandlers struct {
 
 // sendBody is POST /sessions/{id}/messages: a from field is refused.
 type sendBody struct {
-	api.SendMessage
+	sentinel.SendMessage
 	From json.RawMessage `json:"from,omitempty"`
 }
 
@@ -143,9 +143,9 @@ func (h inboxHandlers) read(w http.ResponseWriter, r *http.Request) {
 }
 
 // inboxQuery reads after, limit, correlationId, cursor and ack.
-func inboxQuery(r *http.Request, id string) (api.InboxQuery, error) {
+func inboxQuery(r *http.Request, id string) (sentinel.InboxQuery, error) {
 	v := r.URL.Query()
-	q := api.InboxQuery{SessionID: id, CorrelationID: v.Get("correlationId")}
+	q := sentinel.InboxQuery{SessionID: id, CorrelationID: v.Get("correlationId")}
 	if s := v.Get("after"); s != "" {
 		n, err := strconv.ParseUint(s, 10, 64)
 		if err != nil {
@@ -257,7 +257,7 @@ func (h inboxHandlers) stream(w http.ResponseWriter, r *http.Request) {
 
 // waitOrDone waits one heartbeat for new messages, ending early when the
 // node stops.
-func (h inboxHandlers) waitOrDone(r *http.Request, q api.InboxQuery) (api.InboxPage, error) {
+func (h inboxHandlers) waitOrDone(r *http.Request, q sentinel.InboxQuery) (api.InboxPage, error) {
 	ctx, cancel := contextUntil(r, h.svc.Done())
 	defer cancel()
 	return h.svc.Wait(ctx, q, h.cfg.Heartbeat)

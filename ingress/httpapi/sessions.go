@@ -90,7 +90,7 @@ func (h sessionHandlers) event(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	var ev api.SessionEvent
+	var ev sentinel.SessionReport
 	if err := Decode(r, &ev); err != nil {
 		WriteError(w, err)
 		return

@@ -47,8 +47,8 @@ func (s *memSessions) Get(_ context.Context, id string) (sentinel.Session, error
 func (s *memSessions) End(ctx context.Context, id, _ string) (sentinel.Session, error) {
 	return s.Get(ctx, id)
 }
-func (s *memSessions) ReportEvent(context.Context, string, api.SessionEvent) error { return nil }
-func (s *memSessions) RecordPR(context.Context, string, api.RecordPR) error        { return nil }
+func (s *memSessions) ReportEvent(context.Context, string, sentinel.SessionReport) error { return nil }
+func (s *memSessions) RecordPR(context.Context, string, api.RecordPR) error              { return nil }
 
 // memInboxes is an in-memory api.Inboxes whose Wait wakes on Send.
 type memInboxes struct {
@@ -64,7 +64,7 @@ func newMemInboxes() *memInboxes {
 	return &memInboxes{wake: make(chan struct{}), done: make(chan struct{})}
 }
 
-func (s *memInboxes) Send(_ context.Context, to string, req api.SendMessage, _ string) (sentinel.Message, error) {
+func (s *memInboxes) Send(_ context.Context, to string, req sentinel.SendMessage, _ string) (sentinel.Message, error) {
 	s.mu.Lock()
 	m := sentinel.Message{ID: "m" + req.Text, Seq: uint64(len(s.msgs) + 1), To: to, Text: req.Text, From: sentinel.MessageFrom{Relation: "human"}}
 	s.msgs = append(s.msgs, m)
@@ -74,7 +74,7 @@ func (s *memInboxes) Send(_ context.Context, to string, req api.SendMessage, _ s
 	return m, nil
 }
 
-func (s *memInboxes) Read(_ context.Context, q api.InboxQuery) (api.InboxPage, error) {
+func (s *memInboxes) Read(_ context.Context, q sentinel.InboxQuery) (api.InboxPage, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	var after uint64
@@ -91,7 +91,7 @@ func (s *memInboxes) Read(_ context.Context, q api.InboxQuery) (api.InboxPage, e
 	return p, nil
 }
 
-func (s *memInboxes) Wait(ctx context.Context, q api.InboxQuery, timeout time.Duration) (api.InboxPage, error) {
+func (s *memInboxes) Wait(ctx context.Context, q sentinel.InboxQuery, timeout time.Duration) (api.InboxPage, error) {
 	s.waits.Add(1)
 	defer s.waits.Add(-1)
 	t := time.NewTimer(timeout)
@@ -195,7 +195,7 @@ func TestLongPollWakes(t *testing.T) {
 		_ = json.NewDecoder(resp.Body).Decode(&out)
 		got <- out
 	}()
-	_, err := in.Send(context.Background(), "s1", api.SendMessage{Text: "hi"}, "")
+	_, err := in.Send(context.Background(), "s1", sentinel.SendMessage{Text: "hi"}, "")
 	require.NoError(t, err)
 	select {
 	case out := <-got:
@@ -209,7 +209,7 @@ func TestStreamResumesAndEndsOnShutdown(t *testing.T) {
 	in := newMemInboxes()
 	srv := newServer(t, in)
 	for _, s := range []string{"a", "b", "c"} {
-		_, err := in.Send(context.Background(), "s1", api.SendMessage{Text: s}, "")
+		_, err := in.Send(context.Background(), "s1", sentinel.SendMessage{Text: s}, "")
 		require.NoError(t, err)
 	}
 	req, err := http.NewRequest("GET", srv.URL+"/sessions/s1/inbox/stream", nil)
@@ -249,7 +249,7 @@ func TestStreamResumesAndEndsOnShutdown(t *testing.T) {
 	}
 	read(func() bool { return len(ids) == 2 })
 	require.Equal(t, []string{"2", "3"}, ids)
-	_, err = in.Send(context.Background(), "s1", api.SendMessage{Text: "d"}, "")
+	_, err = in.Send(context.Background(), "s1", sentinel.SendMessage{Text: "d"}, "")
 	require.NoError(t, err)
 	read(func() bool { return len(ids) == 3 })
 	require.Equal(t, "4", ids[2])

@@ -13,7 +13,7 @@ import (
 	"github.com/go-chi/chi/v5"
 	"github.com/stretchr/testify/require"
 
-	"github.com/agentproto/sentinel/ingress/api"
+	"github.com/agentproto/sentinel"
 	"github.com/agentproto/sentinel/ingress/httpapi"
 )
 
@@ -77,7 +77,7 @@ func TestStreamsAndLongPollsAreCapped(t *testing.T) {
 	refused("/sessions/s3/inbox?wait=5s", "max_streams")
 
 	// The long-polls end (a message arrives): their slots are free again.
-	_, err = in.Send(ctx, "s1", api.SendMessage{Text: "hi"}, "")
+	_, err = in.Send(ctx, "s1", sentinel.SendMessage{Text: "hi"}, "")
 	require.NoError(t, err)
 	for _, p := range polls {
 		require.Equal(t, http.StatusOK, <-p)

@@ -16,7 +16,7 @@ import (
 // declares: a sender that declares a large body and trickles it holds
 // only what it sent.
 func TestBodyBytesInFlightAreCapped(t *testing.T) {
-	h := &Handler{MaxBody: 1000, MaxInFlight: 1000}
+	h := New(nil, WithMaxBody(1000), WithMaxInFlight(1000))
 	f, addr := serve(t, h)
 	// A first sender declares 800 bytes and sends 10: only its 10 are held.
 	first, firstBr := send(t, addr, post(knownKey, 800), strings.Repeat("x", 10))
@@ -61,7 +61,7 @@ func TestBodyBytesInFlightAreCapped(t *testing.T) {
 // so every real delivery answered 503 inbound_busy until their read
 // deadline.
 func TestSlowDeclaredBodiesDoNotHoldTheBudget(t *testing.T) {
-	h := &Handler{MaxBody: 1000, MaxInFlight: 2500}
+	h := New(nil, WithMaxBody(1000), WithMaxInFlight(2500))
 	_, addr := serve(t, h)
 	for i := 0; i < 3; i++ {
 		send(t, addr, post(knownKey, 1000), "x")
@@ -73,7 +73,7 @@ func TestSlowDeclaredBodiesDoNotHoldTheBudget(t *testing.T) {
 }
 
 func TestSlowBodiesAreCut(t *testing.T) {
-	_, addr := serve(t, &Handler{}, ingress.BodyDeadline(300*time.Millisecond))
+	_, addr := serve(t, New(nil), ingress.BodyDeadline(300*time.Millisecond))
 	c, br := send(t, addr, post(knownKey, 100), `{"a":`)
 	status, raw := answer(t, c, br, 10*time.Second)
 	require.Equal(t, http.StatusRequestTimeout, status, raw)

@@ -58,7 +58,7 @@ func (f *fakeInbound) calls() (looked []string, bodies [][]byte) {
 func serve(t *testing.T, h *Handler, mw ...func(http.Handler) http.Handler) (*fakeInbound, string) {
 	t.Helper()
 	f := &fakeInbound{}
-	h.Svc = f
+	h.svc = f
 	r := chi.NewRouter()
 	r.Use(mw...)
 	h.Mount(r)

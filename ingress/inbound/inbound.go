@@ -35,45 +35,82 @@ const DefaultMaxBody = 25 << 20
 // maxKeyLen is the longest hook key the route accepts.
 const maxKeyLen = 128
 
-// Handler serves push ingress.
+// Handler serves push ingress. New builds it.
 type Handler struct {
-	Svc     api.Inbound
-	MaxBody int64
-	// MaxInFlight caps the body bytes held at once by all push requests
-	// together (default DefaultMaxInFlight, never below MaxBody).
-	MaxInFlight int64
-	Now         func() time.Time
-	// Observe, when set, is called with every answer's status.
-	Observe func(status int)
-	// Step, when set, is told how long the body read (step
-	// "ingress_read") and the handling after it ("ingress_handle": lookup,
-	// verify, parse, publish) of each request took.
-	Step func(step string, d time.Duration)
-	// Writable, when set, tells a node cut off from its cluster: events
-	// that could not be stored then answer 503 cluster_unavailable (the
-	// sender may try another node; event ids make that safe), not 500.
-	Writable func() error
+	svc     api.Inbound
+	maxBody int64
+	now     func() time.Time
+	// observe, when set, is called with every answer's status.
+	observe func(status int)
+	// onStep, when set, is told how long the body read and the handling
+	// after it of each request took.
+	onStep func(step string, d time.Duration)
+	// writable, when set, tells a node cut off from its cluster.
+	writable func() error
 
-	budget *budget
+	maxInFlight int64
+	budget      *budget
 }
 
-// Mount mounts the route. Call it once: it sets up the in-flight budget.
-func (h *Handler) Mount(r chi.Router) {
-	if h.MaxBody <= 0 {
-		h.MaxBody = DefaultMaxBody
+// Option sets one of a handler's optional settings.
+type Option func(*Handler)
+
+// WithMaxBody caps one push's body (default DefaultMaxBody).
+func WithMaxBody(n int64) Option { return func(h *Handler) { h.maxBody = n } }
+
+// WithMaxInFlight caps the body bytes held at once by all push requests
+// together (default DefaultMaxInFlight, never below the body cap).
+func WithMaxInFlight(n int64) Option { return func(h *Handler) { h.maxInFlight = n } }
+
+// WithClock stamps each push with now (default time.Now).
+func WithClock(now func() time.Time) Option { return func(h *Handler) { h.now = now } }
+
+// WithObserve is called with every answer's status (a metric).
+func WithObserve(observe func(status int)) Option {
+	return func(h *Handler) { h.observe = observe }
+}
+
+// WithStep is told how long the body read (step "ingress_read") and the
+// handling after it ("ingress_handle": lookup, verify, parse, publish) of
+// each request took.
+func WithStep(step func(step string, d time.Duration)) Option {
+	return func(h *Handler) { h.onStep = step }
+}
+
+// WithWritable tells a node cut off from its cluster: events that could
+// not be stored then answer 503 cluster_unavailable (the sender may try
+// another node; event ids make that safe), not 500.
+func WithWritable(writable func() error) Option {
+	return func(h *Handler) { h.writable = writable }
+}
+
+// New returns the push ingress handler over svc with opts applied.
+func New(svc api.Inbound, opts ...Option) *Handler {
+	h := &Handler{svc: svc}
+	for _, o := range opts {
+		o(h)
 	}
-	limit := h.MaxInFlight
+	if h.maxBody <= 0 {
+		h.maxBody = DefaultMaxBody
+	}
+	if h.now == nil {
+		h.now = time.Now
+	}
+	limit := h.maxInFlight
 	if limit <= 0 {
 		limit = DefaultMaxInFlight
 	}
-	h.budget = &budget{max: max(limit, h.MaxBody)}
-	r.Post("/inbound/{name}", h.serve)
+	h.budget = &budget{max: max(limit, h.maxBody)}
+	return h
 }
+
+// Mount mounts the route.
+func (h *Handler) Mount(r chi.Router) { r.Post("/inbound/{name}", h.serve) }
 
 func (h *Handler) serve(w http.ResponseWriter, r *http.Request) {
 	status := h.handle(w, r)
-	if h.Observe != nil {
-		h.Observe(status)
+	if h.observe != nil {
+		h.observe(status)
 	}
 }
 
@@ -82,14 +119,14 @@ func (h *Handler) handle(w http.ResponseWriter, r *http.Request) int {
 	if !ok {
 		return early(w, http.StatusNotFound, "not_found")
 	}
-	known, err := h.Svc.KnownHook(r.Context(), key)
+	known, err := h.svc.KnownHook(r.Context(), key)
 	if err != nil {
 		return early(w, http.StatusServiceUnavailable, "unavailable")
 	}
 	if !known {
 		return early(w, http.StatusNotFound, "not_found")
 	}
-	if r.ContentLength > h.MaxBody {
+	if r.ContentLength > h.maxBody {
 		return early(w, http.StatusRequestEntityTooLarge, "body_too_large")
 	}
 	start := time.Now()
@@ -99,12 +136,8 @@ func (h *Handler) handle(w http.ResponseWriter, r *http.Request) int {
 		return bodyError(w, err)
 	}
 	h.step(stepRead, start)
-	now := time.Now
-	if h.Now != nil {
-		now = h.Now
-	}
 	start = time.Now()
-	res, err := h.Svc.Inbound(r.Context(), providers.Inbound{HookKey: key, Body: body, Header: r.Header.Clone(), Now: now()})
+	res, err := h.svc.Inbound(r.Context(), providers.Inbound{HookKey: key, Body: body, Header: r.Header.Clone(), Now: h.now()})
 	h.step(stepHandle, start)
 	var ie *providers.InboundError
 	switch {
@@ -115,9 +148,9 @@ func (h *Handler) handle(w http.ResponseWriter, r *http.Request) int {
 		return ie.Status
 	case err != nil && storageFull(err):
 		return unavailable(w, codeStorageFull)
-	case err != nil && h.Writable != nil && h.Writable() != nil:
+	case err != nil && h.writable != nil && h.writable() != nil:
 		code := "cluster_unavailable"
-		if storageFull(h.Writable()) {
+		if storageFull(h.writable()) {
 			code = codeStorageFull
 		}
 		return unavailable(w, code)
@@ -145,8 +178,8 @@ const (
 )
 
 func (h *Handler) step(step string, start time.Time) {
-	if h.Step != nil {
-		h.Step(step, time.Since(start))
+	if h.onStep != nil {
+		h.onStep(step, time.Since(start))
 	}
 }
 
@@ -156,7 +189,7 @@ func (h *Handler) step(step string, start time.Time) {
 // reserved ahead. held is what was reserved (give it back once the body
 // is dropped).
 func (h *Handler) read(w http.ResponseWriter, r *http.Request) (body []byte, held int64, err error) {
-	br := &budgetReader{r: http.MaxBytesReader(w, r.Body, h.MaxBody), b: h.budget}
+	br := &budgetReader{r: http.MaxBytesReader(w, r.Body, h.maxBody), b: h.budget}
 	var buf bytes.Buffer
 	if n := r.ContentLength; n > 0 {
 		// A small head start, never the declared length: memory follows

@@ -19,7 +19,7 @@ func post(key string, length int, extra ...string) string {
 }
 
 func TestUnknownHooksAreRefusedBeforeTheBody(t *testing.T) {
-	f, addr := serve(t, &Handler{})
+	f, addr := serve(t, New(nil))
 	cases := []struct {
 		name, key, extra string
 		lookedUp         bool
@@ -50,7 +50,7 @@ func TestUnknownHooksAreRefusedBeforeTheBody(t *testing.T) {
 }
 
 func TestOverCapBodiesAreRefusedFromTheirLength(t *testing.T) {
-	f, addr := serve(t, &Handler{MaxBody: 1 << 10})
+	f, addr := serve(t, New(nil, WithMaxBody(1<<10)))
 	c, br := send(t, addr, post(knownKey, 1<<10+1), "")
 	status, raw := answer(t, c, br, 5*time.Second)
 	require.Equal(t, http.StatusRequestEntityTooLarge, status, raw)
@@ -60,7 +60,7 @@ func TestOverCapBodiesAreRefusedFromTheirLength(t *testing.T) {
 }
 
 func TestKnownHooksGetTheirBody(t *testing.T) {
-	f, addr := serve(t, &Handler{})
+	f, addr := serve(t, New(nil))
 	c, br := send(t, addr, post(knownKey, 11), `{"ping":1}`+"\n")
 	status, raw := answer(t, c, br, 5*time.Second)
 	require.Equal(t, http.StatusOK, status, raw)

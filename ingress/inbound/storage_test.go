@@ -18,7 +18,7 @@ import (
 func TestAFullStoreAnswers503StorageFull(t *testing.T) {
 	full := sentinel.Errorf(sentinel.CodeStorageFull, "storage is full: test")
 	t.Run("refused by JetStream", func(t *testing.T) {
-		f, addr := serve(t, &Handler{})
+		f, addr := serve(t, New(nil))
 		f.err = errors.Join(api.ErrPersist, full)
 		c, br := send(t, addr, post(knownKey, 2), "{}")
 		status, raw := answer(t, c, br, 5*time.Second)
@@ -26,7 +26,7 @@ func TestAFullStoreAnswers503StorageFull(t *testing.T) {
 		require.Contains(t, raw, `"error":"storage_full"`)
 	})
 	t.Run("while the node is full", func(t *testing.T) {
-		f, addr := serve(t, &Handler{Writable: func() error { return full }})
+		f, addr := serve(t, New(nil, WithWritable(func() error { return full })))
 		f.err = errors.Join(api.ErrPersist, errors.New("publish timed out"))
 		c, br := send(t, addr, post(knownKey, 2), "{}")
 		status, raw := answer(t, c, br, 5*time.Second)
@@ -40,7 +40,7 @@ func TestAFullStoreAnswers503StorageFull(t *testing.T) {
 // 503 unavailable with Retry-After, so a sender tries again here or at
 // another node; a failure no retry explains stays 500 persist_failed.
 func TestAnUnansweredPublishAnswers503Unavailable(t *testing.T) {
-	f, addr := serve(t, &Handler{})
+	f, addr := serve(t, New(nil))
 	f.err = errors.Join(api.ErrPersist, sentinel.Wrap(sentinel.CodeUnavailable, errors.New("nats: timeout"), "the bus did not answer in time"))
 	c, br := send(t, addr, post(knownKey, 2), "{}")
 	status, raw := answer(t, c, br, 5*time.Second)

@@ -128,16 +128,16 @@ func inboxTools(svc api.Inboxes, streams api.StreamSlots) []server.ServerTool {
 
 // inboxQuery resolves the inbox (the caller's by default) and builds the
 // query; acking is only meaningful without a correlation filter.
-func inboxQuery(ctx context.Context, session string, after *uint64, correlation string, ack bool) (api.InboxQuery, error) {
+func inboxQuery(ctx context.Context, session string, after *uint64, correlation string, ack bool) (sentinel.InboxQuery, error) {
 	session = strings.TrimSpace(session)
 	if session == "" {
 		session = CallerFrom(ctx)
 	}
 	if session == "" {
-		return api.InboxQuery{}, sentinel.Errorf(sentinel.CodeNoCallerIdentity,
+		return sentinel.InboxQuery{}, sentinel.Errorf(sentinel.CodeNoCallerIdentity,
 			"no sessionId given and the caller has no session identity; pass sessionId")
 	}
-	return api.InboxQuery{SessionID: session, After: after, CorrelationID: correlation, Ack: ack && correlation == ""}, nil
+	return sentinel.InboxQuery{SessionID: session, After: after, CorrelationID: correlation, Ack: ack && correlation == ""}, nil
 }
 
 func pageFields(p api.InboxPage, wait bool) map[string]any {

@@ -28,7 +28,7 @@ type fakeServices struct {
 	setup     map[string]string
 	follow    sentinel.FollowRequest
 	followBy  string
-	query     api.InboxQuery
+	query     sentinel.InboxQuery
 	timeout   time.Duration
 	removeErr error
 	setupErr  error
@@ -110,16 +110,16 @@ func (f fakeFollows) Remove(_ context.Context, idOrKey string) (string, error) {
 
 type fakeInbox struct{ *fakeServices }
 
-func (f fakeInbox) Send(context.Context, string, api.SendMessage, string) (sentinel.Message, error) {
+func (f fakeInbox) Send(context.Context, string, sentinel.SendMessage, string) (sentinel.Message, error) {
 	return sentinel.Message{}, nil
 }
-func (f fakeInbox) Read(_ context.Context, q api.InboxQuery) (api.InboxPage, error) {
+func (f fakeInbox) Read(_ context.Context, q sentinel.InboxQuery) (api.InboxPage, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.query = q
 	return f.page, nil
 }
-func (f fakeInbox) Wait(ctx context.Context, q api.InboxQuery, timeout time.Duration) (api.InboxPage, error) {
+func (f fakeInbox) Wait(ctx context.Context, q sentinel.InboxQuery, timeout time.Duration) (api.InboxPage, error) {
 	f.mu.Lock()
 	f.query, f.timeout = q, timeout
 	block, page := f.block, f.page

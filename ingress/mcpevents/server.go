@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"io"
 	"log/slog"
 )
 
@@ -21,17 +20,40 @@ type Service interface {
 	Unsubscribe(ctx context.Context, principal string, params json.RawMessage) (any, error)
 }
 
-// Server dispatches to an in-process Service.
+// Server dispatches to an in-process Service. NewServer builds it.
 type Server struct {
-	Svc Service
-	// Life, when set, ends every stream when it ends (the node stopping):
-	// the stream then gets its final frame.
-	Life context.Context
-	Log  *slog.Logger
-	// Streams, when set, caps open events/stream calls with the node's
-	// other long-held requests (keyed by principal); over a cap the call
-	// answers ResourceExhausted (limit "streams").
-	Streams StreamSlots
+	svc Service
+	// life, when set, ends every stream when it ends.
+	life    context.Context
+	log     *slog.Logger
+	streams StreamSlots
+}
+
+// ServerOption sets one of a server's optional settings.
+type ServerOption func(*Server)
+
+// WithLife ends every stream when life ends (the node stopping): the
+// stream then gets its final frame.
+func WithLife(life context.Context) ServerOption { return func(s *Server) { s.life = life } }
+
+// WithLogger logs failed requests to l (default: discard).
+func WithLogger(l *slog.Logger) ServerOption { return func(s *Server) { s.log = l } }
+
+// WithStreams caps open events/stream calls with the node's other
+// long-held requests (keyed by principal); over a cap the call answers
+// ResourceExhausted (limit "streams").
+func WithStreams(slots StreamSlots) ServerOption { return func(s *Server) { s.streams = slots } }
+
+// NewServer returns the server dispatching to svc with opts applied.
+func NewServer(svc Service, opts ...ServerOption) *Server {
+	s := &Server{svc: svc}
+	for _, o := range opts {
+		o(s)
+	}
+	if s.log == nil {
+		s.log = slog.New(slog.DiscardHandler)
+	}
+	return s
 }
 
 // StreamSlots caps long-held requests (the node's shared limiter):
@@ -53,13 +75,13 @@ func (s *Server) Dispatch(ctx context.Context, _ []byte, req *Request, emit func
 	)
 	switch req.Method {
 	case MethodList:
-		result, err = s.Svc.List(ctx, req.Params)
+		result, err = s.svc.List(ctx, req.Params)
 	case MethodPoll:
-		result, err = s.Svc.Poll(ctx, principal, req.Params)
+		result, err = s.svc.Poll(ctx, principal, req.Params)
 	case MethodSubscribe:
-		result, err = s.Svc.Subscribe(ctx, principal, req.Params)
+		result, err = s.svc.Subscribe(ctx, principal, req.Params)
 	case MethodUnsubscribe:
-		result, err = s.Svc.Unsubscribe(ctx, principal, req.Params)
+		result, err = s.svc.Unsubscribe(ctx, principal, req.Params)
 	case MethodStream:
 		s.stream(ctx, principal, req, emit)
 		return
@@ -78,24 +100,17 @@ func (s *Server) Dispatch(ctx context.Context, _ []byte, req *Request, emit func
 func (s *Server) rpcError(method string, err error) *RPCError {
 	e, known := ToRPC(err)
 	if !known {
-		s.log().Warn("mcp events request failed", "method", method, "err", err)
+		s.log.Warn("mcp events request failed", "method", method, "err", err)
 	}
 	return e
-}
-
-func (s *Server) log() *slog.Logger {
-	if s.Log == nil {
-		return slog.New(slog.NewTextHandler(io.Discard, nil))
-	}
-	return s.Log
 }
 
 // stream runs one events/stream: notifications as they come, then the
 // final StreamEventsResult when the server ends the stream (never when
 // the client cancelled it).
 func (s *Server) stream(ctx context.Context, principal string, req *Request, emit func([]byte) error) {
-	if s.Streams != nil {
-		release, err := s.Streams.Acquire(StreamKey(principal))
+	if s.streams != nil {
+		release, err := s.streams.Acquire(StreamKey(principal))
 		if err != nil {
 			_ = emit(errorResponse(req.ID, s.rpcError(req.Method, err)))
 			return
@@ -104,13 +119,13 @@ func (s *Server) stream(ctx context.Context, principal string, req *Request, emi
 	}
 	sctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	if s.Life != nil {
-		stop := context.AfterFunc(s.Life, cancel)
+	if s.life != nil {
+		stop := context.AfterFunc(s.life, cancel)
 		defer stop()
 	}
 	sent := false
 	var writeErr error
-	err := s.Svc.Stream(sctx, principal, req.Params, func(method string, params any) error {
+	err := s.svc.Stream(sctx, principal, req.Params, func(method string, params any) error {
 		msg, err := notification(method, params, req.ID)
 		if err != nil {
 			return err
@@ -130,7 +145,7 @@ func (s *Server) stream(ctx context.Context, principal string, req *Request, emi
 		_ = emit(errorResponse(req.ID, s.rpcError(req.Method, err)))
 		return
 	case err != nil && !errors.Is(err, context.Canceled):
-		s.log().Warn("mcp events stream ended", "err", err)
+		s.log.Warn("mcp events stream ended", "err", err)
 	}
 	_ = emit(response(req.ID, map[string]any{"resultType": "complete", "_meta": map[string]json.RawMessage{MetaSubscriptionID: req.ID}}))
 }

@@ -8,7 +8,6 @@ import (
 	"github.com/go-chi/chi/v5"
 
 	"github.com/agentproto/sentinel"
-	"github.com/agentproto/sentinel/ingress/api"
 )
 
 // inboxShown is how many of an inbox's newest messages the session page
@@ -63,7 +62,7 @@ func (h *Handler) loadSession(r *http.Request) (string, any, error) {
 	var after uint64
 	for i := 0; i < inboxPages; i++ {
 		cur := after
-		pg, err := h.cfg.Inboxes.Read(r.Context(), api.InboxQuery{SessionID: id, After: &cur, Limit: inboxPage})
+		pg, err := h.cfg.Inboxes.Read(r.Context(), sentinel.InboxQuery{SessionID: id, After: &cur, Limit: inboxPage})
 		if err != nil {
 			return "Session " + id, d, err
 		}

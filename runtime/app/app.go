@@ -16,7 +16,6 @@ import (
 
 	"github.com/go-chi/chi/v5"
 
-	"github.com/agentproto/sentinel"
 	"github.com/agentproto/sentinel/bus"
 	"github.com/agentproto/sentinel/bus/embedded"
 	"github.com/agentproto/sentinel/ingress"
@@ -33,6 +32,7 @@ import (
 	"github.com/agentproto/sentinel/runtime/poll"
 	"github.com/agentproto/sentinel/runtime/principals"
 	"github.com/agentproto/sentinel/runtime/sentinels"
+	"github.com/agentproto/sentinel/runtime/sessions"
 	"github.com/agentproto/sentinel/runtime/storage"
 	"github.com/agentproto/sentinel/runtime/subscriptions"
 )
@@ -271,7 +271,7 @@ func (a *App) wire(ctx context.Context) error {
 	if a.Inbox, err = inbox.Open(ctx, b, b.Cfg, inbox.WithMetrics(a.Metrics)); err != nil {
 		return err
 	}
-	if a.Park, err = park.Open(ctx, b, b.Cfg, now); err != nil {
+	if a.Park, err = park.Open(ctx, b, b.Cfg, park.WithClock(now)); err != nil {
 		return err
 	}
 	expirer := sentinels.NewExpirer(store, a.Registry, sentinels.WithExpirerLogger(log), sentinels.WithExpirerClock(now),
@@ -296,54 +296,47 @@ func (a *App) wire(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	a.Sentinels = &sentinels.Service{
-		Store: store, Seen: seen, Registry: a.Registry, Expirer: expirer, Index: index,
-		Creds: sentinels.NewCredStore(bk.Creds), Ledger: sentinels.NewLedger(bk.Setup),
-		PublicURL: a.publicURL, SelectionOrder: a.Cfg.SelectionOrder,
-		Poller: poller, Publisher: publisher, Log: log.With("component", "sentinels"), Now: now,
-		ActiveIntervalMs: int(a.Cfg.Poll.ActiveInterval / time.Millisecond),
-		Quota:            a.quotaFor,
+	// The session registry comes before the sentinel service, which asks
+	// it whether a sentinel's session has ended.
+	sst, err := a.openSessions(ctx) // sessions.go
+	if err != nil {
+		return err
 	}
-	if err := a.openEvents(ctx); err != nil {
+	svcOpts := []sentinels.Option{sentinels.WithLogger(log.With("component", "sentinels")), sentinels.WithClock(now),
+		sentinels.WithPublicURL(a.publicURL), sentinels.WithSelectionOrder(a.Cfg.SelectionOrder), sentinels.WithSessions(sessions.NewChecker(sst.registry)),
+		sentinels.WithPoller(poller), sentinels.WithIndex(index), sentinels.WithActiveInterval(a.Cfg.Poll.ActiveInterval), sentinels.WithQuota(a.quotaFor)}
+	if a.Sentinels, err = sentinels.NewService(sentinels.ServiceDeps{Store: store, Seen: seen, Registry: a.Registry, Expirer: expirer,
+		Creds: sentinels.NewCredStore(bk.Creds), Ledger: sentinels.NewLedger(bk.Setup), Publisher: publisher}, svcOpts...); err != nil {
+		return fmt.Errorf("sentinel service: %w", err)
+	}
+	if err := a.openMCPEvents(ctx); err != nil {
 		return err
 	}
 	if err := a.openPrincipals(ctx); err != nil { // tokens.go
 		return err
 	}
 	a.streams = httpapi.NewStreamLimiter(a.Cfg.MaxStreams, a.Cfg.MaxStreamsPerSession)
-	// Sessions first: the MCP surface takes their services as they are.
-	sess, err := a.wireSessions(ctx)
+	// Sessions first: the delivery path routes through them and the MCP
+	// surface takes their services as they are.
+	sess, err := a.wireSessions(sst)
 	if err != nil {
 		return err
 	}
-	a.subsystems = []subsystem{sess, a.wireMCP(sess.sessions), a.wireEvents()}
-	var router deliver.Router = deliver.DirectRouter{Inbox: a.Inbox, Now: func() string { return sentinel.FormatTime(now()) }}
+	// The delivery path before the surfaces: MCP's explainer and dry runs
+	// are handed the journal and the pipeline as built.
+	var router deliver.Router = deliver.NewDirectRouter(a.Inbox, deliver.WithDirectRouterClock(now))
 	appendDigest := inbox.AppendFunc(a.Inbox.Append)
-	routes := ingress.Routes{
-		Public: []ingress.Mounter{},
-		API:    []ingress.Mounter{},
-		Raw: []ingress.Mounter{func(r chi.Router) {
-			r.Method(http.MethodGet, "/metrics", readers("read the node's metrics", a.Metrics.Handler(a.refreshGauges)))
-		}},
+	if sess.Router != nil {
+		router = sess.Router
 	}
-	for _, s := range a.subsystems {
-		if s.Router != nil {
-			router = s.Router
-		}
-		if s.Checker != nil {
-			a.Sentinels.Sessions = s.Checker
-		}
-		if s.Append != nil {
-			appendDigest = s.Append
-		}
-		routes.API = append(routes.API, s.API...)
-		routes.Raw = append(routes.Raw, s.Raw...)
+	if sess.Append != nil {
+		appendDigest = sess.Append
 	}
 	router = subscriptions.NewRouter(router, a.MCPEvents.Feed())
 	if err := a.openJournal(ctx); err != nil {
 		return err
 	}
-	batches, err := deliver.OpenBatches(ctx, b, appendDigest, now, log.With("component", "digests"))
+	batches, err := deliver.OpenBatches(ctx, b, appendDigest, deliver.WithBatchesClock(now), deliver.WithBatchesLogger(log.With("component", "digests")))
 	if err != nil {
 		return err
 	}
@@ -356,13 +349,24 @@ func (a *App) wire(ctx context.Context) error {
 	if a.Workers, err = deliver.NewWorkers(b, pipeline, deliver.WithConfig(a.Cfg.Delivery)); err != nil {
 		return fmt.Errorf("wire delivery: %w", err)
 	}
+	a.subsystems = []subsystem{sess, a.wireMCP(sess.sessions), a.wireMCPEvents()}
+	routes := ingress.Routes{
+		Public: []ingress.Mounter{},
+		API:    []ingress.Mounter{},
+		Raw: []ingress.Mounter{func(r chi.Router) {
+			r.Method(http.MethodGet, "/metrics", readers("read the node's metrics", a.Metrics.Handler(a.refreshGauges)))
+		}},
+	}
+	for _, s := range a.subsystems {
+		routes.API = append(routes.API, s.API...)
+		routes.Raw = append(routes.Raw, s.Raw...)
+	}
 	routes.API = append(routes.API, func(r chi.Router) { httpapi.ExplainerRoutes(r, a.explainerAPI()) })
 
 	sapi := a.sentinelsAPI() // dryrun.go
-	in := &inbound.Handler{Svc: inboundAPI{svc: a.Sentinels, full: a.storage.Trip}, MaxBody: a.Cfg.MaxInboundBytes, MaxInFlight: a.Cfg.MaxInboundBytesInFlight,
-		Observe:  func(status int) { a.Metrics.InboundRequests.WithLabelValues(fmt.Sprint(status)).Inc() },
-		Step:     a.Metrics.ObserveStep,
-		Writable: a.Writable}
+	in := inbound.New(inboundAPI{svc: a.Sentinels, full: a.storage.Trip}, inbound.WithMaxBody(a.Cfg.MaxInboundBytes), inbound.WithMaxInFlight(a.Cfg.MaxInboundBytesInFlight),
+		inbound.WithObserve(func(status int) { a.Metrics.InboundRequests.WithLabelValues(fmt.Sprint(status)).Inc() }),
+		inbound.WithStep(a.Metrics.ObserveStep), inbound.WithWritable(a.Writable))
 	routes.Public = append(routes.Public, in.Mount)
 	routes.API = append(routes.API, func(r chi.Router) { httpapi.SentinelRoutes(r, sapi) })
 	routes.API = append(routes.API, func(r chi.Router) { httpapi.ClusterRoutes(r, scopedCluster{clusterAPI{a}}) })

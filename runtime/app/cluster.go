@@ -15,25 +15,27 @@ const pollNowSubject = "sentinel.control.pollnow"
 
 func (a *App) newClusterNode(cfg Config) *cluster.Node {
 	ccfg := cluster.DefaultConfig(a.Bus.Cfg.MemberTTL, a.Bus.Cfg.LeaseTTL)
-	n := &cluster.Node{Name: cfg.Node.Name, Nodes: a.clusterKV.Nodes, Leases: a.clusterKV.Leases, Cfg: ccfg,
-		Log: a.Log.With("component", "cluster"), Now: a.now, Adapters: a.adapterStates}
-	// A poll partition taken over (from a dead node, or at a join) is
-	// polled at once, not at the next tick: the handover costs the lease's
-	// lapse, not a tick more.
-	n.OnAcquire = func(item string) {
-		if !cluster.IsPollItem(item) || a.Loop == nil {
-			return
-		}
-		a.Loop.KickKeys(func(key string) bool {
-			return cluster.PollItem(cluster.PollPartition(key, ccfg.PollPartitions)) == item
-		})
-	}
+	opts := []cluster.Option{cluster.WithLogger(a.Log.With("component", "cluster")), cluster.WithClock(a.now), cluster.WithAdapters(a.adapterStates),
+		// A poll partition taken over (from a dead node, or at a join) is
+		// polled at once, not at the next tick: the handover costs the
+		// lease's lapse, not a tick more. The poll loop is built after the
+		// node (it polls what the node owns), so this reads it when called.
+		cluster.WithOnAcquire(func(item string) {
+			if !cluster.IsPollItem(item) || a.Loop == nil {
+				return
+			}
+			a.Loop.KickKeys(func(key string) bool {
+				return cluster.PollItem(cluster.PollPartition(key, ccfg.PollPartitions)) == item
+			})
+		})}
+	client := ""
 	if a.nats != nil {
-		n.Self.ClientURL = a.nats.ClientURL()
+		client = a.nats.ClientURL()
 		srv := a.nats
-		n.InMajority = func() bool { in, _ := srv.InMajority(); return in }
+		opts = append(opts, cluster.WithInMajority(func() bool { in, _ := srv.InMajority(); return in }))
 	}
-	return n
+	opts = append(opts, cluster.WithURLs(a.URL(), client))
+	return cluster.New(cfg.Node.Name, a.clusterKV.Nodes, a.clusterKV.Leases, ccfg, opts...)
 }
 
 // owner is the node's ownership: the cluster's, or a single node's (all).

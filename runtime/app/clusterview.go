@@ -46,7 +46,7 @@ func (a *App) mode() string {
 // pollPartitions is the number of poll leases.
 func (a *App) pollPartitions() int {
 	if a.Cluster != nil {
-		return a.Cluster.Cfg.PollPartitions
+		return a.Cluster.Config().PollPartitions
 	}
 	return cluster.DefaultConfig(a.Bus.Cfg.MemberTTL, a.Bus.Cfg.LeaseTTL).PollPartitions
 }

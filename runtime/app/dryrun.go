@@ -6,21 +6,24 @@ import (
 
 	"github.com/agentproto/sentinel"
 	"github.com/agentproto/sentinel/ingress/api"
+	"github.com/agentproto/sentinel/runtime/journal"
 )
 
 // watchAPI is the sentinel service of the surfaces: sentinelAPI plus dry
 // runs against the decision journal (api.DryRunner).
 type watchAPI struct {
 	sentinelAPI
-	a *App
+	journal *journal.Journal
+	now     func() time.Time
 }
 
 var _ api.DryRunner = watchAPI{}
 
 // sentinelsAPI is the in-process api.Sentinels of the REST routes, MCP
-// and the dashboard, as the request's principal may use it (scope.go).
+// and the dashboard, as the request's principal may use it (scope.go). It
+// is built once the journal is open (wire).
 func (a *App) sentinelsAPI() scopedSentinels {
-	return scopedSentinels{next: watchAPI{sentinelAPI: sentinelAPI{svc: a.Sentinels, park: a.Park}, a: a}}
+	return scopedSentinels{next: watchAPI{sentinelAPI: sentinelAPI{svc: a.Sentinels, park: a.Park}, journal: a.Journal, now: a.now}}
 }
 
 // maxDryRunExamples bounds the examples of a dry run (the newest kept).
@@ -34,13 +37,13 @@ const maxDryRunExamples = 10
 // where it began). It creates nothing and never calls the provider's
 // create.
 func (w watchAPI) DryRun(ctx context.Context, req sentinel.WatchRequest, caller string) (api.DryRun, error) {
-	spec, prov, err := w.a.Sentinels.Plan(ctx, req, caller)
+	spec, prov, err := w.svc.Plan(ctx, req, caller)
 	if err != nil {
 		return api.DryRun{}, err
 	}
-	j := w.a.Journal
+	j := w.journal
 	window := j.MaxAge
-	since := w.a.now().Add(-window)
+	since := w.now().Add(-window)
 	out := api.DryRun{Provider: prov.Info().Slug, Spec: spec, Examples: []api.DryRunExample{}}
 	// At most DryRunScan entries are read, so the set is bounded too.
 	seen := map[string]bool{}

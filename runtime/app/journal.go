@@ -11,9 +11,8 @@ import (
 // teardown step is pushed before the delivery workers start, so it runs
 // after they stop: what they recorded is flushed before the bus closes.
 func (a *App) openJournal(ctx context.Context) error {
-	j, err := journal.Open(ctx, a.Bus, a.Bus.Cfg.Replicas, a.journalConfig(), journal.WriterConfig{
-		Node: a.Cfg.Node.Name, OnDrop: a.Metrics.JournalDrop, Log: a.Log.With("component", "journal"),
-	})
+	j, err := journal.Open(ctx, a.Bus, a.Bus.Cfg.Replicas, a.journalConfig(), journal.WriterConfig{Node: a.Cfg.Node.Name},
+		journal.WithOnDrop(a.Metrics.JournalDrop), journal.WithLogger(a.Log.With("component", "journal")))
 	if err != nil {
 		return err
 	}
@@ -37,7 +36,8 @@ func (a *App) journalConfig() journal.Config {
 }
 
 // explainerAPI is the in-process api.Explainer of the REST routes, MCP and
-// the dashboard, as the request's principal may use it (scope.go).
+// the dashboard, as the request's principal may use it (scope.go). It is
+// built once the pipeline exists (wire).
 func (a *App) explainerAPI() api.Explainer {
-	return scopedExplainer{next: explainerAPI{a: a}, sentinels: a.sentinelsAPI()}
+	return scopedExplainer{next: explainerAPI{journal: a.Journal, sentinels: a.Sentinels, park: a.Park, pipeline: a.Workers.Pipeline()}, sentinels: a.sentinelsAPI()}
 }

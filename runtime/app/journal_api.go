@@ -5,21 +5,29 @@ import (
 
 	"github.com/agentproto/sentinel"
 	"github.com/agentproto/sentinel/ingress/api"
+	"github.com/agentproto/sentinel/runtime/deliver"
+	"github.com/agentproto/sentinel/runtime/journal"
+	"github.com/agentproto/sentinel/runtime/park"
+	"github.com/agentproto/sentinel/runtime/sentinels"
 )
 
 // explainerAPI adapts the decision journal (and the pipeline, for replays)
-// to api.Explainer. It reads the node's components at call time: the MCP
-// surface is wired before the pipeline exists.
-type explainerAPI struct{ a *App }
+// to api.Explainer.
+type explainerAPI struct {
+	journal   *journal.Journal
+	sentinels *sentinels.Service
+	park      *park.Store
+	pipeline  *deliver.Pipeline
+}
 
 func (a explainerAPI) Decisions(ctx context.Context, sentinelID string, limit int, after uint64) (sentinel.DecisionPage, error) {
-	page, err := a.a.Journal.Sentinel(ctx, sentinelID, limit, after)
+	page, err := a.journal.Sentinel(ctx, sentinelID, limit, after)
 	if err != nil {
 		return sentinel.DecisionPage{}, err
 	}
 	if len(page.Decisions) == 0 && after == 0 {
 		// Neither journaled nor known: an unknown id, not an empty history.
-		if _, err := a.a.Sentinels.Get(ctx, sentinelID); err != nil {
+		if _, err := a.sentinels.Get(ctx, sentinelID); err != nil {
 			return sentinel.DecisionPage{}, err
 		}
 	}
@@ -27,7 +35,7 @@ func (a explainerAPI) Decisions(ctx context.Context, sentinelID string, limit in
 }
 
 func (a explainerAPI) Event(ctx context.Context, eventID string) (api.EventStory, error) {
-	entries, err := a.a.Journal.Event(ctx, eventID)
+	entries, err := a.journal.Event(ctx, eventID)
 	if err != nil {
 		return api.EventStory{}, err
 	}
@@ -43,14 +51,14 @@ func (a explainerAPI) Event(ctx context.Context, eventID string) (api.EventStory
 
 // Replay re-runs a parked sentinel event (deliver.Pipeline.Replay).
 func (a explainerAPI) Replay(ctx context.Context, parkID string, force bool) (api.Replay, error) {
-	rec, err := a.a.Park.Get(ctx, parkID)
+	rec, err := a.park.Get(ctx, parkID)
 	if err != nil {
 		return api.Replay{}, err
 	}
 	if rec.Event == nil || rec.SentinelID == "" {
 		return api.Replay{}, sentinel.Errorf(sentinel.CodeNotReplayable, "parked record %s holds no sentinel event (a follow digest or a malformed provider item): nothing to replay", parkID)
 	}
-	res, err := a.a.Workers.Pipeline().Replay(ctx, rec.SentinelID, rec.Event, rec.ID, force)
+	res, err := a.pipeline.Replay(ctx, rec.SentinelID, rec.Event, rec.ID, force)
 	if err != nil {
 		return api.Replay{}, err
 	}

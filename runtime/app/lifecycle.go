@@ -28,7 +28,6 @@ func (a *App) Start(ctx context.Context) error {
 	if a.Cluster != nil {
 		// Join first: the start-up re-attach and sweep are once-per-cluster
 		// work, done here only by the node that owns them.
-		a.Cluster.Self.APIURL = a.URL()
 		a.Cluster.Round(ctx)
 		var cwg sync.WaitGroup
 		cwg.Add(1)
@@ -42,7 +41,7 @@ func (a *App) Start(ctx context.Context) error {
 		a.Sentinels.Reattach(ctx)
 	}
 	if a.owner().OwnsJob(cluster.JobExpiry) {
-		if _, err := a.Sentinels.Expirer.Sweep(ctx); err != nil {
+		if _, err := a.Sentinels.Expirer().Sweep(ctx); err != nil {
 			a.Log.Warn("start-up expiry sweep failed", "err", err)
 		}
 	}

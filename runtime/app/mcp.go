@@ -24,7 +24,7 @@ func (a *App) wireMCP(w *sessionWiring) subsystem {
 	life, cancel := context.WithCancel(context.Background())
 	log := a.Log.With("component", "mcp")
 	srv := mcp.NewServer(a.mcpServices(w), mcp.Options{Life: life, Debug: a.Log.With("component", "mcp")})
-	h := mcp.HTTPHandler(srv, log, a.Cfg.MaxBodyBytes, a.eventsWrap(life))
+	h := mcp.HTTPHandler(srv, log, a.Cfg.MaxBodyBytes, a.mcpEventsWrap(life))
 	return subsystem{
 		Raw: []ingress.Mounter{func(r chi.Router) {
 			for _, m := range []string{http.MethodGet, http.MethodPost, http.MethodDelete, http.MethodHead} {

@@ -20,7 +20,7 @@ import (
 )
 
 // The one place that lists every stream and bucket a node provisions: each
-// feature's package declares its own (STYLE rule 10), bus.Open provisions
+// feature's package declares its own configs and subjects, bus.Open provisions
 // them all at once at start (docs/cluster.md, "Start-up"), and each
 // feature's opener then gets its handles from what Open provisioned. The
 // cluster view (clusterview.go) reports the same list.

@@ -71,7 +71,7 @@ func (s scopedSessions) End(ctx context.Context, id, reason string) (sentinel.Se
 	return s.next.End(ctx, id, reason)
 }
 
-func (s scopedSessions) ReportEvent(ctx context.Context, id string, ev api.SessionEvent) error {
+func (s scopedSessions) ReportEvent(ctx context.Context, id string, ev sentinel.SessionReport) error {
 	if err := writable(ctx, id, "report session events"); err != nil {
 		return err
 	}
@@ -92,7 +92,7 @@ type scopedInboxes struct{ next api.Inboxes }
 
 var _ api.Inboxes = scopedInboxes{}
 
-func (s scopedInboxes) Send(ctx context.Context, to string, req api.SendMessage, caller string) (sentinel.Message, error) {
+func (s scopedInboxes) Send(ctx context.Context, to string, req sentinel.SendMessage, caller string) (sentinel.Message, error) {
 	if err := writable(ctx, to, "send messages"); err != nil {
 		return sentinel.Message{}, err
 	}
@@ -106,7 +106,7 @@ func (s scopedInboxes) Send(ctx context.Context, to string, req api.SendMessage,
 
 // readable checks a read of an inbox; a principal that may change nothing
 // never moves a read cursor (ack is dropped).
-func readable(ctx context.Context, q *api.InboxQuery) error {
+func readable(ctx context.Context, q *sentinel.InboxQuery) error {
 	p := api.PrincipalFrom(ctx)
 	if err := coverSession(p, q.SessionID, "read an inbox"); err != nil {
 		return err
@@ -117,14 +117,14 @@ func readable(ctx context.Context, q *api.InboxQuery) error {
 	return nil
 }
 
-func (s scopedInboxes) Read(ctx context.Context, q api.InboxQuery) (api.InboxPage, error) {
+func (s scopedInboxes) Read(ctx context.Context, q sentinel.InboxQuery) (api.InboxPage, error) {
 	if err := readable(ctx, &q); err != nil {
 		return api.InboxPage{}, err
 	}
 	return s.next.Read(ctx, q)
 }
 
-func (s scopedInboxes) Wait(ctx context.Context, q api.InboxQuery, timeout time.Duration) (api.InboxPage, error) {
+func (s scopedInboxes) Wait(ctx context.Context, q sentinel.InboxQuery, timeout time.Duration) (api.InboxPage, error) {
 	if err := readable(ctx, &q); err != nil {
 		return api.InboxPage{}, err
 	}
@@ -287,50 +287,50 @@ func (c scopedCluster) Remove(ctx context.Context, req api.ClusterRemove) (api.C
 	return c.next.Remove(ctx, req)
 }
 
-// scopedEvents is the MCP Events service as a principal may use it: the
+// scopedMCPEvents is the MCP Events service as a principal may use it: the
 // catalogue for any, subscriptions (which create state: records,
 // sentinels, feeds) for a principal that may change things. Each
 // principal's subscriptions and cursors are its own (the principal id
 // binds them).
-type scopedEvents struct{ next mcpevents.Service }
+type scopedMCPEvents struct{ next mcpevents.Service }
 
-var _ mcpevents.Service = scopedEvents{}
+var _ mcpevents.Service = scopedMCPEvents{}
 
-func (e scopedEvents) List(ctx context.Context, params json.RawMessage) (any, error) {
+func (e scopedMCPEvents) List(ctx context.Context, params json.RawMessage) (any, error) {
 	return e.next.List(ctx, params)
 }
 
-func (e scopedEvents) Poll(ctx context.Context, principal string, params json.RawMessage) (any, error) {
-	if err := eventsWrite(ctx, "poll event subscriptions"); err != nil {
+func (e scopedMCPEvents) Poll(ctx context.Context, principal string, params json.RawMessage) (any, error) {
+	if err := mcpEventsWrite(ctx, "poll event subscriptions"); err != nil {
 		return nil, err
 	}
 	return e.next.Poll(ctx, principal, params)
 }
 
-func (e scopedEvents) Stream(ctx context.Context, principal string, params json.RawMessage, notify func(method string, params any) error) error {
-	if err := eventsWrite(ctx, "stream event subscriptions"); err != nil {
+func (e scopedMCPEvents) Stream(ctx context.Context, principal string, params json.RawMessage, notify func(method string, params any) error) error {
+	if err := mcpEventsWrite(ctx, "stream event subscriptions"); err != nil {
 		return err
 	}
 	return e.next.Stream(ctx, principal, params, notify)
 }
 
-func (e scopedEvents) Subscribe(ctx context.Context, principal string, params json.RawMessage) (any, error) {
-	if err := eventsWrite(ctx, "subscribe to events"); err != nil {
+func (e scopedMCPEvents) Subscribe(ctx context.Context, principal string, params json.RawMessage) (any, error) {
+	if err := mcpEventsWrite(ctx, "subscribe to events"); err != nil {
 		return nil, err
 	}
 	return e.next.Subscribe(ctx, principal, params)
 }
 
-func (e scopedEvents) Unsubscribe(ctx context.Context, principal string, params json.RawMessage) (any, error) {
-	if err := eventsWrite(ctx, "unsubscribe"); err != nil {
+func (e scopedMCPEvents) Unsubscribe(ctx context.Context, principal string, params json.RawMessage) (any, error) {
+	if err := mcpEventsWrite(ctx, "unsubscribe"); err != nil {
 		return nil, err
 	}
 	return e.next.Unsubscribe(ctx, principal, params)
 }
 
-// eventsWrite refuses, as the SEP's Forbidden, a principal that may
+// mcpEventsWrite refuses, as the SEP's Forbidden, a principal that may
 // change nothing.
-func eventsWrite(ctx context.Context, what string) error {
+func mcpEventsWrite(ctx context.Context, what string) error {
 	p := api.PrincipalFrom(ctx)
 	if p.Writes() {
 		return nil

@@ -4,6 +4,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"context"
+	"log/slog"
 	"sync"
 	"time"
 
@@ -16,16 +17,14 @@ import (
 	"github.com/agentproto/sentinel/runtime/deliver"
 	"github.com/agentproto/sentinel/runtime/follow"
 	"github.com/agentproto/sentinel/runtime/inbox"
-	"github.com/agentproto/sentinel/runtime/sentinels"
 	"github.com/agentproto/sentinel/runtime/sessions"
 )
 
 // subsystem is what an optional part of the node (sessions and follows,
-// MCP) adds to it: a delivery router, a session checker for sentinel
-// creation, routes, and a start/stop pair run with the node.
+// MCP) adds to it: a delivery router, routes, and a start/stop pair run
+// with the node.
 type subsystem struct {
-	Router  deliver.Router
-	Checker sentinels.SessionChecker
+	Router deliver.Router
 	// Append, when set, stores a message and wakes its session (the
 	// digests of sentinels with a batchMs go through it).
 	Append inbox.AppendFunc
@@ -64,22 +63,37 @@ type sessionWiring struct {
 // crashes.
 const HeartbeatSweepInterval = 15 * time.Second
 
-// wireSessions wires the session registry, inboxes, dead-target routing,
-// notify and resume hooks, follows and PR auto-link.
-func (a *App) wireSessions(ctx context.Context) (subsystem, error) {
+// sessionStores are the session registry and the stores under it, opened
+// before the sentinel service (which asks the registry about a session).
+type sessionStores struct {
+	stores   *sessions.Stores
+	follows  jetstream.KeyValue
+	registry *sessions.Registry
+	log      *slog.Logger
+}
+
+// openSessions provisions the session stores and builds the registry.
+func (a *App) openSessions(ctx context.Context) (sessionStores, error) {
 	b, now := a.Bus, a.now
 	st, err := sessions.OpenStores(ctx, b, b.Cfg)
 	if err != nil {
-		return subsystem{}, err
+		return sessionStores{}, err
 	}
 	follows, err := b.EnsureKeyValue(ctx, follow.BucketConfig())
 	if err != nil {
-		return subsystem{}, err
+		return sessionStores{}, err
 	}
 	log := a.Log.With("component", "sessions")
-	reg := sessions.NewRegistry(b, st.Sessions, now, log)
-	reg.SetNode(a.Cfg.Node.Name)
-	runner := &sessions.HookRunner{Node: a.Cfg.Node.Name}
+	reg := sessions.NewRegistry(b, st.Sessions, sessions.WithRegistryClock(now), sessions.WithRegistryLogger(log), sessions.WithRegistryNode(a.Cfg.Node.Name))
+	return sessionStores{stores: st, follows: follows, registry: reg, log: log}, nil
+}
+
+// wireSessions wires, over the registry, the inboxes, dead-target
+// routing, notify and resume hooks, follows and PR auto-link.
+func (a *App) wireSessions(sst sessionStores) (subsystem, error) {
+	b, now := a.Bus, a.now
+	st, follows, reg, log := sst.stores, sst.follows, sst.registry, sst.log
+	runner := sessions.NewHookRunner(sessions.WithHookNode(a.Cfg.Node.Name))
 	notifier := sessions.NewNotifier(reg, runner, sessions.WithNotifierLogger(log))
 	inboxes := sessions.NewInboxes(st.Cursors, a.Inbox, reg, notifier)
 	resolverOpts := []sessions.ResolverOption{sessions.WithResolverLogger(log)}
@@ -95,7 +109,7 @@ func (a *App) wireSessions(ctx context.Context) (subsystem, error) {
 		// NewHomes attaches itself to the notifier and the resolver.
 		homes = sessions.NewHomes(b, a.Cfg.Node.Name, notifier, resolver, sessions.WithHomesLogger(log.With("component", "homes")))
 	}
-	autolink := &sessions.AutoLink{Sentinels: a.Sentinels, Enabled: a.autoWatchPRs, Log: log.With("component", "autolink")}
+	autolink := sessions.NewAutoLink(a.Sentinels, sessions.WithAutoLinkEnabled(a.autoWatchPRs), sessions.WithAutoLinkLogger(log.With("component", "autolink")))
 	reg.SetPRHook(autolink.PROpened)
 	router := sessions.NewRouter(resolver, inboxes.Append, a.Park, sessions.WithRouterInbox(a.Inbox), sessions.WithRouterLogger(log), sessions.WithRouterClock(now),
 		sessions.WithMerged(func(ctx context.Context, sessionID, prURL string) {
@@ -117,9 +131,8 @@ func (a *App) wireSessions(ctx context.Context) (subsystem, error) {
 	w := &sessionWiring{lifecycle: st.Lifecycle, registry: reg, inboxes: inboxes, notifier: notifier, homes: homes, autolink: autolink, engine: engine, follows: store}
 	sapi, iapi, fapi := scopedSessions{sessionsAPI{reg: reg}}, scopedInboxes{inboxesAPI{svc: inboxes}}, scopedFollows{followsAPI{engine: engine}}
 	return subsystem{
-		Router:  router,
-		Checker: sessions.Checker{Registry: reg},
-		Append:  inboxes.Append,
+		Router: router,
+		Append: inboxes.Append,
 		API: []ingress.Mounter{func(r chi.Router) {
 			httpapi.SessionRoutes(r, sapi)
 			httpapi.InboxRoutes(r, iapi)

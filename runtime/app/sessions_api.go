@@ -54,8 +54,8 @@ func (s sessionsAPI) End(ctx context.Context, id, reason string) (sentinel.Sessi
 	return sessionView(rec), nil
 }
 
-func (s sessionsAPI) ReportEvent(ctx context.Context, id string, ev api.SessionEvent) error {
-	return s.reg.Report(ctx, id, sessions.ReportInput{Kind: ev.Kind, AwaitingInput: ev.AwaitingInput, Empty: ev.Empty, Excerpt: ev.Excerpt, Reason: ev.Reason})
+func (s sessionsAPI) ReportEvent(ctx context.Context, id string, ev sentinel.SessionReport) error {
+	return s.reg.Report(ctx, id, ev)
 }
 
 func (s sessionsAPI) RecordPR(ctx context.Context, id string, pr api.RecordPR) error {
@@ -65,21 +65,16 @@ func (s sessionsAPI) RecordPR(ctx context.Context, id string, pr api.RecordPR) e
 // inboxesAPI adapts the inbox service to api.Inboxes.
 type inboxesAPI struct{ svc *sessions.Inboxes }
 
-func (s inboxesAPI) Send(ctx context.Context, to string, req api.SendMessage, caller string) (sentinel.Message, error) {
-	in := sessions.SendInput{Text: req.Text, Kind: req.Kind, Urgency: req.Urgency,
-		CorrelationID: req.CorrelationID, ReplyTo: req.ReplyTo, Data: req.Data}
+func (s inboxesAPI) Send(ctx context.Context, to string, req sentinel.SendMessage, caller string) (sentinel.Message, error) {
+	from := sessions.Sender{Session: caller}
 	if p := api.PrincipalFrom(ctx); !p.Admin() {
-		in.Principal = p.Name // never "human": a named token posts as itself
+		from.Principal = p.Name // never "human": a named token posts as itself
 	}
-	msg, err := s.svc.Send(ctx, to, in, caller)
+	msg, err := s.svc.Send(ctx, to, req, from)
 	if err != nil {
 		return sentinel.Message{}, err
 	}
 	return msg, nil
-}
-
-func (s inboxesAPI) query(q api.InboxQuery) sessions.Query {
-	return sessions.Query{SessionID: q.SessionID, After: q.After, Limit: q.Limit, CorrelationID: q.CorrelationID, Ack: q.Ack, Cursor: q.Cursor}
 }
 
 // page answers a read: an empty read has an empty list, never null.
@@ -90,19 +85,19 @@ func (s inboxesAPI) page(msgs []sentinel.Message, next uint64) api.InboxPage {
 	return api.InboxPage{Messages: msgs, Next: next}
 }
 
-func (s inboxesAPI) Read(ctx context.Context, q api.InboxQuery) (api.InboxPage, error) {
-	msgs, next, err := s.svc.Read(ctx, s.query(q))
+func (s inboxesAPI) Read(ctx context.Context, q sentinel.InboxQuery) (api.InboxPage, error) {
+	msgs, next, err := s.svc.Read(ctx, q)
 	if err != nil {
 		return api.InboxPage{}, err
 	}
 	return s.page(msgs, next), nil
 }
 
-func (s inboxesAPI) Wait(ctx context.Context, q api.InboxQuery, timeout time.Duration) (api.InboxPage, error) {
+func (s inboxesAPI) Wait(ctx context.Context, q sentinel.InboxQuery, timeout time.Duration) (api.InboxPage, error) {
 	if timeout < api.MinWait || timeout > api.MaxWait {
 		return api.InboxPage{}, sentinel.Errorf(sentinel.CodeInvalidInput, "wait must be within 1s..49s")
 	}
-	msgs, next, err := s.svc.Wait(ctx, s.query(q), timeout)
+	msgs, next, err := s.svc.Wait(ctx, q, timeout)
 	if err != nil {
 		return api.InboxPage{}, err
 	}

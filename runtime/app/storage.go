@@ -16,18 +16,15 @@ const DefaultMinFree = 64 << 20
 // after a full disk), or, in external mode, over JetStream refusals only
 // (the servers' disks and limits are theirs).
 func (a *App) newStorageGuard() *storage.Guard {
-	cfg := storage.Config{
-		MinFree:  a.Cfg.NATS.MinFree,
-		Interval: a.Cfg.NATS.StorageCheck,
-		Log:      a.Log.With("component", "storage"),
-	}
+	cfg := storage.Config{MinFree: a.Cfg.NATS.MinFree, Interval: a.Cfg.NATS.StorageCheck}
+	opts := []storage.Option{storage.WithLogger(a.Log.With("component", "storage"))}
 	if srv := a.nats; srv != nil {
 		// This server's own use against its own limit (in a cluster an
 		// account's figure counts every replica on every server).
-		cfg.Dir, cfg.Server, cfg.MaxStore = srv.StoreDir(), srv, srv.MaxStore()
-		cfg.Used = func(context.Context) (int64, error) { return srv.StoreUsed() }
+		cfg.Dir, cfg.MaxStore = srv.StoreDir(), srv.MaxStore()
+		opts = append(opts, storage.WithServer(srv), storage.WithUsed(func(context.Context) (int64, error) { return srv.StoreUsed() }))
 	}
-	return storage.New(cfg)
+	return storage.New(cfg, opts...)
 }
 
 // runStorageGuard checks storage once, then every nats.storage_check,

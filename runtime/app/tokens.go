@@ -13,7 +13,7 @@ import (
 // openPrincipals opens the named tokens (runtime/principals: the bucket
 // and its mirror) and records their teardown.
 func (a *App) openPrincipals(ctx context.Context) error {
-	store, err := principals.Open(ctx, a.Bus, a.Log.With("component", "principals"), a.now)
+	store, err := principals.Open(ctx, a.Bus, principals.WithLogger(a.Log.With("component", "principals")), principals.WithClock(a.now))
 	if err != nil {
 		return err
 	}

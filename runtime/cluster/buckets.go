@@ -6,8 +6,8 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 )
 
-// The cluster's buckets (this package's: the composition root has bus
-// provision them from these configs, STYLE rule 10).
+// The cluster's buckets are this package's: it declares their configs,
+// and the composition root has bus provision them.
 const (
 	// BucketNodes holds one heartbeat key per live node.
 	BucketNodes = "sentinel_nodes"

@@ -81,28 +81,28 @@ type leaseValue struct {
 // Node is this node's view of the cluster. Run keeps it current; every
 // other method is safe for concurrent use.
 type Node struct {
-	Name   string
-	Self   Member
-	Nodes  jetstream.KeyValue
-	Leases jetstream.KeyValue
-	Cfg    Config
-	Log    *slog.Logger
-	Now    func() time.Time
-	// Adapters, when set, reports this node's adapters for its heartbeat
+	name   string
+	self   Member
+	nodes  jetstream.KeyValue
+	leases jetstream.KeyValue
+	cfg    Config
+	log    *slog.Logger
+	now    func() time.Time
+	// adapters, when set, reports this node's adapters for its heartbeat
 	// (cheap: it must not start or call one).
-	Adapters func() []AdapterState
-	// After returns a channel that fires after d (tests inject a clock).
-	After func(d time.Duration) <-chan time.Time
-	// InMajority, when set (an embedded cluster), reports whether this
+	adapters func() []AdapterState
+	// after returns a channel that fires after d (tests inject a clock).
+	after func(d time.Duration) <-chan time.Time
+	// inMajority, when set (an embedded cluster), reports whether this
 	// node's server reaches a quorum of its peers: while it does, a
 	// heartbeat that cannot be stored means an election (its bucket's
 	// leader died), not a partition, and the node stays writable for up to
 	// ElectionGrace.
-	InMajority func() bool
-	// OnAcquire, when set, hears of each lease this node newly takes (a
+	inMajority func() bool
+	// onAcquire, when set, hears of each lease this node newly takes (a
 	// poll partition a dead node held, say), on the membership goroutine:
 	// it must not block.
-	OnAcquire func(item string)
+	onAcquire func(item string)
 
 	mu       sync.Mutex
 	members  []string
@@ -113,6 +113,69 @@ type Node struct {
 	since    map[string]time.Time
 	wake     chan struct{}
 }
+
+// Option sets one of a node's optional settings.
+type Option func(*Node)
+
+// WithLogger logs failed rounds to l (default: discard).
+func WithLogger(l *slog.Logger) Option { return func(n *Node) { n.log = l } }
+
+// WithClock reads the time from now (default time.Now).
+func WithClock(now func() time.Time) Option { return func(n *Node) { n.now = now } }
+
+// WithAfter waits with after between rounds (default time.After; tests
+// inject a clock).
+func WithAfter(after func(d time.Duration) <-chan time.Time) Option {
+	return func(n *Node) { n.after = after }
+}
+
+// WithAdapters reports this node's adapters in its heartbeat (cheap: it
+// must not start or call one).
+func WithAdapters(adapters func() []AdapterState) Option {
+	return func(n *Node) { n.adapters = adapters }
+}
+
+// WithInMajority tells whether this node's server reaches a quorum of its
+// peers (an embedded cluster): while it does, a heartbeat that cannot be
+// stored means an election, not a partition, and the node stays writable
+// for up to ElectionGrace.
+func WithInMajority(in func() bool) Option { return func(n *Node) { n.inMajority = in } }
+
+// WithOnAcquire hears of each lease this node newly takes, on the
+// membership goroutine: it must not block.
+func WithOnAcquire(fn func(item string)) Option { return func(n *Node) { n.onAcquire = fn } }
+
+// WithURLs are the node's API and NATS client URLs its heartbeat
+// announces ("" leaves one out).
+func WithURLs(api, client string) Option {
+	return func(n *Node) { n.self.APIURL, n.self.ClientURL = api, client }
+}
+
+// New returns the node name over the nodes and leases buckets
+// (NodesBucket, LeasesBucket), beating and leasing as cfg says
+// (DefaultConfig of the buckets' TTLs), with opts applied.
+func New(name string, nodes, leases jetstream.KeyValue, cfg Config, opts ...Option) *Node {
+	n := &Node{name: name, nodes: nodes, leases: leases, cfg: cfg}
+	for _, o := range opts {
+		o(n)
+	}
+	if n.log == nil {
+		n.log = slog.New(slog.DiscardHandler)
+	}
+	if n.now == nil {
+		n.now = time.Now
+	}
+	if n.after == nil {
+		n.after = time.After
+	}
+	return n
+}
+
+// Name is the node's name.
+func (n *Node) Name() string { return n.name }
+
+// Config is the node's heartbeat and leases.
+func (n *Node) Config() Config { return n.cfg }
 
 // PollItem is the lease name of a poll partition.
 func PollItem(p int) string { return "poll." + strconv.Itoa(p) }
@@ -129,21 +192,7 @@ func PollPartition(key string, n int) int {
 }
 
 // Items lists every leased work item.
-func (n *Node) Items() []string { return ItemsOf(n.Cfg.PollPartitions) }
-
-func (n *Node) now() time.Time {
-	if n.Now != nil {
-		return n.Now()
-	}
-	return time.Now()
-}
-
-func (n *Node) after(d time.Duration) <-chan time.Time {
-	if n.After != nil {
-		return n.After(d)
-	}
-	return time.After(d)
-}
+func (n *Node) Items() []string { return ItemsOf(n.cfg.PollPartitions) }
 
 // Run beats and keeps leases until ctx ends, then releases what it holds
 // (so a clean stop hands work over at once, not after LeaseTTL).
@@ -157,9 +206,9 @@ func (n *Node) Run(ctx context.Context) {
 		n.wake = make(chan struct{}, 1)
 	}
 	n.mu.Unlock()
-	n.Self.Name = n.Name
-	if n.Self.StartedAt.IsZero() {
-		n.Self.StartedAt = n.now().UTC()
+	n.self.Name = n.name
+	if n.self.StartedAt.IsZero() {
+		n.self.StartedAt = n.now().UTC()
 	}
 	for {
 		n.Round(ctx)
@@ -169,7 +218,7 @@ func (n *Node) Run(ctx context.Context) {
 			n.releaseAll(rctx)
 			cancel()
 			return
-		case <-n.after(n.Cfg.Heartbeat):
+		case <-n.after(n.cfg.Heartbeat):
 		case <-n.wake:
 		}
 	}
@@ -202,14 +251,14 @@ func (n *Node) Round(ctx context.Context) {
 
 func (n *Node) beat(ctx context.Context) error {
 	sent := n.now()
-	n.Self.BeatAt = sent.UTC()
-	if n.Adapters != nil {
-		n.Self.Adapters = n.Adapters()
+	n.self.BeatAt = sent.UTC()
+	if n.adapters != nil {
+		n.self.Adapters = n.adapters()
 	}
-	raw, _ := json.Marshal(n.Self)
-	bctx, cancel := context.WithTimeout(ctx, n.Cfg.Heartbeat+time.Second)
+	raw, _ := json.Marshal(n.self)
+	bctx, cancel := context.WithTimeout(ctx, n.cfg.Heartbeat+time.Second)
 	defer cancel()
-	if _, err := n.Nodes.Put(bctx, "node."+n.Name, raw); err != nil {
+	if _, err := n.nodes.Put(bctx, "node."+n.name, raw); err != nil {
 		return fmt.Errorf("cluster: heartbeat: %w", err)
 	}
 	n.mu.Lock()
@@ -222,18 +271,16 @@ func (n *Node) setErr(err error) {
 	n.mu.Lock()
 	n.lastErr = err
 	n.mu.Unlock()
-	if n.Log != nil {
-		n.Log.Debug("cluster round failed", "err", err)
-	}
+	n.log.Debug("cluster round failed", "err", err)
 }
 
 func (n *Node) readMembers(ctx context.Context) ([]string, error) {
-	lctx, cancel := context.WithTimeout(ctx, n.Cfg.Heartbeat+time.Second)
+	lctx, cancel := context.WithTimeout(ctx, n.cfg.Heartbeat+time.Second)
 	defer cancel()
-	lister, err := n.Nodes.ListKeys(lctx)
+	lister, err := n.nodes.ListKeys(lctx)
 	if err != nil {
 		if errors.Is(err, jetstream.ErrNoKeysFound) {
-			return []string{n.Name}, nil
+			return []string{n.name}, nil
 		}
 		return nil, fmt.Errorf("cluster: list members: %w", err)
 	}
@@ -244,8 +291,8 @@ func (n *Node) readMembers(ctx context.Context) ([]string, error) {
 			out = append(out, k[5:])
 		}
 	}
-	if !slices.Contains(out, n.Name) {
-		out = append(out, n.Name)
+	if !slices.Contains(out, n.name) {
+		out = append(out, n.name)
 	}
 	sort.Strings(out)
 	return out, nil
@@ -280,25 +327,25 @@ func mix64(x uint64) uint64 {
 
 // review acquires, renews or releases one lease.
 func (n *Node) review(ctx context.Context, item string, members []string) {
-	want := Preferred(item, members) == n.Name
+	want := Preferred(item, members) == n.name
 	n.mu.Lock()
 	l, held := n.held[item]
 	n.mu.Unlock()
-	rctx, cancel := context.WithTimeout(ctx, n.Cfg.Heartbeat+time.Second)
+	rctx, cancel := context.WithTimeout(ctx, n.cfg.Heartbeat+time.Second)
 	defer cancel()
 	key := item
 	switch {
 	case held && !want:
 		// Hand over to the preferred member (a node joined).
-		_ = n.Leases.Delete(rctx, key, jetstream.LastRevision(l.rev))
+		_ = n.leases.Delete(rctx, key, jetstream.LastRevision(l.rev))
 		n.drop(item)
 	case held:
-		if n.now().Sub(l.sentAt) < n.Cfg.LeaseTTL/3 {
+		if n.now().Sub(l.sentAt) < n.cfg.LeaseTTL/3 {
 			return
 		}
 		sent := n.now()
-		raw, _ := json.Marshal(leaseValue{Owner: n.Name, Since: n.sinceOf(item)})
-		rev, err := n.Leases.Update(rctx, key, raw, l.rev)
+		raw, _ := json.Marshal(leaseValue{Owner: n.name, Since: n.sinceOf(item)})
+		rev, err := n.leases.Update(rctx, key, raw, l.rev)
 		if err != nil {
 			if errors.Is(err, jetstream.ErrKeyExists) || errors.Is(err, jetstream.ErrKeyRevisionMismatch) ||
 				errors.Is(err, jetstream.ErrKeyNotFound) || errors.Is(err, jetstream.ErrKeyDeleted) {
@@ -309,8 +356,8 @@ func (n *Node) review(ctx context.Context, item string, members []string) {
 		n.keep(item, rev, sent)
 	case want:
 		sent := n.now()
-		raw, _ := json.Marshal(leaseValue{Owner: n.Name, Since: sent.UTC()})
-		rev, err := n.Leases.Create(rctx, key, raw)
+		raw, _ := json.Marshal(leaseValue{Owner: n.name, Since: sent.UTC()})
+		rev, err := n.leases.Create(rctx, key, raw)
 		if err != nil {
 			return // held by another (it lapses in LeaseTTL) or cut off
 		}
@@ -318,8 +365,8 @@ func (n *Node) review(ctx context.Context, item string, members []string) {
 		n.since[item] = sent.UTC()
 		n.mu.Unlock()
 		n.keep(item, rev, sent)
-		if n.OnAcquire != nil {
-			n.OnAcquire(item)
+		if n.onAcquire != nil {
+			n.onAcquire(item)
 		}
 	}
 }
@@ -349,14 +396,14 @@ func (n *Node) releaseAll(ctx context.Context) {
 	n.held = map[string]lease{}
 	n.mu.Unlock()
 	for item, l := range held {
-		_ = n.Leases.Delete(ctx, item, jetstream.LastRevision(l.rev))
+		_ = n.leases.Delete(ctx, item, jetstream.LastRevision(l.rev))
 	}
-	_ = n.Nodes.Delete(ctx, "node."+n.Name)
+	_ = n.nodes.Delete(ctx, "node."+n.name)
 }
 
 // margin is how long before its server-side expiry a lease stops counting
 // locally (clock rates, request latency).
-func (n *Node) margin() time.Duration { return n.Cfg.LeaseTTL / 5 }
+func (n *Node) margin() time.Duration { return n.cfg.LeaseTTL / 5 }
 
 // Owns reports whether this node holds a valid lease on item and can
 // write.
@@ -367,7 +414,7 @@ func (n *Node) Owns(item string) bool {
 	if !ok {
 		return false
 	}
-	return Elapsed(l.sentAt, n.now()) < n.Cfg.LeaseTTL-n.margin() && n.writableLocked() == nil
+	return Elapsed(l.sentAt, n.now()) < n.cfg.LeaseTTL-n.margin() && n.writableLocked() == nil
 }
 
 // Elapsed is the time from then to now by the monotonic clock or by the
@@ -385,7 +432,7 @@ func (n *Node) OwnsJob(job string) bool { return n.Owns(JobItem(job)) }
 
 // OwnsPoll reports whether this node polls the sentinels of poll key.
 func (n *Node) OwnsPoll(key string) bool {
-	return n.Owns(PollItem(PollPartition(key, n.Cfg.PollPartitions)))
+	return n.Owns(PollItem(PollPartition(key, n.cfg.PollPartitions)))
 }
 
 // LiveMembers returns the member names the last round read.

@@ -39,7 +39,7 @@ func startMembers(t *testing.T, envs []*bustest.Env) []*member {
 		cfg := cluster.DefaultConfig(e.Bus.Cfg.MemberTTL, e.Bus.Cfg.LeaseTTL)
 		cfg.Heartbeat = 200 * time.Millisecond
 		cfg.PollPartitions = 12
-		n := &cluster.Node{Name: fmt.Sprintf("n%d", i+1), Nodes: bks[i].nodes, Leases: bks[i].leases, Cfg: cfg}
+		n := cluster.New(fmt.Sprintf("n%d", i+1), bks[i].nodes, bks[i].leases, cfg)
 		ctx, cancel := context.WithCancel(context.Background())
 		m := &member{env: e, node: n, cancel: cancel, done: make(chan struct{})}
 		go func() { defer close(m.done); n.Run(ctx) }()
@@ -57,7 +57,7 @@ func owners(ms []*member) map[string][]string {
 			continue
 		}
 		for _, item := range m.node.Held() {
-			out[item] = append(out[item], m.node.Name)
+			out[item] = append(out[item], m.node.Name())
 		}
 	}
 	return out

@@ -26,8 +26,8 @@ func (n *Node) writableLocked() error {
 		return fmt.Errorf("%w: no heartbeat stored yet", ErrNoQuorum)
 	}
 	age := n.now().Sub(n.beatSent)
-	stale := max(3*n.Cfg.Heartbeat+time.Second, n.Cfg.MemberTTL)
-	if age > stale && age <= ElectionGrace && n.InMajority != nil && n.InMajority() {
+	stale := max(3*n.cfg.Heartbeat+time.Second, n.cfg.MemberTTL)
+	if age > stale && age <= ElectionGrace && n.inMajority != nil && n.inMajority() {
 		return nil // a leader election of the nodes bucket: writes are retried through it
 	}
 	if age > stale {

@@ -26,7 +26,8 @@ import (
 // held again). A key lives a day after its last write.
 const BatchBucket = "sentinel_batches"
 
-// BatchConfig is the digest bucket's config (this package owns it: rule 10).
+// BatchConfig is the digest bucket's config. This package owns it; bus
+// only provisions it.
 func BatchConfig() jetstream.KeyValueConfig {
 	return jetstream.KeyValueConfig{
 		Bucket:      BatchBucket,
@@ -53,26 +54,45 @@ const (
 // lost at any step loses nothing and shows nothing twice, and every node
 // may run the flusher (FlushDue).
 type Batches struct {
-	kv     *bus.KV
-	raw    jetstream.KeyValue
-	Append inbox.AppendFunc
-	Now    func() time.Time
-	Log    *slog.Logger
-	// Pause holds PointDigestSealed (tests; nil in production).
-	Pause *pause.Points
+	kv  *bus.KV
+	raw jetstream.KeyValue
+	add inbox.AppendFunc
+	now func() time.Time
+	log *slog.Logger
+	// pause holds PointDigestSealed (tests; nil in production).
+	pause *pause.Points
 }
+
+// BatchesOption sets one of the batches' optional settings.
+type BatchesOption func(*Batches)
+
+// WithBatchesClock reads the time from now (default time.Now).
+func WithBatchesClock(now func() time.Time) BatchesOption { return func(b *Batches) { b.now = now } }
+
+// WithBatchesLogger logs failed flushes to l (default: discard).
+func WithBatchesLogger(l *slog.Logger) BatchesOption { return func(b *Batches) { b.log = l } }
+
+// WithBatchesPause holds the batches at PointDigestSealed (tests).
+func WithBatchesPause(p *pause.Points) BatchesOption { return func(b *Batches) { b.pause = p } }
 
 // OpenBatches provisions the bucket (idempotent) and returns the batches,
 // appending digests with add.
-func OpenBatches(ctx context.Context, b bus.Provisioner, add inbox.AppendFunc, now func() time.Time, log *slog.Logger) (*Batches, error) {
+func OpenBatches(ctx context.Context, b bus.Provisioner, add inbox.AppendFunc, opts ...BatchesOption) (*Batches, error) {
 	kv, err := b.EnsureKeyValue(ctx, BatchConfig())
 	if err != nil {
 		return nil, err
 	}
-	if log == nil {
-		log = slog.New(slog.DiscardHandler)
+	bs := &Batches{kv: bus.NewKV(kv), raw: kv, add: add}
+	for _, o := range opts {
+		o(bs)
 	}
-	return &Batches{kv: bus.NewKV(kv), raw: kv, Append: add, Now: now, Log: log}, nil
+	if bs.now == nil {
+		bs.now = time.Now
+	}
+	if bs.log == nil {
+		bs.log = slog.New(slog.DiscardHandler)
+	}
+	return bs, nil
 }
 
 // batchItem is one held event, as the digest lists it, with the facts its
@@ -184,7 +204,7 @@ func (b *Batches) Hold(ctx context.Context, rec *sentinel.Sentinel, ev *sentinel
 		if len(st.Items) == 0 {
 			st.SentinelID, st.Provider, st.To, st.Subject = rec.ID, rec.Provider, rec.Spec.Target.SessionID, ev.Subject
 			st.BatchID = ev.ID
-			st.Deadline = b.Now().Add(time.Duration(rec.Spec.BatchMs) * time.Millisecond).UnixMilli()
+			st.Deadline = b.now().Add(time.Duration(rec.Spec.BatchMs) * time.Millisecond).UnixMilli()
 		}
 		st.Items = append(st.Items, item)
 		full := len(st.Items) >= MaxBatchEvents
@@ -227,7 +247,7 @@ func (b *Batches) Flush(ctx context.Context, key string) error {
 				return bus.Retryable(err)
 			}
 			rev = nrev
-			if err := b.Pause.At(ctx, PointDigestSealed, key); err != nil {
+			if err := b.pause.At(ctx, PointDigestSealed, key); err != nil {
 				return err
 			}
 		}
@@ -247,7 +267,7 @@ func (b *Batches) FlushSubject(ctx context.Context, sentinelID, subject string) 
 // lost here means another node completed it.
 func (b *Batches) complete(ctx context.Context, key string, st batchState, rev uint64) error {
 	if len(st.Items) > 0 {
-		msg := DigestMessage(&st, sentinel.FormatTime(b.Now()))
+		msg := DigestMessage(&st, sentinel.FormatTime(b.now()))
 		if err := b.appendDigest(ctx, msg); err != nil {
 			return fmt.Errorf("digest %s: %w", msg.ID, err)
 		}
@@ -276,7 +296,7 @@ const errDupInProcess = 10158
 // another node's store of the same digest is in process.
 func (b *Batches) appendDigest(ctx context.Context, msg sentinel.Message) error {
 	for i := 0; ; i++ {
-		_, _, err := b.Append(ctx, msg)
+		_, _, err := b.add(ctx, msg)
 		var apiErr *jetstream.APIError
 		if err == nil || i == 4 || !errors.As(err, &apiErr) || apiErr.ErrorCode != errDupInProcess {
 			return err
@@ -298,7 +318,7 @@ func (b *Batches) FlushDue(ctx context.Context) (int, error) {
 	if err != nil {
 		return 0, bus.Retryable(err)
 	}
-	now := b.Now().UnixMilli()
+	now := b.now().UnixMilli()
 	n := 0
 	var first error
 	for _, k := range keys {
@@ -327,7 +347,7 @@ func (b *Batches) Run(ctx context.Context, every time.Duration) {
 		case <-t.C:
 		}
 		if _, err := b.FlushDue(ctx); err != nil && ctx.Err() == nil {
-			b.Log.Warn("digest flush failed (retried next tick)", "err", err)
+			b.log.Warn("digest flush failed (retried next tick)", "err", err)
 		}
 	}
 }

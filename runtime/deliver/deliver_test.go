@@ -111,7 +111,7 @@ func TestFailingDeliveryIsRetriedThenDeliveredOnce(t *testing.T) {
 	fr := &flakyRouter{}
 	fr.fails.Store(3)
 	e := runtimetest.Start(t, runtimetest.Options{Router: fr, NoWorkers: true})
-	fr.inner = deliver.DirectRouter{Inbox: e.Inbox, Now: func() string { return "2026-11-01T10:00:00.000Z" }}
+	fr.inner = deliver.NewDirectRouter(e.Inbox, deliver.WithDirectRouterClock(func() time.Time { return time.Date(2026, 11, 1, 10, 0, 0, 0, time.UTC) }))
 	require.NoError(t, e.Workers.Start(context.Background()))
 	t.Cleanup(e.Workers.Stop)
 	rec := watchPR(e, "s1", nil, pr)
@@ -256,7 +256,7 @@ func TestRedeliveryAfterInboxWriteIsCountedOnce(t *testing.T) {
 	rec := watchPR(e, "s1", nil, pr)
 	ev := runtimetest.Event("evt_1", "a.b.c", pr, false)
 	ctx := context.Background()
-	router := deliver.DirectRouter{Inbox: e.Inbox, Now: func() string { return "2026-11-01T10:00:00.000Z" }}
+	router := deliver.NewDirectRouter(e.Inbox, deliver.WithDirectRouterClock(func() time.Time { return time.Date(2026, 11, 1, 10, 0, 0, 0, time.UTC) }))
 	_, err := router.Route(ctx, e.Get(rec.ID), &ev) // the write that happened before the crash
 	require.NoError(t, err)
 	res, err := e.Pipeline.Handle(ctx, rec.ID, &ev)

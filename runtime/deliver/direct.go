@@ -164,12 +164,12 @@ func (d DirectRouter) Plan(_ context.Context, rec *sentinel.Sentinel, ev *sentin
 // Prepare implements Planner.
 func (d DirectRouter) Prepare(rec *sentinel.Sentinel, ev *sentinel.Event) (Send, error) {
 	t := rec.Spec.Target
-	msg := inbox.SentinelMessage(rec.ID, rec.Provider, t.SessionID, t.Urgency, ev, d.Now())
+	msg := inbox.SentinelMessage(rec.ID, rec.Provider, t.SessionID, t.Urgency, ev, sentinel.FormatTime(d.now()))
 	if err := inbox.Validate(&msg); err != nil {
 		return nil, err
 	}
 	return func(ctx context.Context) (Outcome, error) {
-		ea, err := d.Inbox.AppendEvent(ctx, d.Inbox.Append, msg, ev.ID)
+		ea, err := d.inbox.AppendEvent(ctx, d.inbox.Append, msg, ev.ID)
 		if err != nil {
 			return Outcome{}, err
 		}

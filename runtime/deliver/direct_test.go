@@ -60,7 +60,7 @@ func (f *failingSends) wrap(send deliver.Send) deliver.Send {
 }
 
 func directRouter(e *runtimetest.Env) deliver.Planner {
-	return deliver.DirectRouter{Inbox: e.Inbox, Now: func() string { return sentinel.FormatTime(e.Clock.Now()) }}
+	return deliver.NewDirectRouter(e.Inbox, deliver.WithDirectRouterClock(e.Clock.Now))
 }
 
 // withFailingSends starts an env without workers whose pipeline routes

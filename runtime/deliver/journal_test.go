@@ -138,7 +138,7 @@ func TestJournalRecordsRetriesAndUndeliverable(t *testing.T) {
 		return fr.Route(context.Background(), rec, ev)
 	}}
 	e := runtimetest.Start(t, runtimetest.Options{Router: router, NoWorkers: true})
-	fr.inner = deliver.DirectRouter{Inbox: e.Inbox, Now: func() string { return "2026-11-01T10:00:00.000Z" }}
+	fr.inner = deliver.NewDirectRouter(e.Inbox, deliver.WithDirectRouterClock(func() time.Time { return time.Date(2026, 11, 1, 10, 0, 0, 0, time.UTC) }))
 	require.NoError(t, e.Workers.Start(context.Background()))
 	t.Cleanup(e.Workers.Stop)
 	rec := watchPR(e, "s1", nil, pr)

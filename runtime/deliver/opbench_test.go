@@ -34,6 +34,6 @@ func TestOpCosts(t *testing.T) {
 	measure("publish event", func(i int) { b.PublishEvent(ctx, "sen_x", fmt.Sprintf("e%d", i), []byte("{}")) })
 	measure("publish inbox", func(i int) {
 		id := fmt.Sprintf("m%d", i)
-		b.PublishOnce(ctx, inboxes, inbox.Subject("s", id), id, []byte("{}"))
+		b.PublishOnce(ctx, inboxes, inbox.Subject("s", id), []byte("{}"), id)
 	})
 }

@@ -2,6 +2,7 @@ package deliver
 
 import (
 	"context"
+	"time"
 
 	"github.com/agentproto/sentinel"
 	"github.com/agentproto/sentinel/runtime/inbox"
@@ -52,8 +53,25 @@ type Router interface {
 // DirectRouter stores the event's message in the target's inbox with no
 // liveness check: the router of a node without a session registry.
 type DirectRouter struct {
-	Inbox *inbox.Inbox
-	Now   func() string
+	inbox *inbox.Inbox
+	now   func() time.Time
+}
+
+// DirectRouterOption sets one of a direct router's optional settings.
+type DirectRouterOption func(*DirectRouter)
+
+// WithDirectRouterClock stamps messages with now (default time.Now).
+func WithDirectRouterClock(now func() time.Time) DirectRouterOption {
+	return func(d *DirectRouter) { d.now = now }
+}
+
+// NewDirectRouter returns the router storing messages in ib.
+func NewDirectRouter(ib *inbox.Inbox, opts ...DirectRouterOption) DirectRouter {
+	d := DirectRouter{inbox: ib, now: time.Now}
+	for _, o := range opts {
+		o(&d)
+	}
+	return d
 }
 
 // Route implements Router.

@@ -102,7 +102,7 @@ func TestAttemptsAreBoundedByTheDeliveryCount(t *testing.T) {
 	r := &alwaysFailing{for_: "evt_stuck"}
 	e := runtimetest.Start(t, runtimetest.Options{Router: r, NoWorkers: true, Partitions: 1,
 		Delivery: &deliver.WorkersConfig{RetryBase: 20 * time.Millisecond, RetryMax: 100 * time.Millisecond, HandleTimeout: 10 * time.Second, MaxAttempts: 3}})
-	r.inner = deliver.DirectRouter{Inbox: e.Inbox, Now: func() string { return "2026-11-01T10:00:00.000Z" }}
+	r.inner = deliver.NewDirectRouter(e.Inbox, deliver.WithDirectRouterClock(func() time.Time { return time.Date(2026, 11, 1, 10, 0, 0, 0, time.UTC) }))
 	require.NoError(t, e.Workers.Start(context.Background()))
 	t.Cleanup(e.Workers.Stop)
 	rec := watchPR(e, "s1", nil, pr)

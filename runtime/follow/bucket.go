@@ -7,8 +7,9 @@ import (
 )
 
 // Bucket holds the follows, keyed by id, and the index entries of their
-// keys (this package's: bus only provisions it from BucketConfig, STYLE
-// rule 10). The lifecycle stream the engine consumes is runtime/sessions'.
+// keys. It is this package's: it declares BucketConfig, and bus only
+// provisions it. The lifecycle stream the engine consumes is
+// runtime/sessions'.
 const Bucket = "sentinel_follows"
 
 // BucketConfig is the follows bucket's config.

@@ -23,7 +23,7 @@ import (
 func engineOn(t testing.TB, b *bus.Bus, clock follow.Clock, opts ...follow.Option) *follow.Engine {
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	reg := registryOn(t, b, clock.Now, log)
-	runner := &sessions.HookRunner{}
+	runner := sessions.NewHookRunner()
 	n := sessions.NewNotifier(reg, runner, sessions.WithNotifierLogger(log))
 	inboxes := inboxesOn(t, b, inboxOf(t, b), reg, n)
 	res := sessions.NewResolver(reg, runner, sessions.WithResolverLogger(log))

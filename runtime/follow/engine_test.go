@@ -36,7 +36,7 @@ func newFenv(t *testing.T, opts ...follow.Option) *fenv {
 	reg := registryOn(t, be.Bus, clock.Now, log)
 	ib := inboxOf(t, be.Bus)
 	pk := parkOf(t, be.Bus, clock.Now)
-	runner := &sessions.HookRunner{}
+	runner := sessions.NewHookRunner()
 	n := sessions.NewNotifier(reg, runner, sessions.WithNotifierLogger(log))
 	inboxes := inboxesOn(t, be.Bus, ib, reg, n)
 	res := sessions.NewResolver(reg, runner, sessions.WithResolverLogger(log))
@@ -150,7 +150,7 @@ func TestDeadFollowerResumedAndRepointed(t *testing.T) {
 	e.register(t, "w", sentinel.RegisterSession{})
 	f1 := e.follow(t, sentinel.FollowRequest{Follower: "chief", Key: "k1", Selector: sentinel.FollowSelector{All: true}, BatchMs: ms(0)})
 	f2 := e.follow(t, sentinel.FollowRequest{Follower: "chief", Selector: sentinel.FollowSelector{SessionIDs: []string{"x"}}, BatchMs: ms(0)})
-	require.NoError(t, e.reg.Report(context.Background(), "chief", sessions.ReportInput{Kind: "crashed"}))
+	require.NoError(t, e.reg.Report(context.Background(), "chief", sentinel.SessionReport{Kind: "crashed"}))
 	e.handle(t, sessions.LifecycleEvent{Kind: "turn-end", SessionID: "w", Detail: "done"})
 	e.clock.Advance(0)
 	require.Empty(t, e.inboxOf(t, "chief"))
@@ -173,7 +173,7 @@ func TestDeadFollowerParkedNeverDropped(t *testing.T) {
 			return err
 		}, "closed on purpose (operator-completed)"},
 		{"no resume hook", func(e *fenv) error {
-			return e.reg.Report(context.Background(), "chief", sessions.ReportInput{Kind: "crashed"})
+			return e.reg.Report(context.Background(), "chief", sentinel.SessionReport{Kind: "crashed"})
 		}, "has no resume hook"},
 		{"gone", func(e *fenv) error {
 			_, err := e.reg.End(context.Background(), "chief", sessions.ReasonForgotten)

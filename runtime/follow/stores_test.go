@@ -33,7 +33,7 @@ func lifecycleOf(t testing.TB, b *bus.Bus) jetstream.Stream {
 
 func registryOn(t testing.TB, b *bus.Bus, now func() time.Time, log *slog.Logger) *sessions.Registry {
 	t.Helper()
-	return sessions.NewRegistry(b, storesOf(t, b).Sessions, now, log)
+	return sessions.NewRegistry(b, storesOf(t, b).Sessions, sessions.WithRegistryClock(now), sessions.WithRegistryLogger(log))
 }
 
 func inboxesOn(t testing.TB, b *bus.Bus, ib *inbox.Inbox, reg *sessions.Registry, n *sessions.Notifier) *sessions.Inboxes {
@@ -50,7 +50,7 @@ func inboxOf(t testing.TB, b *bus.Bus) *inbox.Inbox {
 
 func parkOf(t testing.TB, b *bus.Bus, now func() time.Time) *park.Store {
 	t.Helper()
-	pk, err := park.Open(context.Background(), b, b.Cfg, now)
+	pk, err := park.Open(context.Background(), b, b.Cfg, park.WithClock(now))
 	require.NoError(t, err)
 	return pk
 }

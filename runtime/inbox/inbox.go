@@ -35,7 +35,7 @@ func (i *Inbox) Append(ctx context.Context, msg sentinel.Message) (sentinel.Mess
 	if err != nil {
 		return sentinel.Message{}, false, fmt.Errorf("encode message: %w", err)
 	}
-	seq, dup, err := i.b.PublishOnce(ctx, i.s, Subject(msg.To, msg.ID), msg.ID, raw)
+	seq, dup, err := i.b.PublishOnce(ctx, i.s, Subject(msg.To, msg.ID), raw, msg.ID)
 	if err != nil {
 		return sentinel.Message{}, false, fmt.Errorf("bus: publish inbox message %s: %w", msg.ID, bus.StorageCoded(err))
 	}

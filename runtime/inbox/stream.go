@@ -10,9 +10,9 @@ import (
 	"github.com/agentproto/sentinel/runtime/metrics"
 )
 
-// The inbox stream (this package's: bus only provisions it from this
-// config, STYLE rule 10): AIP-46 session inbox messages, one subject per
-// message (sentinel.inbox.<session>.<msgId>).
+// The inbox stream is this package's: it declares the config and the
+// subjects, and bus only provisions it. It holds AIP-46 session inbox
+// messages, one subject per message (sentinel.inbox.<session>.<msgId>).
 const StreamName = "SENTINEL_INBOX"
 
 const subjectPrefix = "sentinel.inbox."
@@ -54,7 +54,7 @@ func Assets(c bus.Config) bus.Assets {
 // Bus is what the inbox needs of the bus (*bus.Bus is one).
 type Bus interface {
 	EnsureStream(ctx context.Context, spec bus.StreamSpec) (jetstream.Stream, error)
-	PublishOnce(ctx context.Context, s jetstream.Stream, subj, msgID string, data []byte) (seq uint64, dup bool, err error)
+	PublishOnce(ctx context.Context, s jetstream.Stream, subj string, data []byte, msgID string) (seq uint64, dup bool, err error)
 	OnPublish(subject string, fn func()) (func(), error)
 }
 

@@ -81,7 +81,7 @@ type Bus interface {
 // Open provisions the journal stream (replicas: the bus's replica count,
 // which decides its persist mode) and returns a started writer and a
 // reader. Stop the writer (Journal.Stop) after the delivery workers.
-func Open(ctx context.Context, b Bus, replicas int, cfg Config, wcfg WriterConfig) (*Journal, error) {
+func Open(ctx context.Context, b Bus, replicas int, cfg Config, wcfg WriterConfig, opts ...WriterOption) (*Journal, error) {
 	if cfg.MaxAge <= 0 {
 		cfg.MaxAge = DefaultMaxAge
 	}
@@ -90,7 +90,7 @@ func Open(ctx context.Context, b Bus, replicas int, cfg Config, wcfg WriterConfi
 		return nil, err
 	}
 	wcfg.QueueSize = cfg.QueueSize
-	w, err := NewWriter(b, wcfg)
+	w, err := NewWriter(b, wcfg, opts...)
 	if err != nil {
 		return nil, fmt.Errorf("journal writer: %w", err)
 	}

@@ -44,7 +44,7 @@ func TestWriterNeverBlocksAndCountsWhatItDrops(t *testing.T) {
 	s, err := journal.OpenStream(ctx, env.Bus, env.Bus.Cfg.Replicas, time.Hour, 0)
 	require.NoError(t, err)
 	d := &drops{n: map[string]int{}}
-	w, err := journal.NewWriter(env.Bus, journal.WriterConfig{QueueSize: 2, Node: "n1", OnDrop: d.add})
+	w, err := journal.NewWriter(env.Bus, journal.WriterConfig{QueueSize: 2, Node: "n1"}, journal.WithOnDrop(d.add))
 	require.NoError(t, err)
 	// Not started: nothing drains the queue.
 	w.Record(entry("sen_a", "evt_1", journal.Delivered))

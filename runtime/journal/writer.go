@@ -44,10 +44,18 @@ type WriterConfig struct {
 	MaxPending int
 	// Node names this node in every entry.
 	Node string
-	// OnDrop is called once per dropped entry with its reason (a metric).
-	OnDrop func(reason string)
-	Log    *slog.Logger
 }
+
+// WriterOption sets one of a writer's optional collaborators.
+type WriterOption func(*Writer)
+
+// WithOnDrop is called once per dropped entry with its reason (a metric).
+func WithOnDrop(onDrop func(reason string)) WriterOption {
+	return func(w *Writer) { w.onDrop = onDrop }
+}
+
+// WithLogger logs failed publishes to l (default: discard).
+func WithLogger(l *slog.Logger) WriterOption { return func(w *Writer) { w.log = l } }
 
 // Writer journals decisions off the delivery path: Record puts an entry on
 // a bounded in-memory queue and returns at once; one goroutine owned by
@@ -56,9 +64,11 @@ type WriterConfig struct {
 // queue has no room for is dropped and counted: the journal is a
 // diagnostic record, never a reason to slow or fail a delivery.
 type Writer struct {
-	cfg   WriterConfig
-	js    jetstream.JetStream
-	queue chan sentinel.Decision
+	cfg    WriterConfig
+	onDrop func(reason string)
+	log    *slog.Logger
+	js     jetstream.JetStream
+	queue  chan sentinel.Decision
 
 	stopping atomic.Bool
 	stopOnce sync.Once
@@ -82,17 +92,20 @@ type JetStreamer interface {
 
 // NewWriter returns a writer publishing through a JetStream context of its
 // own from b (so its pending-ack bound is its own). Call Start, then Stop.
-func NewWriter(b JetStreamer, cfg WriterConfig) (*Writer, error) {
+func NewWriter(b JetStreamer, cfg WriterConfig, opts ...WriterOption) (*Writer, error) {
 	if cfg.QueueSize <= 0 {
 		cfg.QueueSize = DefaultQueueSize
 	}
 	if cfg.MaxPending <= 0 {
 		cfg.MaxPending = DefaultMaxPending
 	}
-	if cfg.Log == nil {
-		cfg.Log = slog.New(slog.DiscardHandler)
-	}
 	w := &Writer{cfg: cfg, queue: make(chan sentinel.Decision, cfg.QueueSize), stop: make(chan struct{}), done: make(chan struct{})}
+	for _, o := range opts {
+		o(w)
+	}
+	if w.log == nil {
+		w.log = slog.New(slog.DiscardHandler)
+	}
 	js, err := b.NewJetStream(
 		jetstream.WithPublishAsyncMaxPending(cfg.MaxPending),
 		jetstream.WithPublishAsyncTimeout(ackTimeout),
@@ -129,8 +142,8 @@ func (w *Writer) Record(e sentinel.Decision) {
 }
 
 func (w *Writer) drop(reason string) {
-	if w.cfg.OnDrop != nil {
-		w.cfg.OnDrop(reason)
+	if w.onDrop != nil {
+		w.onDrop(reason)
 	}
 }
 
@@ -204,7 +217,7 @@ func (w *Writer) publish(e sentinel.Decision) {
 				continue
 			}
 		}
-		w.cfg.Log.Debug("journal publish failed", "err", err)
+		w.log.Debug("journal publish failed", "err", err)
 		w.drop(DropPublish)
 		return
 	}

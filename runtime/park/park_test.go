@@ -26,7 +26,7 @@ func bigEvent(dataBytes, summaryBytes int) *sentinel.Event {
 // the event to be retried forever).
 func TestParkTrimsARecordOverTheMaxPayload(t *testing.T) {
 	env := bustest.Start(t)
-	j, err := park.Open(context.Background(), env.Bus, env.Bus.Cfg, nil)
+	j, err := park.Open(context.Background(), env.Bus, env.Bus.Cfg)
 	require.NoError(t, err)
 	ctx := context.Background()
 	max := int(env.NC.MaxPayload())
@@ -46,7 +46,7 @@ func TestParkTrimsARecordOverTheMaxPayload(t *testing.T) {
 // out, so an expired caller context does not stop it.
 func TestParkRunsOnAFreshContext(t *testing.T) {
 	env := bustest.Start(t)
-	j, err := park.Open(context.Background(), env.Bus, env.Bus.Cfg, nil)
+	j, err := park.Open(context.Background(), env.Bus, env.Bus.Cfg)
 	require.NoError(t, err)
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()

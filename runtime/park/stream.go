@@ -9,9 +9,9 @@ import (
 	"github.com/agentproto/sentinel/bus"
 )
 
-// The parked stream (this package's: bus only provisions it from this
-// config, STYLE rule 10): undeliverable events and digests, one subject
-// per sentinel or follow id (sentinel.parked.<id>).
+// The parked stream is this package's: it declares the config and the
+// subjects, and bus only provisions it. It holds undeliverable events and
+// digests, one subject per sentinel or follow id (sentinel.parked.<id>).
 const StreamName = "SENTINEL_PARKED"
 
 const subjectPrefix = "sentinel.parked."
@@ -49,15 +49,25 @@ type Bus interface {
 }
 
 // Open provisions the parked stream with the bus's settings c (answered
-// without a request when bus.Open provisioned it) and returns the store;
-// now stamps the records (time.Now when nil).
-func Open(ctx context.Context, b Bus, c bus.Config, now func() time.Time) (*Store, error) {
+// without a request when bus.Open provisioned it) and returns the store
+// with opts applied.
+func Open(ctx context.Context, b Bus, c bus.Config, opts ...Option) (*Store, error) {
 	s, err := b.EnsureStream(ctx, Stream(c.ParkedMaxAge))
 	if err != nil {
 		return nil, err
 	}
-	if now == nil {
-		now = time.Now
+	st := &Store{b: b, s: s}
+	for _, o := range opts {
+		o(st)
 	}
-	return &Store{b: b, s: s, now: now}, nil
+	if st.now == nil {
+		st.now = time.Now
+	}
+	return st, nil
 }
+
+// Option sets one of a store's optional settings.
+type Option func(*Store)
+
+// WithClock stamps records with now (default time.Now).
+func WithClock(now func() time.Time) Option { return func(s *Store) { s.now = now } }

@@ -97,5 +97,5 @@ func member(e *runtimetest.Env, name string) *cluster.Node {
 	t := e.T
 	cfg := cluster.DefaultConfig(e.Bus.Bus.Cfg.MemberTTL, e.Bus.Bus.Cfg.LeaseTTL)
 	cfg.Heartbeat = 100 * time.Millisecond
-	return &cluster.Node{Name: name, Nodes: e.Bus.KeyValue(t, cluster.NodesBucket(e.Bus.Bus.Cfg.MemberTTL)), Leases: e.Bus.KeyValue(t, cluster.LeasesBucket(e.Bus.Bus.Cfg.LeaseTTL)), Cfg: cfg}
+	return cluster.New(name, e.Bus.KeyValue(t, cluster.NodesBucket(e.Bus.Bus.Cfg.MemberTTL)), e.Bus.KeyValue(t, cluster.LeasesBucket(e.Bus.Bus.Cfg.LeaseTTL)), cfg)
 }

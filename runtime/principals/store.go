@@ -57,18 +57,33 @@ type Bus interface {
 // Assets are the bucket, for bus.Open.
 func Assets() bus.Assets { return bus.Assets{Buckets: []jetstream.KeyValueConfig{BucketConfig()}} }
 
+// Option sets one of a store's optional settings.
+type Option func(*Store)
+
+// WithLogger logs to l (default: discard).
+func WithLogger(l *slog.Logger) Option { return func(s *Store) { s.log = l } }
+
+// WithClock reads the time from now (default time.Now).
+func WithClock(now func() time.Time) Option { return func(s *Store) { s.now = now } }
+
 // Open provisions the bucket (idempotent; answered without a request when
 // bus.Open provisioned it) and starts the mirror; it returns once the
 // mirror holds the bucket's records. Stop it with Stop.
-func Open(ctx context.Context, b Bus, log *slog.Logger, now func() time.Time) (*Store, error) {
+func Open(ctx context.Context, b Bus, opts ...Option) (*Store, error) {
 	kv, err := b.EnsureKeyValue(ctx, BucketConfig())
 	if err != nil {
 		return nil, err
 	}
-	if now == nil {
-		now = time.Now
+	s := &Store{kv: kv, bus: b, recs: map[string]Record{}, misses: map[string]time.Time{}, done: make(chan struct{})}
+	for _, o := range opts {
+		o(s)
 	}
-	s := &Store{kv: kv, bus: b, log: log, now: now, recs: map[string]Record{}, misses: map[string]time.Time{}, done: make(chan struct{})}
+	if s.now == nil {
+		s.now = time.Now
+	}
+	if s.log == nil {
+		s.log = slog.New(slog.DiscardHandler)
+	}
 	wctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	w, err := kv.WatchAll(wctx)
 	if err != nil {

@@ -18,7 +18,7 @@ import (
 
 func open(t *testing.T, env *bustest.Env) *principals.Store {
 	t.Helper()
-	s, err := principals.Open(context.Background(), env.Bus, slog.New(slog.NewTextHandler(io.Discard, nil)), nil)
+	s, err := principals.Open(context.Background(), env.Bus, principals.WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil))))
 	require.NoError(t, err)
 	t.Cleanup(s.Stop)
 	return s

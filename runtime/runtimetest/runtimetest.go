@@ -63,6 +63,8 @@ type Env struct {
 	Publisher *poll.Publisher
 	Service   *sentinels.Service
 	Expirer   *sentinels.Expirer
+	// Creds are the providers' stored credentials (the service's).
+	Creds *sentinels.CredStore
 	// Batches holds the events of sentinels with a batchMs (digests); no
 	// flusher runs: a test calls Batches.FlushDue after moving Clock.
 	Batches *deliver.Batches
@@ -76,6 +78,10 @@ type Env struct {
 	Node string
 	// pollOpts are Options.Poll, which NewLoop applies first.
 	pollOpts []poll.Option
+	// index is the watch index NewService hands every service.
+	index *sentinels.WatchIndex
+	// serviceOpts are Options.Service, which NewService applies first.
+	serviceOpts []sentinels.Option
 }
 
 // Options adjust the env.
@@ -106,6 +112,9 @@ type Options struct {
 	// Poll adjusts the env's poll loop (its clock, the channel it waits
 	// on, ...), after the env's own options.
 	Poll []poll.Option
+	// Service adjusts the env's sentinel service (a selection order, a
+	// public URL, a session checker), after the env's own options.
+	Service []sentinels.Option
 }
 
 // Start wires and starts the runtime.
@@ -195,26 +204,25 @@ func wire(t testing.TB, be *bustest.Env, o Options, clock *Clock, node string, l
 	if e.Inbox, err = inbox.Open(ctx, b, b.Cfg); err != nil {
 		t.Fatal(err)
 	}
-	if e.Park, err = park.Open(ctx, b, b.Cfg, clock.Now); err != nil {
+	if e.Park, err = park.Open(ctx, b, b.Cfg, park.WithClock(clock.Now)); err != nil {
 		t.Fatal(err)
 	}
 	e.Expirer = sentinels.NewExpirer(e.Store, reg, sentinels.WithExpirerLogger(log), sentinels.WithExpirerClock(clock.Now),
 		sentinels.WithTombstones(sentinels.NewTombstones(e.Buckets.Tombstones, clock.Now, log)))
 	router := o.Router
 	if router == nil {
-		router = deliver.DirectRouter{Inbox: e.Inbox, Now: func() string { return sentinel.FormatTime(clock.Now()) }}
+		router = deliver.NewDirectRouter(e.Inbox, deliver.WithDirectRouterClock(clock.Now))
 	}
-	j, err := journal.Open(context.Background(), b, b.Cfg.Replicas, journal.DefaultConfig(), journal.WriterConfig{Node: node, Log: log})
+	j, err := journal.Open(context.Background(), b, b.Cfg.Replicas, journal.DefaultConfig(), journal.WriterConfig{Node: node}, journal.WithLogger(log))
 	if err != nil {
 		t.Fatal(err)
 	}
 	e.Journal = j
 	t.Cleanup(func() { _ = j.Stop(context.Background()) })
-	e.Batches, err = deliver.OpenBatches(context.Background(), b, e.Inbox.Append, clock.Now, log)
+	e.Batches, err = deliver.OpenBatches(context.Background(), b, e.Inbox.Append, deliver.WithBatchesClock(clock.Now), deliver.WithBatchesLogger(log), deliver.WithBatchesPause(e.Pause))
 	if err != nil {
 		t.Fatal(err)
 	}
-	e.Batches.Pause = e.Pause
 	popts := append([]deliver.PipelineOption{deliver.WithLogger(log), deliver.WithClock(clock.Now), deliver.WithDecisions(j), deliver.WithPause(e.Pause), deliver.WithBatches(e.Batches)}, o.PipelineOpts...)
 	e.Pipeline, err = deliver.NewPipeline(deliver.PipelineDeps{Store: e.Store, Seen: e.Seen, Registry: reg, Router: router, Park: e.Park, Expirer: e.Expirer}, popts...)
 	if err != nil {
@@ -227,11 +235,10 @@ func wire(t testing.TB, be *bustest.Env, o Options, clock *Clock, node string, l
 	if err != nil {
 		t.Fatal(err)
 	}
-	e.Service = &sentinels.Service{
-		Store: e.Store, Seen: e.Seen, Registry: reg, Expirer: e.Expirer, Index: index,
-		Creds: sentinels.NewCredStore(e.Buckets.Creds), Ledger: sentinels.NewLedger(e.Buckets.Setup),
-		Poller: e.Loop, Publisher: e.Publisher, Log: log, Now: clock.Now,
-	}
+	e.index = index
+	e.Creds = sentinels.NewCredStore(e.Buckets.Creds)
+	e.serviceOpts = o.Service
+	e.Service = e.NewService()
 	wcfg := deliver.WorkersConfig{RetryBase: 20 * time.Millisecond, RetryMax: 100 * time.Millisecond, HandleTimeout: 10 * time.Second}
 	if o.Delivery != nil {
 		wcfg = *o.Delivery
@@ -259,6 +266,22 @@ func (e *Env) NewLoop(opts ...poll.Option) *poll.Loop {
 		e.T.Fatal(err)
 	}
 	return l
+}
+
+// NewService builds a sentinel service over the env's stores, registry,
+// expirer, publisher and watch index, polling through e.Loop, with its
+// logger and clock, then Options.Service, then opts: a test whose option
+// needs what was built after Start (a session registry) replaces
+// e.Service with it.
+func (e *Env) NewService(opts ...sentinels.Option) *sentinels.Service {
+	e.T.Helper()
+	all := append([]sentinels.Option{sentinels.WithPoller(e.Loop), sentinels.WithIndex(e.index), sentinels.WithLogger(e.Log), sentinels.WithClock(e.Clock.Now)}, e.serviceOpts...)
+	svc, err := sentinels.NewService(sentinels.ServiceDeps{Store: e.Store, Seen: e.Seen, Registry: e.Registry, Expirer: e.Expirer,
+		Creds: e.Creds, Ledger: sentinels.NewLedger(e.Buckets.Setup), Publisher: e.Publisher}, append(all, opts...)...)
+	if err != nil {
+		e.T.Fatal(err)
+	}
+	return svc
 }
 
 // StartWorkers starts the delivery workers (after NoWorkers) and stops

@@ -51,7 +51,7 @@ type Adapter struct {
 // its own bounds, so one slow adapter delays the listing by its bound, not
 // by the sum of them.
 func (s *Service) Adapters(ctx context.Context) []Adapter {
-	all := s.Registry.All()
+	all := s.registry.All()
 	out := make([]Adapter, len(all))
 	var wg sync.WaitGroup
 	for i, p := range all {
@@ -106,10 +106,10 @@ func (s *Service) adapterOf(ctx context.Context, p providers.Provider) Adapter {
 
 // quotaOf is the budgets provider's calls spend, or nil.
 func (s *Service) quotaOf(provider string) []map[string]any {
-	if s.Quota == nil {
+	if s.quota == nil {
 		return nil
 	}
-	if q := s.Quota(provider); len(q) > 0 {
+	if q := s.quota(provider); len(q) > 0 {
 		return q
 	}
 	return nil
@@ -135,9 +135,9 @@ type SetupResult struct {
 // one compare-and-set, so a concurrent setup cannot slip a new endpoint
 // under a key given for the old one.
 func (s *Service) Setup(ctx context.Context, slug string, fields map[string]string) (SetupResult, error) {
-	p, ok := s.Registry.Get(slug)
+	p, ok := s.registry.Get(slug)
 	if !ok {
-		return SetupResult{}, sentinel.Errorf(sentinel.CodeProviderNotFound, "unknown adapter %q (known: %v)", slug, s.Registry.Slugs())
+		return SetupResult{}, sentinel.Errorf(sentinel.CodeProviderNotFound, "unknown adapter %q (known: %v)", slug, s.registry.Slugs())
 	}
 	sf, ok := p.(providers.SetupFielder)
 	if !ok || len(sf.SetupFields()) == 0 {
@@ -158,7 +158,7 @@ func (s *Service) Setup(ctx context.Context, slug string, fields map[string]stri
 	if err := s.checkSetup(ctx, p, slug, fields); err != nil {
 		return SetupResult{}, err
 	}
-	err := s.Creds.Update(ctx, slug, func(cur map[string]string) (map[string]string, error) {
+	err := s.creds.Update(ctx, slug, func(cur map[string]string) (map[string]string, error) {
 		return applySetup(slug, sf.SetupFields(), cur, fields)
 	})
 	if err != nil {
@@ -169,16 +169,16 @@ func (s *Service) Setup(ctx context.Context, slug string, fields map[string]stri
 		stored = append(stored, name)
 	}
 	sort.Strings(stored)
-	if s.Ledger != nil {
-		if err := s.Ledger.Record(ctx, slug, stored, s.Now().UnixMilli()); err != nil {
-			s.Log.Warn("setup ledger write failed", "provider", slug, "err", err)
+	if s.ledger != nil {
+		if err := s.ledger.Record(ctx, slug, stored, s.now().UnixMilli()); err != nil {
+			s.log.Warn("setup ledger write failed", "provider", slug, "err", err)
 		}
 	}
 	unconfirmed := false
-	if s.Creds != nil {
-		unconfirmed, _ = s.Creds.EndpointUnconfirmed(ctx, slug)
+	if s.creds != nil {
+		unconfirmed, _ = s.creds.EndpointUnconfirmed(ctx, slug)
 	}
-	s.Log.Info("provider setup stored", "provider", slug, "fields", stored, "endpoint_unconfirmed", unconfirmed)
+	s.log.Info("provider setup stored", "provider", slug, "fields", stored, "endpoint_unconfirmed", unconfirmed)
 	return SetupResult{Slug: slug, Stored: stored, Readiness: readiness(ctx, p), EndpointUnconfirmed: unconfirmed}, nil
 }
 
@@ -190,7 +190,7 @@ func (s *Service) checkSetup(ctx context.Context, p providers.Provider, slug str
 	if !ok {
 		return nil
 	}
-	cur, err := s.Creds.Credentials(ctx, slug)
+	cur, err := s.creds.Credentials(ctx, slug)
 	if err != nil {
 		return err
 	}

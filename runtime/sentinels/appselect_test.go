@@ -22,6 +22,7 @@ import (
 	"github.com/agentproto/sentinel/providers/github/githubtest"
 	"github.com/agentproto/sentinel/providers/githubapp"
 	"github.com/agentproto/sentinel/runtime/runtimetest"
+	"github.com/agentproto/sentinel/runtime/sentinels"
 )
 
 // appRepo is the repository of testdata/githubapp_pull_request.json.
@@ -181,14 +182,13 @@ func writeAppKey(t *testing.T, key *rsa.PrivateKey) string {
 }
 
 func TestListingsAndStatusShowTheQuotaOfTheProvidersCredentials(t *testing.T) {
-	e := runtimetest.Start(t, runtimetest.Options{NoWorkers: true})
 	budget := map[string]any{"credential": "token", "resource": "core", "limit": 5000, "remaining": 4990}
-	e.Service.Quota = func(provider string) []map[string]any {
+	e := runtimetest.Start(t, runtimetest.Options{NoWorkers: true, Service: []sentinels.Option{sentinels.WithQuota(func(provider string) []map[string]any {
 		if provider == "fake" {
 			return []map[string]any{budget}
 		}
 		return nil
-	}
+	})}})
 	var seen bool
 	for _, a := range e.Service.Adapters(context.Background()) {
 		if a.Slug == "fake" {
@@ -227,7 +227,7 @@ func TestSetupOfTheAppThroughTheService(t *testing.T) {
 	e := runtimetest.Start(t, runtimetest.Options{NoWorkers: true, Extra: []providers.Provider{app}})
 	store.set(bus.NewKV(e.Buckets.Hooks))
 	creds.mu.Lock()
-	creds.cs = e.Service.Creds
+	creds.cs = e.Creds
 	creds.mu.Unlock()
 	ctx := context.Background()
 
@@ -236,7 +236,7 @@ func TestSetupOfTheAppThroughTheService(t *testing.T) {
 	_, err = e.Service.Setup(ctx, githubapp.Slug, map[string]string{githubapp.FieldAppID: "77", githubapp.FieldPrivateKeyFile: loose, githubapp.FieldWebhookSecret: appSecret})
 	require.Equal(t, sentinel.CodeInvalidSetup, codeOf(t, err))
 	require.Contains(t, err.Error(), "chmod 600")
-	got, err := e.Service.Creds.Credentials(ctx, githubapp.Slug)
+	got, err := e.Creds.Credentials(ctx, githubapp.Slug)
 	require.NoError(t, err)
 	require.Empty(t, got, "a refused setup stores nothing")
 

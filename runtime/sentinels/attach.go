@@ -18,16 +18,16 @@ import (
 // each would double the mirror's memory for a moment); each provider gets
 // a copy of the handle.
 func (s *Service) Reattach(ctx context.Context) {
-	recs, err := s.Store.Shared(ctx)
+	recs, err := s.store.Shared(ctx)
 	if err != nil {
-		s.Log.Error("re-attach: listing sentinels failed", "err", err)
+		s.log.Error("re-attach: listing sentinels failed", "err", err)
 		return
 	}
 	for _, rec := range recs {
 		if !rec.Status.Pollable() {
 			continue
 		}
-		prov, ok := s.Registry.Get(rec.Provider)
+		prov, ok := s.registry.Get(rec.Provider)
 		if !ok {
 			s.markError(ctx, rec.ID, fmt.Sprintf("unknown sentinel provider %q", rec.Provider))
 			continue
@@ -41,7 +41,7 @@ func (s *Service) Reattach(ctx context.Context) {
 			continue
 		}
 		if !sameHandle(h, rec.Handle) {
-			if _, err := s.Store.Update(ctx, rec.ID, func(r *sentinel.Sentinel) error {
+			if _, err := s.store.Update(ctx, rec.ID, func(r *sentinel.Sentinel) error {
 				// Another node may have polled since the snapshot: its
 				// cursor stands (the cursor never goes backwards).
 				if r.Handle.Cursor != rec.Handle.Cursor {
@@ -50,20 +50,20 @@ func (s *Service) Reattach(ctx context.Context) {
 				r.Handle = h
 				return nil
 			}); err != nil {
-				s.Log.Warn("re-attach: storing the handle failed", "sentinel", rec.ID, "err", err)
+				s.log.Warn("re-attach: storing the handle failed", "sentinel", rec.ID, "err", err)
 			}
 		}
 	}
 }
 
 func (s *Service) markError(ctx context.Context, id, msg string) {
-	s.Log.Warn("sentinel marked error", "sentinel", id, "reason", msg)
-	if _, err := s.Store.Update(ctx, id, func(r *sentinel.Sentinel) error {
+	s.log.Warn("sentinel marked error", "sentinel", id, "reason", msg)
+	if _, err := s.store.Update(ctx, id, func(r *sentinel.Sentinel) error {
 		r.Status = sentinel.StatusError
 		r.LastError = msg
 		return nil
 	}); err != nil && !errors.Is(err, ErrNotFound) {
-		s.Log.Warn("marking error failed", "sentinel", id, "err", err)
+		s.log.Warn("marking error failed", "sentinel", id, "err", err)
 	}
 }
 
@@ -85,16 +85,16 @@ func sameHandle(a, b sentinel.Handle) bool {
 // throttle per remote resource themselves; failures are logged. Like
 // Reattach it reads the records without copying them.
 func (s *Service) ReconcileAll(ctx context.Context) {
-	recs, err := s.Store.Shared(ctx)
+	recs, err := s.store.Shared(ctx)
 	if err != nil {
-		s.Log.Warn("reconcile: listing sentinels failed", "err", err)
+		s.log.Warn("reconcile: listing sentinels failed", "err", err)
 		return
 	}
 	for _, rec := range recs {
 		if !rec.Status.Pollable() {
 			continue
 		}
-		prov, ok := s.Registry.Get(rec.Provider)
+		prov, ok := s.registry.Get(rec.Provider)
 		if !ok {
 			continue
 		}
@@ -106,11 +106,11 @@ func (s *Service) ReconcileAll(ctx context.Context) {
 		res, err := r.Reconcile(pctx, HandleCopy(rec.Handle))
 		cancel()
 		if err != nil {
-			s.Log.Warn("reconcile failed", "sentinel", rec.ID, "provider", rec.Provider, "err", err)
+			s.log.Warn("reconcile failed", "sentinel", rec.ID, "provider", rec.Provider, "err", err)
 			continue
 		}
 		if res.Redelivered > 0 || res.Failed > 0 {
-			s.Log.Info("reconciled", "sentinel", rec.ID, "provider", rec.Provider, "failed", res.Failed, "redelivered", res.Redelivered, "unrecoverable", res.Unrecoverable)
+			s.log.Info("reconciled", "sentinel", rec.ID, "provider", rec.Provider, "failed", res.Failed, "redelivered", res.Redelivered, "unrecoverable", res.Unrecoverable)
 		}
 	}
 }

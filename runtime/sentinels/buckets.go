@@ -9,8 +9,8 @@ import (
 	"github.com/agentproto/sentinel/bus"
 )
 
-// The buckets of sentinels (this package's: bus only provisions them from
-// these configs, STYLE rule 10). The setup bucket the ledger writes to is
+// The buckets of sentinels are this package's: it declares their configs,
+// and bus only provisions them. The setup bucket the ledger writes to is
 // the bus's (bus.SetupBucket: the bus pins its shared settings there
 // first).
 const (

@@ -65,14 +65,14 @@ func TestSetupBindsSecretsToTheEndpoint(t *testing.T) {
 	ctx := context.Background()
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			require.NoError(t, e.Service.Creds.Merge(ctx, "hosted", map[string]string{"apiKey": "", "baseUrl": "", "delivery": ""}))
+			require.NoError(t, e.Creds.Merge(ctx, "hosted", map[string]string{"apiKey": "", "baseUrl": "", "delivery": ""}))
 			if tc.stored != nil {
-				require.NoError(t, e.Service.Creds.Merge(ctx, "hosted", tc.stored))
+				require.NoError(t, e.Creds.Merge(ctx, "hosted", tc.stored))
 			}
-			before, err := e.Service.Creds.Credentials(ctx, "hosted")
+			before, err := e.Creds.Credentials(ctx, "hosted")
 			require.NoError(t, err)
 			_, err = e.Service.Setup(ctx, "hosted", tc.fields)
-			got, rerr := e.Service.Creds.Credentials(ctx, "hosted")
+			got, rerr := e.Creds.Credentials(ctx, "hosted")
 			require.NoError(t, rerr)
 			if tc.code != "" {
 				require.Equal(t, tc.code, codeOf(t, err))
@@ -97,7 +97,7 @@ func TestSetupRacesKeepTheBinding(t *testing.T) {
 	e := runtimetest.Start(t, runtimetest.Options{NoWorkers: true, Extra: []providers.Provider{p}})
 	ctx := context.Background()
 	for round := range 40 {
-		require.NoError(t, e.Service.Creds.Merge(ctx, "hosted", map[string]string{"apiKey": "key-0", "baseUrl": ""}))
+		require.NoError(t, e.Creds.Merge(ctx, "hosted", map[string]string{"apiKey": "key-0", "baseUrl": ""}))
 		var wg sync.WaitGroup
 		var rotErr, moveErr error
 		wg.Go(func() { _, rotErr = e.Service.Setup(ctx, "hosted", map[string]string{"apiKey": "key-rotated"}) })
@@ -109,7 +109,7 @@ func TestSetupRacesKeepTheBinding(t *testing.T) {
 		if rotErr != nil {
 			require.Equal(t, sentinel.CodeSetupEndpointRequired, codeOf(t, rotErr), "round %d", round)
 		}
-		got, err := e.Service.Creds.Credentials(ctx, "hosted")
+		got, err := e.Creds.Credentials(ctx, "hosted")
 		require.NoError(t, err)
 		if got["baseUrl"] == "https://b.example" {
 			require.Equal(t, "key-b", got["apiKey"], "round %d: a key given for the default endpoint was stored with the moved one", round)

@@ -44,14 +44,14 @@ func (s *Service) Inbound(ctx context.Context, in providers.Inbound) (InboundRes
 		return s.inboundReserved(ctx, in, prov, ro)
 	}
 	var caughtUp chan boundRecords
-	if s.Store.LeaderGet != nil {
+	if s.store.LeaderGet != nil {
 		caughtUp = make(chan boundRecords, 1)
 		go func() {
 			recs, err := s.bound(ctx, in.HookKey, true)
 			caughtUp <- boundRecords{recs, err}
 		}()
 	}
-	recs, err := s.Store.WithHook(ctx, in.HookKey)
+	recs, err := s.store.WithHook(ctx, in.HookKey)
 	if err != nil {
 		if caughtUp != nil {
 			<-caughtUp
@@ -59,7 +59,7 @@ func (s *Service) Inbound(ctx context.Context, in providers.Inbound) (InboundRes
 		return InboundResult{}, fmt.Errorf("%w: %w", ErrPersist, bus.Retryable(err))
 	}
 	st := &inboundState{parsed: map[string][]sentinel.Event{}, stored: map[string]bool{}}
-	err = s.store(ctx, in, recs, st)
+	err = s.storeInbound(ctx, in, recs, st)
 	if caughtUp != nil {
 		fresh := <-caughtUp
 		if err != nil {
@@ -68,7 +68,7 @@ func (s *Service) Inbound(ctx context.Context, in providers.Inbound) (InboundRes
 		if fresh.err != nil {
 			return InboundResult{}, fmt.Errorf("%w: %w", ErrPersist, bus.Retryable(fresh.err))
 		}
-		err = s.store(ctx, in, fresh.recs, st)
+		err = s.storeInbound(ctx, in, fresh.recs, st)
 	}
 	if err != nil {
 		return InboundResult{}, err
@@ -98,8 +98,8 @@ type inboundState struct {
 
 // store parses the request for the providers of recs not parsed yet and
 // stores its events for every record of recs not stored yet.
-func (s *Service) store(ctx context.Context, in providers.Inbound, recs []*sentinel.Sentinel, st *inboundState) error {
-	now := s.Now().UnixMilli()
+func (s *Service) storeInbound(ctx context.Context, in providers.Inbound, recs []*sentinel.Sentinel, st *inboundState) error {
+	now := s.now().UnixMilli()
 	for _, rec := range recs {
 		if st.stored[rec.ID] {
 			continue
@@ -117,12 +117,12 @@ func (s *Service) store(ctx context.Context, in providers.Inbound, recs []*senti
 			continue
 		}
 		if rec.ExpiredAt(now) {
-			if err := s.Expirer.Expire(ctx, rec.ID, "until.at passed"); err != nil {
-				s.Log.Warn("expiry at ingress failed", "sentinel", rec.ID, "err", err)
+			if err := s.expirer.Expire(ctx, rec.ID, "until.at passed"); err != nil {
+				s.log.Warn("expiry at ingress failed", "sentinel", rec.ID, "err", err)
 			}
 			continue
 		}
-		n, err := s.Publisher.Publish(ctx, rec.ID, events, "push")
+		n, err := s.publisher.Publish(ctx, rec.ID, events, "push")
 		if err != nil {
 			return fmt.Errorf("%w: %w", ErrPersist, bus.Retryable(err))
 		}
@@ -139,7 +139,7 @@ func (s *Service) parse(ctx context.Context, in providers.Inbound, rec *sentinel
 	if events, done := st.parsed[rec.Provider]; done {
 		return events, true, nil
 	}
-	prov, ok := s.Registry.Get(rec.Provider)
+	prov, ok := s.registry.Get(rec.Provider)
 	if !ok {
 		return nil, false, nil
 	}
@@ -162,19 +162,19 @@ func (s *Service) parse(ctx context.Context, in providers.Inbound, rec *sentinel
 // sentinel another node created a moment ago gets its events too; a
 // mirror that cannot catch up in 2 s is bypassed for the bucket itself.
 func (s *Service) bound(ctx context.Context, key string, catchUp bool) ([]*sentinel.Sentinel, error) {
-	if catchUp && s.Store.LeaderGet != nil {
+	if catchUp && s.store.LeaderGet != nil {
 		sctx, cancel := context.WithTimeout(ctx, 2*time.Second)
-		err := s.Store.SyncMirror(sctx)
+		err := s.store.SyncMirror(sctx)
 		cancel()
 		if err != nil {
-			recs, err := s.Store.ListFresh(ctx)
+			recs, err := s.store.ListFresh(ctx)
 			if err != nil {
 				return nil, err
 			}
 			return withHook(recs, key), nil
 		}
 	}
-	return s.Store.WithHook(ctx, key)
+	return s.store.WithHook(ctx, key)
 }
 
 func withHook(recs []*sentinel.Sentinel, key string) []*sentinel.Sentinel {
@@ -204,15 +204,15 @@ func (s *Service) KnownHook(ctx context.Context, key string) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	if len(recs) > 0 || s.Store.LeaderGet == nil {
+	if len(recs) > 0 || s.store.LeaderGet == nil {
 		return len(recs) > 0, nil
 	}
-	if s.misses.remembered(key, s.Now()) {
+	if s.misses.remembered(key, s.now()) {
 		return false, nil
 	}
 	recs, err = s.misses.gate.Do(ctx, func(ctx context.Context) ([]*sentinel.Sentinel, error) {
-		if err := s.Store.SyncMirror(ctx); err != nil {
-			return s.Store.ListFresh(ctx)
+		if err := s.store.SyncMirror(ctx); err != nil {
+			return s.store.ListFresh(ctx)
 		}
 		return nil, nil
 	})
@@ -221,11 +221,11 @@ func (s *Service) KnownHook(ctx context.Context, key string) (bool, error) {
 	}
 	if recs != nil {
 		recs = withHook(recs, key)
-	} else if recs, err = s.Store.WithHook(ctx, key); err != nil {
+	} else if recs, err = s.store.WithHook(ctx, key); err != nil {
 		return false, err
 	}
 	if len(recs) == 0 {
-		s.misses.remember(key, s.Now())
+		s.misses.remember(key, s.now())
 	}
 	return len(recs) > 0, nil
 }
@@ -245,8 +245,8 @@ func (s *Service) DeliverPushed(ctx context.Context, sentinelID string, events [
 	if !rec.Status.Pollable() {
 		return 0, nil
 	}
-	if rec.ExpiredAt(s.Now().UnixMilli()) {
-		return 0, s.Expirer.Expire(ctx, sentinelID, "until.at passed")
+	if rec.ExpiredAt(s.now().UnixMilli()) {
+		return 0, s.expirer.Expire(ctx, sentinelID, "until.at passed")
 	}
-	return s.Publisher.Publish(ctx, sentinelID, events, "push")
+	return s.publisher.Publish(ctx, sentinelID, events, "push")
 }

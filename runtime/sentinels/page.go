@@ -110,7 +110,7 @@ func (q Query) matches(r *sentinel.Sentinel) bool {
 }
 
 // Page answers one page of q (see Store.Page).
-func (s *Service) Page(ctx context.Context, q Query) (Page, error) { return s.Store.Page(ctx, q) }
+func (s *Service) Page(ctx context.Context, q Query) (Page, error) { return s.store.Page(ctx, q) }
 
 // Page answers one page of q. Served from the in-memory mirror, it copies
 // only the records of the page.

@@ -17,8 +17,8 @@ func (s *Service) Plan(ctx context.Context, req sentinel.WatchRequest, caller st
 	if err != nil {
 		return sentinel.Spec{}, nil, err
 	}
-	if s.Sessions != nil {
-		if err := s.Sessions.CheckTarget(ctx, spec.Target.SessionID); err != nil {
+	if s.sessions != nil {
+		if err := s.sessions.CheckTarget(ctx, spec.Target.SessionID); err != nil {
 			return sentinel.Spec{}, nil, err
 		}
 	}

@@ -10,10 +10,10 @@ import (
 // reservedRoute returns the provider owning key as its reserved route
 // (providers.RouteOwner: the GitHub App's one webhook), if any.
 func (s *Service) reservedRoute(key string) (providers.Provider, providers.RouteOwner, bool) {
-	if s.Registry == nil || key == "" {
+	if s.registry == nil || key == "" {
 		return nil, nil, false
 	}
-	for _, p := range s.Registry.All() {
+	for _, p := range s.registry.All() {
 		if ro, ok := p.(providers.RouteOwner); ok && ro.RouteKey() == key {
 			return p, ro, true
 		}
@@ -39,7 +39,7 @@ func (s *Service) inboundReserved(ctx context.Context, in providers.Inbound, pro
 	if len(events) == 0 {
 		return InboundResult{Ignored: true}, nil
 	}
-	recs, err := s.bound(ctx, in.HookKey, s.Store.LeaderGet != nil)
+	recs, err := s.bound(ctx, in.HookKey, s.store.LeaderGet != nil)
 	if err != nil {
 		return InboundResult{}, err
 	}
@@ -51,7 +51,7 @@ func (s *Service) inboundReserved(ctx context.Context, in providers.Inbound, pro
 	}
 	st := &inboundState{parsed: map[string][]sentinel.Event{slug: events}, stored: map[string]bool{}, parsedAny: true}
 	st.res.Events = len(events)
-	if err := s.store(ctx, in, concerned, st); err != nil {
+	if err := s.storeInbound(ctx, in, concerned, st); err != nil {
 		return InboundResult{}, err
 	}
 	return st.res, nil

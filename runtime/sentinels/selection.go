@@ -22,12 +22,12 @@ var DefaultSelectionOrder = []string{"agentpush", "github-app", "webhook", "loca
 // the last of the order that supports the scheme and needs no public URL.
 func (s *Service) fallback(ctx context.Context, spec sentinel.Spec) providers.Provider {
 	scheme := sentinel.SchemeOf(spec.Match[0].Subject)
-	order := s.SelectionOrder
+	order := s.selectionOrder
 	if len(order) == 0 {
 		order = DefaultSelectionOrder
 	}
 	for i := len(order) - 1; i >= 0; i-- {
-		if p, ok := s.Registry.Get(order[i]); ok && supportsScheme(p, scheme) && !p.Capabilities().NeedsPublicURL && !s.endpointUnconfirmed(ctx, order[i]) {
+		if p, ok := s.registry.Get(order[i]); ok && supportsScheme(p, scheme) && !p.Capabilities().NeedsPublicURL && !s.endpointUnconfirmed(ctx, order[i]) {
 			return p
 		}
 	}
@@ -46,9 +46,9 @@ func (s *Service) resolveProvider(ctx context.Context, spec *sentinel.Spec) (pro
 // readiness (an auto-selected one may not be ready).
 func (s *Service) resolveProviderReady(ctx context.Context, spec *sentinel.Spec) (providers.Provider, providers.Readiness, error) {
 	if spec.Provider != "" {
-		p, ok := s.Registry.Get(spec.Provider)
+		p, ok := s.registry.Get(spec.Provider)
 		if !ok {
-			return nil, providers.Readiness{}, sentinel.Errorf(sentinel.CodeUnknownProvider, "unknown provider %q (known: %v)", spec.Provider, s.Registry.Slugs())
+			return nil, providers.Readiness{}, sentinel.Errorf(sentinel.CodeUnknownProvider, "unknown provider %q (known: %v)", spec.Provider, s.registry.Slugs())
 		}
 		r := readiness(ctx, p)
 		if !r.Ready {
@@ -86,13 +86,13 @@ func (s *Service) selectReady(ctx context.Context, spec *sentinel.Spec) (provide
 		return r
 	}
 	scheme := sentinel.SchemeOf(spec.Match[0].Subject)
-	order := s.SelectionOrder
+	order := s.selectionOrder
 	if len(order) == 0 {
 		order = DefaultSelectionOrder
 	}
 	pub := s.publicURL()
 	for _, slug := range order {
-		p, ok := s.Registry.Get(slug)
+		p, ok := s.registry.Get(slug)
 		if !ok || !supportsScheme(p, scheme) || s.endpointUnconfirmed(ctx, slug) {
 			continue
 		}
@@ -104,11 +104,11 @@ func (s *Service) selectReady(ctx context.Context, spec *sentinel.Spec) (provide
 		}
 	}
 	for i := len(order) - 1; i >= 0; i-- {
-		if p, ok := s.Registry.Get(order[i]); ok && supportsScheme(p, scheme) && !p.Capabilities().NeedsPublicURL && !s.endpointUnconfirmed(ctx, order[i]) {
+		if p, ok := s.registry.Get(order[i]); ok && supportsScheme(p, scheme) && !p.Capabilities().NeedsPublicURL && !s.endpointUnconfirmed(ctx, order[i]) {
 			return p, ready(p), nil
 		}
 	}
-	for _, p := range s.Registry.All() {
+	for _, p := range s.registry.All() {
 		if supportsScheme(p, scheme) && !s.endpointUnconfirmed(ctx, p.Info().Slug) {
 			return p, ready(p), nil
 		}
@@ -123,12 +123,12 @@ const unconfirmedReason = "its endpoint changed in the last setup: name it as th
 // provider by (its endpoint changed in the last setup); a store it cannot
 // read counts as unconfirmed.
 func (s *Service) endpointUnconfirmed(ctx context.Context, slug string) bool {
-	if s.Creds == nil {
+	if s.creds == nil {
 		return false
 	}
-	u, err := s.Creds.EndpointUnconfirmed(ctx, slug)
+	u, err := s.creds.EndpointUnconfirmed(ctx, slug)
 	if err != nil {
-		s.Log.Warn("reading a provider's setup failed; not auto-selecting it", "provider", slug, "err", err)
+		s.log.Warn("reading a provider's setup failed; not auto-selecting it", "provider", slug, "err", err)
 		return true
 	}
 	return u

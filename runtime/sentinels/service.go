@@ -32,39 +32,145 @@ type EventPublisher interface {
 	Publish(ctx context.Context, sentinelID string, events []sentinel.Event, origin string) (int, error)
 }
 
-// Service is the sentinel service behind every surface.
+// Service is the sentinel service behind every surface. NewService
+// builds it.
 type Service struct {
-	Store     *Store
-	Seen      *Seen
-	Registry  *providers.Registry
-	Expirer   *Expirer
-	Creds     *CredStore
-	Ledger    *Ledger
+	store     *Store
+	seen      *Seen
+	registry  *providers.Registry
+	expirer   *Expirer
+	creds     *CredStore
+	ledger    *Ledger
+	publisher EventPublisher
+	// PublicURL is the node's public URL, for push providers (nil: none).
+	// It is set with WithPublicURL; the field stays exported only because
+	// providers/adapter's pipeline test still assigns it after
+	// runtimetest.Start (that package is owned elsewhere for now).
 	PublicURL providers.PublicURLFunc
-	// SelectionOrder overrides DefaultSelectionOrder.
-	SelectionOrder []string
-	Sessions       SessionChecker
-	Poller         PollTrigger
-	Publisher      EventPublisher
-	Log            *slog.Logger
-	Now            func() time.Time
-	// ActiveIntervalMs is the poll interval handed to providers at create
+	// selectionOrder overrides DefaultSelectionOrder.
+	selectionOrder []string
+	sessions       SessionChecker
+	poller         PollTrigger
+	log            *slog.Logger
+	now            func() time.Time
+	// activeIntervalMs is the poll interval handed to providers at create
 	// and attach (default 15000).
-	ActiveIntervalMs int
-	// ProviderTimeout bounds provider create/attach/status calls (default
+	activeIntervalMs int
+	// providerTimeout bounds provider create/attach/status calls (default
 	// 30s).
-	ProviderTimeout time.Duration
-	// Index is the watch index (watchindex.go): with it watches are
+	providerTimeout time.Duration
+	// index is the watch index (watchindex.go): with it watches are
 	// idempotent and keyed; nil creates a sentinel for every watch.
-	Index *WatchIndex
-	// Quota, when set, returns the GitHub budgets a provider's calls
+	index *WatchIndex
+	// quota, when set, returns the GitHub budgets a provider's calls
 	// spend (the quota governor's view; no credential in it): listings
 	// show them in info.quota, a sentinel's status in extra.quota.
-	Quota func(provider string) []map[string]any
+	quota func(provider string) []map[string]any
 
 	// misses keeps unknown hook keys cheap (hookmiss.go).
 	misses hookMisses
 }
+
+// ErrMissingDep is NewService's refusal of a dependency left unset; the
+// error names it.
+var ErrMissingDep = errors.New("sentinels: dependency missing")
+
+// ServiceDeps are what a service works with; every one is required.
+type ServiceDeps struct {
+	// Store reads and writes the sentinels' records.
+	Store *Store
+	// Seen is the long seen window (a push's duplicates).
+	Seen *Seen
+	// Registry knows the providers.
+	Registry *providers.Registry
+	// Expirer expires sentinels and cancels their providers.
+	Expirer *Expirer
+	// Creds holds the providers' stored credentials.
+	Creds *CredStore
+	// Ledger records each provider's setup.
+	Ledger *Ledger
+	// Publisher publishes pushed events into the events stream.
+	Publisher EventPublisher
+}
+
+// Option sets one of a service's optional settings.
+type Option func(*Service)
+
+// WithLogger logs to l (default: discard).
+func WithLogger(l *slog.Logger) Option { return func(s *Service) { s.log = l } }
+
+// WithClock reads the time from now (default time.Now).
+func WithClock(now func() time.Time) Option { return func(s *Service) { s.now = now } }
+
+// WithPublicURL tells push providers the node's public URL.
+func WithPublicURL(f providers.PublicURLFunc) Option { return func(s *Service) { s.PublicURL = f } }
+
+// WithSelectionOrder overrides DefaultSelectionOrder.
+func WithSelectionOrder(order []string) Option {
+	return func(s *Service) { s.selectionOrder = order }
+}
+
+// WithSessions refuses new sentinels for sessions the checker knows have
+// ended (default: every valid session id is allowed).
+func WithSessions(c SessionChecker) Option { return func(s *Service) { s.sessions = c } }
+
+// WithPoller runs a poll tick for PollNow (default: PollNow does nothing).
+func WithPoller(p PollTrigger) Option { return func(s *Service) { s.poller = p } }
+
+// WithActiveInterval is the poll interval handed to providers at create
+// and attach (default 15 s).
+func WithActiveInterval(d time.Duration) Option {
+	return func(s *Service) { s.activeIntervalMs = int(d / time.Millisecond) }
+}
+
+// WithProviderTimeout bounds provider create/attach/status calls
+// (default 30 s).
+func WithProviderTimeout(d time.Duration) Option { return func(s *Service) { s.providerTimeout = d } }
+
+// WithIndex makes watches idempotent and keyed through the watch index
+// (default: every watch creates a sentinel).
+func WithIndex(ix *WatchIndex) Option { return func(s *Service) { s.index = ix } }
+
+// WithQuota shows the GitHub budgets a provider's calls spend (listings'
+// info.quota, a sentinel status's extra.quota).
+func WithQuota(quota func(provider string) []map[string]any) Option {
+	return func(s *Service) { s.quota = quota }
+}
+
+// NewService returns a service over d with opts applied; ErrMissingDep
+// names a dependency left unset.
+func NewService(d ServiceDeps, opts ...Option) (*Service, error) {
+	switch {
+	case d.Store == nil:
+		return nil, fmt.Errorf("%w: Store", ErrMissingDep)
+	case d.Seen == nil:
+		return nil, fmt.Errorf("%w: Seen", ErrMissingDep)
+	case d.Registry == nil:
+		return nil, fmt.Errorf("%w: Registry", ErrMissingDep)
+	case d.Expirer == nil:
+		return nil, fmt.Errorf("%w: Expirer", ErrMissingDep)
+	case d.Creds == nil:
+		return nil, fmt.Errorf("%w: Creds", ErrMissingDep)
+	case d.Ledger == nil:
+		return nil, fmt.Errorf("%w: Ledger", ErrMissingDep)
+	case d.Publisher == nil:
+		return nil, fmt.Errorf("%w: Publisher", ErrMissingDep)
+	}
+	s := &Service{store: d.Store, seen: d.Seen, registry: d.Registry, expirer: d.Expirer, creds: d.Creds, ledger: d.Ledger, publisher: d.Publisher}
+	for _, o := range opts {
+		o(s)
+	}
+	if s.log == nil {
+		s.log = slog.New(slog.DiscardHandler)
+	}
+	if s.now == nil {
+		s.now = time.Now
+	}
+	return s, nil
+}
+
+// Expirer is the service's expirer (the start-up expiry sweep).
+func (s *Service) Expirer() *Expirer { return s.expirer }
 
 func (s *Service) publicURL() providers.PublicURL {
 	if s.PublicURL == nil {
@@ -74,7 +180,7 @@ func (s *Service) publicURL() providers.PublicURL {
 }
 
 func (s *Service) providerCtx(ctx context.Context) (context.Context, context.CancelFunc) {
-	d := s.ProviderTimeout
+	d := s.providerTimeout
 	if d <= 0 {
 		d = 30 * time.Second
 	}
@@ -113,13 +219,13 @@ func (s *Service) Watch(ctx context.Context, req sentinel.WatchRequest, caller s
 	if err != nil {
 		return Watched{}, err
 	}
-	if s.Sessions != nil {
-		if err := s.Sessions.CheckTarget(ctx, spec.Target.SessionID); err != nil {
+	if s.sessions != nil {
+		if err := s.sessions.CheckTarget(ctx, spec.Target.SessionID); err != nil {
 			return Watched{}, err
 		}
 	}
 	switch {
-	case s.Index == nil || (req.AllowDuplicate && spec.Key == ""):
+	case s.index == nil || (req.AllowDuplicate && spec.Key == ""):
 		rec, err := s.createSpec(ctx, spec, "")
 		return Watched{Sentinel: rec}, err
 	case spec.Key != "":
@@ -162,7 +268,7 @@ func (s *Service) watchKey(ctx context.Context, spec sentinel.Spec) (Watched, er
 		return Watched{Sentinel: old, Existing: true}, nil
 	}
 	if (spec.Provider == "" || spec.Provider == old.Provider) && sameSubjects(old.Spec, spec) {
-		updated, err := s.Store.Update(ctx, old.ID, func(r *sentinel.Sentinel) error {
+		updated, err := s.store.Update(ctx, old.ID, func(r *sentinel.Sentinel) error {
 			r.Spec.Match, r.Spec.Until, r.Spec.Target.Urgency = spec.Match, spec.Until, spec.Target.Urgency
 			r.Spec.Group, r.Spec.Label, r.Spec.MuteSelf, r.Spec.BatchMs = spec.Group, spec.Label, spec.MuteSelf, spec.BatchMs
 			return nil
@@ -170,11 +276,11 @@ func (s *Service) watchKey(ctx context.Context, spec sentinel.Spec) (Watched, er
 		if err != nil {
 			return Watched{}, err
 		}
-		s.Log.Info("sentinel updated by its watch key", "sentinel", old.ID, "session", spec.Target.SessionID)
+		s.log.Info("sentinel updated by its watch key", "sentinel", old.ID, "session", spec.Target.SessionID)
 		return Watched{Sentinel: updated, Updated: true}, nil
 	}
 	// Other subjects or another provider: a new sentinel takes the key.
-	e, err := s.Index.kv.Get(ctx, key)
+	e, err := s.index.kv.Get(ctx, key)
 	if err != nil {
 		return Watched{}, fmt.Errorf("watch index: %w", bus.Retryable(err))
 	}
@@ -192,9 +298,9 @@ func (s *Service) watchKey(ctx context.Context, spec sentinel.Spec) (Watched, er
 		return Watched{}, err
 	}
 	if err := s.Remove(ctx, old.ID); err != nil && !errors.Is(err, ErrNotFound) {
-		s.Log.Warn("removing the sentinel a watch key replaced failed", "sentinel", old.ID, "err", err)
+		s.log.Warn("removing the sentinel a watch key replaced failed", "sentinel", old.ID, "err", err)
 	}
-	s.Log.Info("sentinel replaced by its watch key", "sentinel", id, "replaced", old.ID)
+	s.log.Info("sentinel replaced by its watch key", "sentinel", id, "replaced", old.ID)
 	return Watched{Sentinel: rec, Updated: true}, nil
 }
 
@@ -264,19 +370,19 @@ func (s *Service) createSpec(ctx context.Context, spec sentinel.Spec, id string)
 		Provider:       slug,
 		Handle:         h,
 		Status:         sentinel.StatusActive,
-		CreatedTs:      s.Now().UnixMilli(),
+		CreatedTs:      s.now().UnixMilli(),
 		ClosedSubjects: []string{},
 		Warnings:       warnings,
 	}
-	if err := s.Store.Create(ctx, rec); err != nil {
+	if err := s.store.Create(ctx, rec); err != nil {
 		cctx, ccancel := context.WithTimeout(context.WithoutCancel(ctx), 15*time.Second)
 		defer ccancel()
 		if cerr := prov.Cancel(cctx, h); cerr != nil {
-			s.Log.Warn("cancel after a failed store create failed", "sentinel", id, "err", cerr)
+			s.log.Warn("cancel after a failed store create failed", "sentinel", id, "err", cerr)
 		}
 		return nil, sentinel.Wrap(sentinel.CodeCreateFailed, err, "storing the sentinel failed: "+err.Error())
 	}
-	s.Log.Info("sentinel created", "sentinel", id, "provider", slug, "session", spec.Target.SessionID, "warnings", len(warnings))
+	s.log.Info("sentinel created", "sentinel", id, "provider", slug, "session", spec.Target.SessionID, "warnings", len(warnings))
 	return rec, nil
 }
 
@@ -331,14 +437,14 @@ func (s *Service) reachWarning(ctx context.Context, prov providers.Provider, spe
 }
 
 func (s *Service) activeMs() int {
-	if s.ActiveIntervalMs > 0 {
-		return s.ActiveIntervalMs
+	if s.activeIntervalMs > 0 {
+		return s.activeIntervalMs
 	}
 	return 15000
 }
 
 // List returns every sentinel, oldest first.
-func (s *Service) List(ctx context.Context) ([]*sentinel.Sentinel, error) { return s.Store.List(ctx) }
+func (s *Service) List(ctx context.Context) ([]*sentinel.Sentinel, error) { return s.store.List(ctx) }
 
 // Get returns one sentinel (sentinel_not_found when unknown). It reads the
 // node's mirror, which may trail other nodes' writes (and is what a node
@@ -356,8 +462,8 @@ const leaderReadTimeout = 5 * time.Second
 
 // lookup is Get: the mirror, then the leader for an id it does not know.
 func (s *Service) lookup(ctx context.Context, id string) (*sentinel.Sentinel, error) {
-	rec, _, err := s.Store.Peek(ctx, id)
-	if errors.Is(err, ErrNotFound) && s.Store.LeaderGet != nil {
+	rec, _, err := s.store.Peek(ctx, id)
+	if errors.Is(err, ErrNotFound) && s.store.LeaderGet != nil {
 		rec, err = s.fresh(ctx, id)
 	}
 	return rec, err
@@ -369,7 +475,7 @@ func (s *Service) lookup(ctx context.Context, id string) (*sentinel.Sentinel, er
 func (s *Service) fresh(ctx context.Context, id string) (*sentinel.Sentinel, error) {
 	ctx, cancel := context.WithTimeout(ctx, leaderReadTimeout)
 	defer cancel()
-	rec, _, err := s.Store.Fresh(ctx, id)
+	rec, _, err := s.store.Fresh(ctx, id)
 	return rec, bus.Retryable(err)
 }
 
@@ -380,15 +486,15 @@ func (s *Service) Remove(ctx context.Context, id string) error {
 	if err != nil {
 		return err
 	}
-	s.Expirer.CancelProvider(ctx, rec)
-	if err := s.Store.Delete(ctx, id); err != nil {
+	s.expirer.CancelProvider(ctx, rec)
+	if err := s.store.Delete(ctx, id); err != nil {
 		return err
 	}
 	s.unindex(ctx, rec)
-	if err := s.Seen.Forget(ctx, id); err != nil {
-		s.Log.Warn("dropping the seen window failed", "sentinel", id, "err", err)
+	if err := s.seen.Forget(ctx, id); err != nil {
+		s.log.Warn("dropping the seen window failed", "sentinel", id, "err", err)
 	}
-	s.Log.Info("sentinel removed", "sentinel", id)
+	s.log.Info("sentinel removed", "sentinel", id)
 	return nil
 }
 
@@ -409,7 +515,7 @@ func (s *Service) Status(ctx context.Context, id string) (StatusReport, error) {
 		return StatusReport{}, err
 	}
 	rep := StatusReport{Status: rec.Status, Provider: rec.Provider, LastError: rec.LastError}
-	prov, ok := s.Registry.Get(rec.Provider)
+	prov, ok := s.registry.Get(rec.Provider)
 	if !ok {
 		rep.Detail = fmt.Sprintf("unknown sentinel provider %q", rec.Provider)
 		return rep, nil
@@ -446,8 +552,8 @@ func (s *Service) PollNow(ctx context.Context, id string) (*sentinel.Sentinel, e
 			return nil, err
 		}
 	}
-	if s.Poller != nil {
-		s.Poller.PollNow(ctx)
+	if s.poller != nil {
+		s.poller.PollNow(ctx)
 	}
 	if id == "" {
 		return nil, nil

@@ -94,8 +94,7 @@ func (deadSessions) CheckTarget(_ context.Context, id string) error {
 }
 
 func TestCreateRefusesEndedSession(t *testing.T) {
-	e := runtimetest.Start(t, runtimetest.Options{NoWorkers: true})
-	e.Service.Sessions = deadSessions{}
+	e := runtimetest.Start(t, runtimetest.Options{NoWorkers: true, Service: []sentinels.Option{sentinels.WithSessions(deadSessions{})}})
 	_, err := e.Service.Create(context.Background(), sentinel.WatchRequest{SessionID: "gone", Subject: "github:a/b#1", Provider: "fake"}, "")
 	require.Equal(t, sentinel.CodeSessionNotAlive, codeOf(t, err))
 }
@@ -123,8 +122,8 @@ func TestAutoSelection(t *testing.T) {
 			for _, n := range tc.notReady {
 				byName[n].SetNotReady("not set up")
 			}
-			e := runtimetest.Start(t, runtimetest.Options{NoWorkers: true, Extra: []providers.Provider{lg, wh, ap}})
-			e.Service.PublicURL = func() providers.PublicURL { return tc.publicURL }
+			e := runtimetest.Start(t, runtimetest.Options{NoWorkers: true, Extra: []providers.Provider{lg, wh, ap},
+				Service: []sentinels.Option{sentinels.WithPublicURL(func() providers.PublicURL { return tc.publicURL })}})
 			rec, err := e.Service.Create(context.Background(), req(""), "")
 			require.NoError(t, err)
 			require.Equal(t, tc.want, rec.Provider)
@@ -180,13 +179,13 @@ func TestSetupStoresWithoutEchoing(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, []string{"apiKey", "baseUrl"}, res.Stored)
 	require.NotContains(t, strings.Join(res.Stored, ","), "sk_live_SECRET")
-	creds, err := e.Service.Creds.Credentials(ctx, "hosted")
+	creds, err := e.Creds.Credentials(ctx, "hosted")
 	require.NoError(t, err)
 	require.Equal(t, "sk_live_SECRET", creds["apiKey"])
 	// A later setup that omits the key keeps it.
 	_, err = e.Service.Setup(ctx, "hosted", map[string]string{"baseUrl": "https://h2"})
 	require.NoError(t, err)
-	creds, _ = e.Service.Creds.Credentials(ctx, "hosted")
+	creds, _ = e.Creds.Credentials(ctx, "hosted")
 	require.Equal(t, "sk_live_SECRET", creds["apiKey"])
 	for _, a := range e.Service.Adapters(ctx) {
 		require.NotContains(t, strings.ToLower(strings.Join([]string{a.Slug, a.Name, a.Description}, " ")), "sk_live")

@@ -187,8 +187,7 @@ func TestAutoSelectedProviderNotReadyWarns(t *testing.T) {
 	lg := newShaped("local-gh")
 	lg.subjects = []string{"github"}
 	lg.SetNotReady("gh is not authenticated to github.com: run gh auth login")
-	e := runtimetest.Start(t, runtimetest.Options{NoWorkers: true, Extra: []providers.Provider{lg}})
-	e.Service.SelectionOrder = []string{"local-gh"}
+	e := runtimetest.Start(t, runtimetest.Options{NoWorkers: true, Extra: []providers.Provider{lg}, Service: []sentinels.Option{sentinels.WithSelectionOrder([]string{"local-gh"})}})
 	w, err := e.Service.Watch(context.Background(), sentinel.WatchRequest{SessionID: "s1", PRURL: "https://github.com/acme/widgets/pull/7"}, "")
 	require.NoError(t, err, "the watch is made")
 	require.Equal(t, "local-gh", w.Sentinel.Provider)
@@ -212,9 +211,9 @@ func TestHookNotCreatedFallsBackWithAWarning(t *testing.T) {
 	wh.needsURL = true
 	lg.subjects = []string{"github"}
 	wh.FailCreate(errors.New("creating the hook failed: HTTP 404 (needs admin:repo_hook)"))
-	e := runtimetest.Start(t, runtimetest.Options{NoWorkers: true, Extra: []providers.Provider{lg, wh}})
-	e.Service.SelectionOrder = []string{"webhook", "local-gh"}
-	e.Service.PublicURL = func() providers.PublicURL { return providers.PublicURL{URL: "https://x.example", Stable: true} }
+	e := runtimetest.Start(t, runtimetest.Options{NoWorkers: true, Extra: []providers.Provider{lg, wh}, Service: []sentinels.Option{
+		sentinels.WithSelectionOrder([]string{"webhook", "local-gh"}),
+		sentinels.WithPublicURL(func() providers.PublicURL { return providers.PublicURL{URL: "https://x.example", Stable: true} })}})
 	w, err := e.Service.Watch(context.Background(), sentinel.WatchRequest{SessionID: "s1", PRURL: "https://github.com/acme/widgets/pull/7"}, "")
 	require.NoError(t, err)
 	require.Equal(t, "local-gh", w.Sentinel.Provider)

@@ -23,8 +23,8 @@ import (
 // sentinel (issue 29, part 2).
 const WatchIndexBucket = "sentinel_watch_index"
 
-// WatchIndexConfig is the watch index bucket's config (this package owns
-// it: rule 10).
+// WatchIndexConfig is the watch index bucket's config. This package owns
+// it; bus only provisions it.
 func WatchIndexConfig() jetstream.KeyValueConfig {
 	return jetstream.KeyValueConfig{
 		Bucket:      WatchIndexBucket,
@@ -107,10 +107,10 @@ type claim struct {
 func (s *Service) resolve(ctx context.Context, key string, fits func(*sentinel.Sentinel) bool) (claim, error) {
 	wait := 20 * time.Millisecond
 	for attempt := 0; attempt < 200; attempt++ {
-		e, err := s.Index.kv.Get(ctx, key)
+		e, err := s.index.kv.Get(ctx, key)
 		if errors.Is(err, jetstream.ErrKeyNotFound) || errors.Is(err, jetstream.ErrKeyDeleted) {
 			id := sentinel.NewSentinelID()
-			rev, cerr := s.Index.kv.Create(ctx, key, s.entry(id))
+			rev, cerr := s.index.kv.Create(ctx, key, s.entry(id))
 			if isConflict(cerr) {
 				continue
 			}
@@ -133,7 +133,7 @@ func (s *Service) resolve(ctx context.Context, key string, fits func(*sentinel.S
 					return claim{live: rec}, nil
 				}
 			case errors.Is(err, ErrNotFound):
-				if s.Now().UnixMilli()-ent.Ts < claimWait.Milliseconds() {
+				if s.now().UnixMilli()-ent.Ts < claimWait.Milliseconds() {
 					if err := pauseFor(ctx, wait); err != nil {
 						return claim{}, err
 					}
@@ -147,7 +147,7 @@ func (s *Service) resolve(ctx context.Context, key string, fits func(*sentinel.S
 			}
 		}
 		id := sentinel.NewSentinelID()
-		rev, uerr := s.Index.kv.Update(ctx, key, s.entry(id), e.Revision())
+		rev, uerr := s.index.kv.Update(ctx, key, s.entry(id), e.Revision())
 		if isConflict(uerr) {
 			continue
 		}
@@ -163,7 +163,7 @@ func (s *Service) resolve(ctx context.Context, key string, fits func(*sentinel.S
 // replaced): compare-and-set, so a concurrent change wins and this one
 // reports it.
 func (s *Service) point(ctx context.Context, key, id string, rev uint64) (uint64, error) {
-	nrev, err := s.Index.kv.Update(ctx, key, s.entry(id), rev)
+	nrev, err := s.index.kv.Update(ctx, key, s.entry(id), rev)
 	if err != nil {
 		return 0, fmt.Errorf("watch index: %w", bus.Retryable(err))
 	}
@@ -172,13 +172,13 @@ func (s *Service) point(ctx context.Context, key, id string, rev uint64) (uint64
 
 // release drops a claim whose create failed, when the entry is still it.
 func (s *Service) release(ctx context.Context, key string, rev uint64) {
-	if err := s.Index.kv.Delete(context.WithoutCancel(ctx), key, jetstream.LastRevision(rev)); err != nil && !isConflict(err) {
-		s.Log.Warn("releasing a watch index claim failed", "key", key, "err", err)
+	if err := s.index.kv.Delete(context.WithoutCancel(ctx), key, jetstream.LastRevision(rev)); err != nil && !isConflict(err) {
+		s.log.Warn("releasing a watch index claim failed", "key", key, "err", err)
 	}
 }
 
 func (s *Service) entry(id string) []byte {
-	raw, _ := json.Marshal(indexEntry{ID: id, Ts: s.Now().UnixMilli()})
+	raw, _ := json.Marshal(indexEntry{ID: id, Ts: s.now().UnixMilli()})
 	return raw
 }
 
@@ -204,7 +204,7 @@ func pauseFor(ctx context.Context, d time.Duration) error {
 // spec's and its key's), each only while it still names it, so the next
 // equal watch creates at once instead of waiting out claimWait.
 func (s *Service) unindex(ctx context.Context, rec *sentinel.Sentinel) {
-	if s.Index == nil || rec.Spec.Target.Kind != sentinel.TargetSession {
+	if s.index == nil || rec.Spec.Target.Kind != sentinel.TargetSession {
 		return
 	}
 	keys := []string{dupIndexKey(rec.Spec)}
@@ -212,7 +212,7 @@ func (s *Service) unindex(ctx context.Context, rec *sentinel.Sentinel) {
 		keys = append(keys, keyIndexKey(rec.Spec))
 	}
 	for _, key := range keys {
-		e, err := s.Index.kv.Get(ctx, key)
+		e, err := s.index.kv.Get(ctx, key)
 		if err != nil {
 			continue
 		}

@@ -9,9 +9,9 @@ import (
 	"github.com/agentproto/sentinel/bus"
 )
 
-// The sessions' assets (this package's: bus only provisions them from
-// these configs, STYLE rule 10): the session registry and the read
-// cursors buckets, the lifecycle stream the registry's outbox publishes
+// The sessions' assets are this package's: it declares their configs and
+// subjects, and bus only provisions them. They are the session registry
+// and the read cursors buckets, the lifecycle stream the registry's outbox publishes
 // to (runtime/follow consumes it) and the hook jobs stream (hookjobs.go).
 const (
 	// BucketSessions holds the session records, one key per id.

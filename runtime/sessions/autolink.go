@@ -22,22 +22,49 @@ type SentinelCreator interface {
 const FallbackProvider = "local-gh"
 
 // AutoLink creates a sentinel for a session's newly recorded open PR
-// (AIP-60 "PR auto-link"): the session's opt-out first, then Enabled (read
-// fresh on every PR), then no existing sentinel for (subject, session);
+// (AIP-60 "PR auto-link"): the session's opt-out first, then the enabled
+// switch (WithAutoLinkEnabled, read fresh on every PR), then no existing sentinel for (subject, session);
 // default PR types, until subject_terminal, urgency next-turn, label
 // auto:pr#N, group = the session id; provider auto-selection, retried once
 // on local-gh. Runs in its own goroutines; failures are logged and
 // swallowed.
 type AutoLink struct {
-	Sentinels SentinelCreator
-	Enabled   func() bool
-	Log       *slog.Logger
-	// Timeout bounds one auto-link (default 60 s).
-	Timeout time.Duration
+	sentinels SentinelCreator
+	enabled   func() bool
+	log       *slog.Logger
+	// timeout bounds one auto-link (default 60 s).
+	timeout time.Duration
 
 	mu       sync.Mutex
 	wg       sync.WaitGroup
 	stopping atomic.Bool
+}
+
+// AutoLinkOption sets one of an auto-link's optional settings.
+type AutoLinkOption func(*AutoLink)
+
+// WithAutoLinkEnabled is the switch read on every PR (default: always on).
+func WithAutoLinkEnabled(enabled func() bool) AutoLinkOption {
+	return func(a *AutoLink) { a.enabled = enabled }
+}
+
+// WithAutoLinkLogger logs to l (default: discard).
+func WithAutoLinkLogger(l *slog.Logger) AutoLinkOption { return func(a *AutoLink) { a.log = l } }
+
+// WithAutoLinkTimeout bounds one auto-link (default 60 s).
+func WithAutoLinkTimeout(d time.Duration) AutoLinkOption { return func(a *AutoLink) { a.timeout = d } }
+
+// NewAutoLink returns an auto-link creating sentinels through sentinels,
+// with opts applied.
+func NewAutoLink(sentinels SentinelCreator, opts ...AutoLinkOption) *AutoLink {
+	a := &AutoLink{sentinels: sentinels}
+	for _, o := range opts {
+		o(a)
+	}
+	if a.log == nil {
+		a.log = slog.New(slog.DiscardHandler)
+	}
+	return a
 }
 
 // PROpened is the registry's PR hook: it starts one auto-link run.
@@ -53,7 +80,7 @@ func (a *AutoLink) PROpened(ctx context.Context, s Session, pr sentinel.SessionP
 	a.wg.Add(1)
 	go func() {
 		defer a.wg.Done()
-		timeout := a.Timeout
+		timeout := a.timeout
 		if timeout <= 0 {
 			timeout = time.Minute
 		}
@@ -77,12 +104,12 @@ func (a *AutoLink) Stop() {
 // Link runs one auto-link synchronously and reports the created sentinel
 // (nil when gated, already linked or failed).
 func (a *AutoLink) Link(ctx context.Context, s Session, prURL string) *sentinel.Sentinel {
-	log := a.Log.With("session", s.ID, "pr", prURL)
+	log := a.log.With("session", s.ID, "pr", prURL)
 	if !s.Sentinel {
 		log.Debug("auto-link skipped: the session opted out")
 		return nil
 	}
-	if a.Enabled != nil && !a.Enabled() {
+	if a.enabled != nil && !a.enabled() {
 		log.Debug("auto-link skipped: sentinel.autoWatchPrs is off")
 		return nil
 	}
@@ -91,7 +118,7 @@ func (a *AutoLink) Link(ctx context.Context, s Session, prURL string) *sentinel.
 		log.Warn("auto-link skipped: bad PR URL", "err", err)
 		return nil
 	}
-	existing, err := a.Sentinels.List(ctx)
+	existing, err := a.sentinels.List(ctx)
 	if err != nil {
 		log.Warn("auto-link failed: listing sentinels", "err", err)
 		return nil
@@ -114,11 +141,11 @@ func (a *AutoLink) Link(ctx context.Context, s Session, prURL string) *sentinel.
 		Label: AutoLinkLabelPrefix + strconv.Itoa(ref.Number), Group: s.ID,
 		MuteSelf: &muteSelf, // the loop shield: the session's own pushes and comments do not wake it
 	}
-	rec, err := a.Sentinels.Create(ctx, req, "")
+	rec, err := a.sentinels.Create(ctx, req, "")
 	if err != nil {
 		log.Warn("auto-link failed; retrying on "+FallbackProvider, "err", err)
 		req.Provider = FallbackProvider
-		if rec, err = a.Sentinels.Create(ctx, req, ""); err != nil {
+		if rec, err = a.sentinels.Create(ctx, req, ""); err != nil {
 			log.Warn("auto-link failed", "err", err)
 			return nil
 		}

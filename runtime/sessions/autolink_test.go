@@ -24,7 +24,7 @@ func TestAutoLinkGating(t *testing.T) {
 	ctx := context.Background()
 	var enabled atomic.Bool
 	enabled.Store(true)
-	al := &sessions.AutoLink{Sentinels: e.Service, Enabled: enabled.Load, Log: slog.New(slog.NewTextHandler(io.Discard, nil))}
+	al := sessions.NewAutoLink(e.Service, sessions.WithAutoLinkEnabled(enabled.Load), sessions.WithAutoLinkLogger(slog.New(slog.NewTextHandler(io.Discard, nil))))
 	e.Reg.SetPRHook(al.PROpened)
 	t.Cleanup(al.Stop)
 
@@ -47,7 +47,7 @@ func TestAutoLinkGating(t *testing.T) {
 	// settle waits until the auto-link goroutines are done.
 	settle := func() {
 		al.Stop()
-		al = &sessions.AutoLink{Sentinels: e.Service, Enabled: enabled.Load, Log: slog.New(slog.NewTextHandler(io.Discard, nil))}
+		al = sessions.NewAutoLink(e.Service, sessions.WithAutoLinkEnabled(enabled.Load), sessions.WithAutoLinkLogger(slog.New(slog.NewTextHandler(io.Discard, nil))))
 		e.Reg.SetPRHook(al.PROpened)
 	}
 

@@ -10,18 +10,21 @@ import (
 // Checker implements sentinels.SessionChecker over the registry: a known
 // session that has ended is session_not_alive; unknown sessions are
 // allowed (harnesses may register later).
-type Checker struct{ Registry *Registry }
+type Checker struct{ registry *Registry }
+
+// NewChecker returns the checker over reg.
+func NewChecker(reg *Registry) Checker { return Checker{registry: reg} }
 
 // CheckTarget implements sentinels.SessionChecker.
 func (c Checker) CheckTarget(ctx context.Context, id string) error {
-	s, err := c.Registry.Lookup(ctx, id)
+	s, err := c.registry.Lookup(ctx, id)
 	if err != nil {
 		return sentinel.Wrap(sentinel.CodeCreateFailed, err, "reading the session registry failed")
 	}
-	if s == nil || s.Alive(c.Registry.Now()) {
+	if s == nil || s.Alive(c.registry.Now()) {
 		return nil
 	}
-	reason := firstNonEmpty(s.Effective(c.Registry.Now()).EndedReason, "ended")
+	reason := firstNonEmpty(s.Effective(c.registry.Now()).EndedReason, "ended")
 	if s.Forgotten {
 		reason = ReasonForgotten
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/agentproto/sentinel/providers"
 	"github.com/agentproto/sentinel/runtime/deliver"
 	"github.com/agentproto/sentinel/runtime/runtimetest"
+	"github.com/agentproto/sentinel/runtime/sentinels"
 	"github.com/agentproto/sentinel/runtime/sessions"
 )
 
@@ -87,8 +88,8 @@ func wireEnv(t *testing.T, rt *runtimetest.Env, p *proxyRouter, ropts ...resolve
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	b := rt.Bus.Bus
 	e := &env{Env: rt}
-	e.Reg = sessions.NewRegistry(b, storesOf(t, b).Sessions, rt.Clock.Now, log)
-	runner := &sessions.HookRunner{}
+	e.Reg = sessions.NewRegistry(b, storesOf(t, b).Sessions, sessions.WithRegistryClock(rt.Clock.Now), sessions.WithRegistryLogger(log), sessions.WithRegistryPause(rt.Pause))
+	runner := sessions.NewHookRunner()
 	e.Notifier = sessions.NewNotifier(e.Reg, runner, sessions.WithNotifierLogger(log))
 	e.Notifier.Start()
 	t.Cleanup(e.Notifier.Stop)
@@ -110,7 +111,7 @@ func wireEnv(t *testing.T, rt *runtimetest.Env, p *proxyRouter, ropts ...resolve
 			_ = e.Reg.RecordPR(ctx, id, url, sessions.PRMerged, "")
 		}))
 	p.r.Store(e.Router)
-	rt.Service.Sessions = sessions.Checker{Registry: e.Reg}
+	rt.Service = rt.NewService(sentinels.WithSessions(sessions.NewChecker(e.Reg)))
 	return e
 }
 

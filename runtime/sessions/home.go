@@ -21,7 +21,7 @@ import (
 type HomesBus interface {
 	EnsureStream(ctx context.Context, spec bus.StreamSpec) (jetstream.Stream, error)
 	EnsureConsumer(ctx context.Context, stream string, want jetstream.ConsumerConfig) (jetstream.Consumer, error)
-	PublishDedup(ctx context.Context, subj, msgID string, data []byte) (seq uint64, dup bool, err error)
+	PublishDedup(ctx context.Context, subj string, data []byte, msgID string) (seq uint64, dup bool, err error)
 	Request(ctx context.Context, subject string, data []byte) ([]byte, error)
 	Serve(subject string, fn func(data []byte, reply func([]byte))) (func() error, error)
 }

@@ -31,9 +31,8 @@ func newPeer(t *testing.T, e *env, name string, serve bool) *peer {
 	t.Helper()
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	b := e.Bus.Bus
-	p := &peer{reg: sessions.NewRegistry(b, storesOf(t, b).Sessions, e.Clock.Now, log)}
-	p.reg.SetNode(name)
-	runner := &sessions.HookRunner{Node: name}
+	p := &peer{reg: sessions.NewRegistry(b, storesOf(t, b).Sessions, sessions.WithRegistryClock(e.Clock.Now), sessions.WithRegistryLogger(log), sessions.WithRegistryNode(name))}
+	runner := sessions.NewHookRunner(sessions.WithHookNode(name))
 	p.notifier = sessions.NewNotifier(p.reg, runner, sessions.WithNotifierLogger(log))
 	p.resolver = sessions.NewResolver(p.reg, runner, sessions.WithResolverLogger(log))
 	p.homes = sessions.NewHomes(b, name, p.notifier, p.resolver, sessions.WithHomesLogger(log))
@@ -66,7 +65,7 @@ func TestRegisteringRecordsAndMovesTheHome(t *testing.T) {
 	s, _, err = b.reg.Register(ctx, sentinel.RegisterSession{ID: "h"})
 	require.NoError(t, err)
 	require.Equal(t, "b", s.HomeNode, "registering through another node moves the home")
-	require.NoError(t, a.reg.Report(ctx, "h", sessions.ReportInput{Kind: sentinel.FollowTurnEnd}))
+	require.NoError(t, a.reg.Report(ctx, "h", sentinel.SessionReport{Kind: sentinel.FollowTurnEnd}))
 	got, err := a.reg.Get(ctx, "h")
 	require.NoError(t, err)
 	require.Equal(t, "b", got.HomeNode, "a report is not a registration")
@@ -86,7 +85,7 @@ func TestNotifyCommandHookRunsOnTheHomeNode(t *testing.T) {
 	hook, ran := nodeMarker(t, "notify")
 	_, _, err := a.reg.Register(ctx, sentinel.RegisterSession{ID: "on-a", Hooks: &sentinel.SessionHooks{Notify: hook}})
 	require.NoError(t, err)
-	_, err = b.inboxes.Send(ctx, "on-a", sessions.SendInput{Text: "wake up"}, "")
+	_, err = b.inboxes.Send(ctx, "on-a", sentinel.SendMessage{Text: "wake up"}, sessions.Sender{})
 	require.NoError(t, err)
 	bustest.Eventually(t, 10*time.Second, func() bool { return ran() != "" }, "the hook to run")
 	require.Equal(t, "a\n", ran())
@@ -94,7 +93,7 @@ func TestNotifyCommandHookRunsOnTheHomeNode(t *testing.T) {
 	local, ranLocal := nodeMarker(t, "local")
 	_, _, err = b.reg.Register(ctx, sentinel.RegisterSession{ID: "on-b", Hooks: &sentinel.SessionHooks{Notify: local}})
 	require.NoError(t, err)
-	_, err = b.inboxes.Send(ctx, "on-b", sessions.SendInput{Text: "wake up"}, "")
+	_, err = b.inboxes.Send(ctx, "on-b", sentinel.SendMessage{Text: "wake up"}, sessions.Sender{})
 	require.NoError(t, err)
 	bustest.Eventually(t, 10*time.Second, func() bool { return ranLocal() != "" }, "the hook to run")
 	require.Equal(t, "b\n", ranLocal())
@@ -110,7 +109,7 @@ func TestResumeCommandHookRunsOnTheHomeNode(t *testing.T) {
 	hook, ran := nodeMarker(t, "resume")
 	_, _, err := b.reg.Register(ctx, sentinel.RegisterSession{ID: "r", Hooks: &sentinel.SessionHooks{Resume: hook}})
 	require.NoError(t, err)
-	require.NoError(t, b.reg.Report(ctx, "r", sessions.ReportInput{Kind: sentinel.FollowCrashed}))
+	require.NoError(t, b.reg.Report(ctx, "r", sentinel.SessionReport{Kind: sentinel.FollowCrashed}))
 
 	rctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
@@ -125,7 +124,7 @@ func TestResumeCommandHookRunsOnTheHomeNode(t *testing.T) {
 	c := newPeer(t, e, "c", false) // registered through c, which serves nothing: it is down
 	_, _, err = c.reg.Register(ctx, sentinel.RegisterSession{ID: "r", Hooks: &sentinel.SessionHooks{Resume: hook}})
 	require.NoError(t, err)
-	require.NoError(t, c.reg.Report(ctx, "r", sessions.ReportInput{Kind: sentinel.FollowCrashed}))
+	require.NoError(t, c.reg.Report(ctx, "r", sentinel.SessionReport{Kind: sentinel.FollowCrashed}))
 	_, err = a.resolver.Resolve(rctx, "r", true)
 	require.ErrorIs(t, err, sessions.ErrHomeUnreachable)
 	require.Contains(t, err.Error(), "its home node c, which is not up")

@@ -69,7 +69,7 @@ func hookConsumer(ctx context.Context, b HomesBus, node string) (jetstream.Consu
 // publishHookJob enqueues a job for node with Nats-Msg-Id msgID and waits
 // for the PubAck; dup reports that the stream dropped it as a duplicate.
 func publishHookJob(ctx context.Context, b HomesBus, node, msgID string, data []byte) (dup bool, err error) {
-	_, dup, err = b.PublishDedup(ctx, HookJobSubject(node), msgID, data)
+	_, dup, err = b.PublishDedup(ctx, HookJobSubject(node), data, msgID)
 	if err != nil {
 		return false, fmt.Errorf("bus: enqueue a hook job for node %s: %w", node, err)
 	}

@@ -29,16 +29,39 @@ const maxHookOutput = 64 << 10
 // never reaches a host the session did not name), and its errors carry the
 // URL redacted (sentinel.RedactURL): they end up in logs and notifyError.
 type HookRunner struct {
-	// HTTP is the client for URL hooks (default: http.DefaultClient's
+	// http is the client for URL hooks (default: http.DefaultClient's
 	// transport without a global timeout; each run has its own deadline).
 	// Its CheckRedirect is replaced by the same-host policy.
-	HTTP *http.Client
-	// Timeout is the default timeout (DefaultHookTimeout when zero).
-	Timeout time.Duration
-	// Node, when set, is this node's name, given to command hooks in the
+	http *http.Client
+	// timeout is the default timeout (DefaultHookTimeout when zero).
+	timeout time.Duration
+	// node, when set, is this node's name, given to command hooks in the
 	// SENTINEL_NODE environment variable (beside the node's own
 	// environment).
-	Node string
+	node string
+}
+
+// HookRunnerOption sets one of a hook runner's optional settings.
+type HookRunnerOption func(*HookRunner)
+
+// WithHookHTTP runs URL hooks with c (its CheckRedirect is replaced by
+// the same-host policy).
+func WithHookHTTP(c *http.Client) HookRunnerOption { return func(r *HookRunner) { r.http = c } }
+
+// WithHookTimeout is the default timeout of a hook (default
+// DefaultHookTimeout).
+func WithHookTimeout(d time.Duration) HookRunnerOption { return func(r *HookRunner) { r.timeout = d } }
+
+// WithHookNode gives command hooks this node's name in SENTINEL_NODE.
+func WithHookNode(name string) HookRunnerOption { return func(r *HookRunner) { r.node = name } }
+
+// NewHookRunner returns a hook runner with opts applied.
+func NewHookRunner(opts ...HookRunnerOption) *HookRunner {
+	r := &HookRunner{}
+	for _, o := range opts {
+		o(r)
+	}
+	return r
 }
 
 // Run runs h with vars substituted into its argv ({name} placeholders) and
@@ -48,7 +71,7 @@ func (r *HookRunner) Run(ctx context.Context, h *sentinel.Hook, vars map[string]
 	if h == nil {
 		return nil, errors.New("no hook")
 	}
-	timeout := r.Timeout
+	timeout := r.timeout
 	if timeout <= 0 {
 		timeout = DefaultHookTimeout
 	}
@@ -66,8 +89,8 @@ func (r *HookRunner) Run(ctx context.Context, h *sentinel.Hook, vars map[string]
 	argv := expand(h.Command, vars)
 	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
 	cmd.Stdin = bytes.NewReader(payload)
-	if r.Node != "" {
-		cmd.Env = append(os.Environ(), "SENTINEL_NODE="+r.Node)
+	if r.node != "" {
+		cmd.Env = append(os.Environ(), "SENTINEL_NODE="+r.node)
 	}
 	var out, errOut limitedBuffer
 	out.max, errOut.max = maxHookOutput, 4096
@@ -90,8 +113,8 @@ func (r *HookRunner) Run(ctx context.Context, h *sentinel.Hook, vars map[string]
 
 func (r *HookRunner) post(ctx context.Context, rawURL string, payload []byte) ([]byte, error) {
 	client := http.Client{}
-	if r.HTTP != nil {
-		client = *r.HTTP
+	if r.http != nil {
+		client = *r.http
 	}
 	client.CheckRedirect = sameHostRedirect
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, rawURL, bytes.NewReader(payload))

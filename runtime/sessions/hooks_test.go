@@ -36,7 +36,7 @@ func TestURLHookRefusesRedirectsToAnotherHost(t *testing.T) {
 	}))
 	t.Cleanup(hook.Close)
 	// Even a caller-supplied client that follows everything gets the policy.
-	runner := &sessions.HookRunner{HTTP: &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return nil }}}
+	runner := sessions.NewHookRunner(sessions.WithHookHTTP(&http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return nil }}))
 	ctx := context.Background()
 
 	t.Run("another host is refused", func(t *testing.T) {
@@ -63,7 +63,7 @@ func TestURLHookErrorsRedactTheURL(t *testing.T) {
 		w.WriteHeader(http.StatusBadGateway)
 	}))
 	t.Cleanup(failing.Close)
-	runner := &sessions.HookRunner{}
+	runner := sessions.NewHookRunner()
 	for _, tc := range []struct{ name, url, want string }{
 		{name: "connection refused", url: closedURL + "/wake?token=s3cret", want: "/wake?[redacted]"},
 		{name: "userinfo", url: "http://bot:s3cret@" + closedURL[len("http://"):] + "/wake", want: "http://[redacted]@"},

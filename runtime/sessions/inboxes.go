@@ -70,24 +70,19 @@ func (s *Inboxes) Append(ctx context.Context, msg sentinel.Message) (sentinel.Me
 	return stored, dup, nil
 }
 
-// SendInput is a message to send; the sender is computed.
-type SendInput struct {
-	Text          string
-	Kind          string
-	Urgency       sentinel.Urgency
-	CorrelationID string
-	ReplyTo       string
-	Data          json.RawMessage
-	// Principal names the named token sending ("" for the operator's
-	// own): the message is labelled with it, never as from a human.
+// Sender is who sends a message: a session (Session), a named token
+// (Principal: the message is labelled with it, never as from a human), or
+// neither (the operator, a human API caller).
+type Sender struct {
+	Session   string
 	Principal string
 }
 
-// Send stores a message from callerSession ("" is a human API caller, or
-// the named token in.Principal) in to's inbox. The relation is computed from the registry: parent when the
-// caller is the recipient's parent, child when it is the recipient's
-// child, else sibling.
-func (s *Inboxes) Send(ctx context.Context, to string, in SendInput, callerSession string) (sentinel.Message, error) {
+// Send stores a message from sender in to's inbox. The relation of a
+// sending session is computed from the registry: parent when it is the
+// recipient's parent, child when it is the recipient's child, else
+// sibling.
+func (s *Inboxes) Send(ctx context.Context, to string, in sentinel.SendMessage, sender Sender) (sentinel.Message, error) {
 	if !sentinel.ValidSessionID(to) {
 		return sentinel.Message{}, sentinel.Errorf(sentinel.CodeInvalidSessionID, "session id %q must be "+sentinel.SessionIDRule, to)
 	}
@@ -103,14 +98,14 @@ func (s *Inboxes) Send(ctx context.Context, to string, in SendInput, callerSessi
 			return sentinel.Message{}, sentinel.Errorf(sentinel.CodeInvalidInput, "data must be a JSON object")
 		}
 	}
-	from, err := s.from(ctx, to, callerSession)
+	from, err := s.from(ctx, to, sender.Session)
 	if err != nil {
 		return sentinel.Message{}, err
 	}
-	if in.Principal != "" {
-		from.Principal = in.Principal
+	if sender.Principal != "" {
+		from.Principal = sender.Principal
 		if from.Relation == inbox.RelationHuman {
-			from.Relation, from.Label = inbox.RelationPrincipal, in.Principal
+			from.Relation, from.Label = inbox.RelationPrincipal, sender.Principal
 		}
 	}
 	kind := in.Kind
@@ -129,8 +124,8 @@ func (s *Inboxes) Send(ctx context.Context, to string, in SendInput, callerSessi
 		ReplyTo: in.ReplyTo, Text: in.Text, Data: in.Data, Source: "api",
 	}
 	msg.CorrelationID = firstNonEmpty(in.CorrelationID, in.ReplyTo, msg.ID)
-	if callerSession != "" {
-		msg.Origin = callerSession
+	if sender.Session != "" {
+		msg.Origin = sender.Session
 	}
 	stored, _, err := s.Append(ctx, msg)
 	return stored, err
@@ -189,21 +184,8 @@ func newMessageID() string {
 	return "msg_" + hex.EncodeToString(b[:])
 }
 
-// Query selects messages; After nil reads after the read cursor, and Ack
-// advances the cursor past the returned page (only without a correlation
-// filter).
-type Query struct {
-	SessionID     string
-	After         *uint64
-	Limit         int
-	CorrelationID string
-	Ack           bool
-	// Cursor names another cursor of the session ("" the read cursor).
-	Cursor string
-}
-
 // Read returns a page of messages without waiting.
-func (s *Inboxes) Read(ctx context.Context, q Query) ([]sentinel.Message, uint64, error) {
+func (s *Inboxes) Read(ctx context.Context, q sentinel.InboxQuery) ([]sentinel.Message, uint64, error) {
 	iq, err := s.query(ctx, q)
 	if err != nil {
 		return nil, 0, err
@@ -217,7 +199,7 @@ func (s *Inboxes) Read(ctx context.Context, q Query) ([]sentinel.Message, uint64
 
 // Wait returns at once when a match is there, else waits up to timeout
 // for one; an empty page means it timed out.
-func (s *Inboxes) Wait(ctx context.Context, q Query, timeout time.Duration) ([]sentinel.Message, uint64, error) {
+func (s *Inboxes) Wait(ctx context.Context, q sentinel.InboxQuery, timeout time.Duration) ([]sentinel.Message, uint64, error) {
 	iq, err := s.query(ctx, q)
 	if err != nil {
 		return nil, 0, err
@@ -229,7 +211,7 @@ func (s *Inboxes) Wait(ctx context.Context, q Query, timeout time.Duration) ([]s
 	return msgs, next, s.ack(ctx, q, msgs, next)
 }
 
-func (s *Inboxes) query(ctx context.Context, q Query) (inbox.Query, error) {
+func (s *Inboxes) query(ctx context.Context, q sentinel.InboxQuery) (inbox.Query, error) {
 	if !sentinel.ValidSessionID(q.SessionID) {
 		return inbox.Query{}, sentinel.Errorf(sentinel.CodeInvalidSessionID, "session id %q must be "+sentinel.SessionIDRule, q.SessionID)
 	}
@@ -251,7 +233,7 @@ func (s *Inboxes) query(ctx context.Context, q Query) (inbox.Query, error) {
 
 // ack advances the read cursor past the page: to the last returned
 // message when the page was cut by the limit, else to next.
-func (s *Inboxes) ack(ctx context.Context, q Query, msgs []sentinel.Message, next uint64) error {
+func (s *Inboxes) ack(ctx context.Context, q sentinel.InboxQuery, msgs []sentinel.Message, next uint64) error {
 	if !q.Ack || q.CorrelationID != "" || len(msgs) == 0 {
 		return nil
 	}

@@ -31,18 +31,9 @@ type LifecycleEvent struct {
 // maxOutput bounds a stored excerpt (the digest keeps 300 characters).
 const maxOutput = 4000
 
-// ReportInput is one lifecycle report of a harness.
-type ReportInput struct {
-	Kind          string
-	AwaitingInput bool
-	Empty         bool
-	Excerpt       string
-	Reason        string
-}
-
 // Report records a lifecycle report (turn-end, awaiting-input, exited,
 // crashed), registering an unknown session implicitly, and publishes it.
-func (r *Registry) Report(ctx context.Context, id string, in ReportInput) error {
+func (r *Registry) Report(ctx context.Context, id string, in sentinel.SessionReport) error {
 	switch in.Kind {
 	case sentinel.FollowTurnEnd, sentinel.FollowAwaitingInput, sentinel.FollowExited, sentinel.FollowCrashed:
 	default:

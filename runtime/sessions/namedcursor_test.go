@@ -19,26 +19,26 @@ func TestNamedCursorsMoveIndependently(t *testing.T) {
 	ctx := context.Background()
 	e.register(t, sentinel.RegisterSession{ID: "nc"})
 	for _, text := range []string{"one", "two"} {
-		_, err := e.Inboxes.Send(ctx, "nc", sessions.SendInput{Text: text}, "")
+		_, err := e.Inboxes.Send(ctx, "nc", sentinel.SendMessage{Text: text}, sessions.Sender{})
 		require.NoError(t, err)
 	}
-	msgs, _, err := e.Inboxes.Read(ctx, sessions.Query{SessionID: "nc", Limit: 1, Ack: true, Cursor: "channel"})
+	msgs, _, err := e.Inboxes.Read(ctx, sentinel.InboxQuery{SessionID: "nc", Limit: 1, Ack: true, Cursor: "channel"})
 	require.NoError(t, err)
 	require.Len(t, msgs, 1)
 	require.Equal(t, "one", msgs[0].Text)
 
-	msgs, _, err = e.Inboxes.Read(ctx, sessions.Query{SessionID: "nc", Cursor: "channel"})
+	msgs, _, err = e.Inboxes.Read(ctx, sentinel.InboxQuery{SessionID: "nc", Cursor: "channel"})
 	require.NoError(t, err)
 	require.Len(t, msgs, 1, "the channel reads on after its own cursor")
 	require.Equal(t, "two", msgs[0].Text)
-	msgs, _, err = e.Inboxes.Read(ctx, sessions.Query{SessionID: "nc"})
+	msgs, _, err = e.Inboxes.Read(ctx, sentinel.InboxQuery{SessionID: "nc"})
 	require.NoError(t, err)
 	require.Len(t, msgs, 2, "the read cursor did not move")
 	c, err := e.Inboxes.Cursor(ctx, "nc")
 	require.NoError(t, err)
 	require.Zero(t, c)
 
-	_, _, err = e.Inboxes.Read(ctx, sessions.Query{SessionID: "nc", Cursor: "Bad.Name"})
+	_, _, err = e.Inboxes.Read(ctx, sentinel.InboxQuery{SessionID: "nc", Cursor: "Bad.Name"})
 	var de *sentinel.Error
 	require.ErrorAs(t, err, &de)
 	require.Equal(t, sentinel.CodeInvalidInput, de.Code)

@@ -27,7 +27,7 @@ func TestNotifyHook(t *testing.T) {
 	t.Run("command gets the message JSON on stdin, argv templated, no shell", func(t *testing.T) {
 		out := filepath.Join(dir, "{sessionId}-{urgency}.json")
 		e.register(t, sentinel.RegisterSession{ID: "n1", Hooks: &sentinel.SessionHooks{Notify: &sentinel.Hook{Command: []string{"tee", out}}}})
-		msg, err := e.Inboxes.Send(ctx, "n1", sessions.SendInput{Text: "hello; $(rm -rf /)", Urgency: sentinel.UrgencySteer}, "")
+		msg, err := e.Inboxes.Send(ctx, "n1", sentinel.SendMessage{Text: "hello; $(rm -rf /)", Urgency: sentinel.UrgencySteer}, sessions.Sender{})
 		require.NoError(t, err)
 		file := filepath.Join(dir, "n1-steer.json")
 		var got sentinel.Message
@@ -43,9 +43,9 @@ func TestNotifyHook(t *testing.T) {
 	t.Run("fyi never wakes", func(t *testing.T) {
 		out := filepath.Join(dir, "fyi-{messageId}")
 		e.register(t, sentinel.RegisterSession{ID: "n2", Hooks: &sentinel.SessionHooks{Notify: &sentinel.Hook{Command: []string{"tee", out}}}})
-		fyi, err := e.Inboxes.Send(ctx, "n2", sessions.SendInput{Text: "fyi", Urgency: sentinel.UrgencyFYI}, "")
+		fyi, err := e.Inboxes.Send(ctx, "n2", sentinel.SendMessage{Text: "fyi", Urgency: sentinel.UrgencyFYI}, sessions.Sender{})
 		require.NoError(t, err)
-		next, err := e.Inboxes.Send(ctx, "n2", sessions.SendInput{Text: "now"}, "")
+		next, err := e.Inboxes.Send(ctx, "n2", sentinel.SendMessage{Text: "now"}, sessions.Sender{})
 		require.NoError(t, err)
 		bustest.Eventually(t, 10*time.Second, func() bool {
 			_, err := os.Stat(filepath.Join(dir, "fyi-"+next.ID))
@@ -64,7 +64,7 @@ func TestNotifyHook(t *testing.T) {
 		}))
 		t.Cleanup(srv.Close)
 		e.register(t, sentinel.RegisterSession{ID: "n3", Hooks: &sentinel.SessionHooks{Notify: &sentinel.Hook{URL: srv.URL}}})
-		msg, err := e.Inboxes.Send(ctx, "n3", sessions.SendInput{Text: "via url"}, "")
+		msg, err := e.Inboxes.Send(ctx, "n3", sentinel.SendMessage{Text: "via url"}, sessions.Sender{})
 		require.NoError(t, err)
 		select {
 		case m := <-got:
@@ -76,7 +76,7 @@ func TestNotifyHook(t *testing.T) {
 	t.Run("a hung hook is timed out, never blocks delivery, and the failure is visible", func(t *testing.T) {
 		e.register(t, sentinel.RegisterSession{ID: "n4", Hooks: &sentinel.SessionHooks{Notify: &sentinel.Hook{Command: []string{"sleep", "30"}, TimeoutMs: 200}}})
 		start := time.Now()
-		_, err := e.Inboxes.Send(ctx, "n4", sessions.SendInput{Text: "x"}, "")
+		_, err := e.Inboxes.Send(ctx, "n4", sentinel.SendMessage{Text: "x"}, sessions.Sender{})
 		require.NoError(t, err)
 		require.Less(t, time.Since(start), 5*time.Second, "delivery must not wait for the hook")
 		var s sessions.Session
@@ -90,7 +90,7 @@ func TestNotifyHook(t *testing.T) {
 	})
 	t.Run("a failing hook is recorded", func(t *testing.T) {
 		e.register(t, sentinel.RegisterSession{ID: "n5", Hooks: &sentinel.SessionHooks{Notify: &sentinel.Hook{Command: []string{"false"}}}})
-		_, err := e.Inboxes.Send(ctx, "n5", sessions.SendInput{Text: "x"}, "")
+		_, err := e.Inboxes.Send(ctx, "n5", sentinel.SendMessage{Text: "x"}, sessions.Sender{})
 		require.NoError(t, err)
 		bustest.Eventually(t, 10*time.Second, func() bool {
 			s, err := e.Reg.Get(ctx, "n5")

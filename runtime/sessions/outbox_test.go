@@ -18,16 +18,15 @@ import (
 // ended, so nothing was published, ever), once.
 func TestALifecycleEventLostAfterItsWriteIsPublishedByARepeat(t *testing.T) {
 	a := newEnvWith(t, runtimetest.Options{NoWorkers: true})
-	a.Reg.SetPause(a.Pause)
 	a.register(t, sentinel.RegisterSession{ID: "w"})
 	a.Pause.Fail(sessions.PointLifecycle, "w", 1, nil)
 	ctx := context.Background()
-	require.NoError(t, a.Reg.Report(ctx, "w", sessions.ReportInput{Kind: sentinel.FollowExited}))
+	require.NoError(t, a.Reg.Report(ctx, "w", sentinel.SessionReport{Kind: sentinel.FollowExited}))
 	require.Empty(t, a.lifecycle(t), "the publish was lost with the node")
 
-	require.NoError(t, a.Reg.Report(ctx, "w", sessions.ReportInput{Kind: sentinel.FollowExited}))
+	require.NoError(t, a.Reg.Report(ctx, "w", sentinel.SessionReport{Kind: sentinel.FollowExited}))
 	require.Equal(t, []string{sentinel.FollowExited}, kinds(a.lifecycle(t), "w"))
-	require.NoError(t, a.Reg.Report(ctx, "w", sessions.ReportInput{Kind: sentinel.FollowExited}))
+	require.NoError(t, a.Reg.Report(ctx, "w", sentinel.SessionReport{Kind: sentinel.FollowExited}))
 	require.Len(t, a.lifecycle(t), 1, "published once")
 	s, err := a.Reg.Lookup(ctx, "w")
 	require.NoError(t, err)
@@ -39,11 +38,10 @@ func TestALifecycleEventLostAfterItsWriteIsPublishedByARepeat(t *testing.T) {
 func TestAnotherNodesSweepPublishesWhatAnOutboxHolds(t *testing.T) {
 	a := newEnvWith(t, runtimetest.Options{NoWorkers: true})
 	b := joinEnv(t, a, runtimetest.Options{NoWorkers: true})
-	a.Reg.SetPause(a.Pause)
 	a.register(t, sentinel.RegisterSession{ID: "w"})
 	a.Pause.Fail(sessions.PointLifecycle, "w", -1, nil) // A never publishes
 	ctx := context.Background()
-	require.NoError(t, a.Reg.Report(ctx, "w", sessions.ReportInput{Kind: sentinel.FollowTurnEnd, Excerpt: "one"}))
+	require.NoError(t, a.Reg.Report(ctx, "w", sentinel.SessionReport{Kind: sentinel.FollowTurnEnd, Excerpt: "one"}))
 	require.NoError(t, a.Reg.RecordPR(ctx, "w", "https://github.com/acme/widgets/pull/3", sessions.PROpen, "a PR"))
 	_, err := a.Reg.End(ctx, "w", sessions.ReasonCrashed)
 	require.NoError(t, err)

@@ -27,7 +27,7 @@ type Registry struct {
 	now func() time.Time
 	log *slog.Logger
 	// node is this node's name, recorded as the home of the sessions
-	// registered here; set by SetNode.
+	// registered here (WithRegistryNode).
 	node string
 	// onPR is called after a PR was recorded (auto-link); set by SetPRHook.
 	onPR func(ctx context.Context, s Session, pr sentinel.SessionPR, isNew bool)
@@ -43,33 +43,49 @@ type RegistryBus interface {
 	ListKeys(ctx context.Context, kv jetstream.KeyValue) ([]string, error)
 }
 
+// RegistryOption sets one of a registry's optional settings.
+type RegistryOption func(*Registry)
+
+// WithRegistryClock reads the time from now (default time.Now).
+func WithRegistryClock(now func() time.Time) RegistryOption { return func(r *Registry) { r.now = now } }
+
+// WithRegistryLogger logs to l (default: discard).
+func WithRegistryLogger(l *slog.Logger) RegistryOption { return func(r *Registry) { r.log = l } }
+
+// WithRegistryNode names the node this registry runs on: a session
+// registered through it records it as its homeNode (a later registration
+// through another node moves the home there). Without it no home is
+// recorded.
+func WithRegistryNode(name string) RegistryOption { return func(r *Registry) { r.node = name } }
+
+// WithRegistryPause holds the registry at its named pause points (tests):
+// the lifecycle outbox's PointLifecycle.
+func WithRegistryPause(p *pause.Points) RegistryOption { return func(r *Registry) { r.pause = p } }
+
 // NewRegistry returns the registry on the sessions bucket kv
-// (SessionsBucket), publishing lifecycle events through b.
-func NewRegistry(b RegistryBus, kv jetstream.KeyValue, now func() time.Time, log *slog.Logger) *Registry {
-	if now == nil {
-		now = time.Now
+// (SessionsBucket), publishing lifecycle events through b, with opts
+// applied.
+func NewRegistry(b RegistryBus, kv jetstream.KeyValue, opts ...RegistryOption) *Registry {
+	r := &Registry{b: b, kv: kv}
+	for _, o := range opts {
+		o(r)
 	}
-	if log == nil {
-		log = slog.New(slog.DiscardHandler)
+	if r.now == nil {
+		r.now = time.Now
 	}
-	return &Registry{b: b, kv: kv, now: now, log: log}
+	if r.log == nil {
+		r.log = slog.New(slog.DiscardHandler)
+	}
+	return r
 }
 
 // SetPRHook installs the function called after a PR is recorded. It must
-// be set before the registry is used.
+// be set before the registry is used. It is a setter, not an option,
+// because the hook (auto-link) creates sentinels through the sentinel
+// service, which is built over the registry (its session checker).
 func (r *Registry) SetPRHook(fn func(ctx context.Context, s Session, pr sentinel.SessionPR, isNew bool)) {
 	r.onPR = fn
 }
-
-// SetPause installs the registry's named pause points (tests): the
-// lifecycle outbox's PointLifecycle.
-func (r *Registry) SetPause(p *pause.Points) { r.pause = p }
-
-// SetNode names the node this registry runs on: a session registered
-// through it records it as its homeNode (a later registration through
-// another node moves the home there). It must be set before the registry
-// is used; empty records no home.
-func (r *Registry) SetNode(name string) { r.node = name }
 
 // Now returns the registry's clock.
 func (r *Registry) Now() time.Time { return r.now() }

@@ -29,15 +29,15 @@ func TestRegistryLifecycle(t *testing.T) {
 	_, _, err = e.Reg.Register(ctx, sentinel.RegisterSession{ID: "bad id"})
 	require.ErrorIs(t, err, &sentinel.Error{Code: sentinel.CodeInvalidSessionID})
 
-	require.NoError(t, e.Reg.Report(ctx, "r1", sessions.ReportInput{Kind: sentinel.FollowTurnEnd, Excerpt: "done with it"}))
+	require.NoError(t, e.Reg.Report(ctx, "r1", sentinel.SessionReport{Kind: sentinel.FollowTurnEnd, Excerpt: "done with it"}))
 	s, err = e.Reg.Get(ctx, "r1")
 	require.NoError(t, err)
 	require.Equal(t, sentinel.SessionIdle, s.Status)
 	require.Equal(t, "done with it", s.LastOutput)
-	require.NoError(t, e.Reg.Report(ctx, "r1", sessions.ReportInput{Kind: sentinel.FollowTurnEnd, AwaitingInput: true}))
+	require.NoError(t, e.Reg.Report(ctx, "r1", sentinel.SessionReport{Kind: sentinel.FollowTurnEnd, AwaitingInput: true}))
 	s, _ = e.Reg.Get(ctx, "r1")
 	require.Equal(t, sentinel.SessionAwaitingInput, s.Status)
-	require.Error(t, e.Reg.Report(ctx, "r1", sessions.ReportInput{Kind: "nap"}))
+	require.Error(t, e.Reg.Report(ctx, "r1", sentinel.SessionReport{Kind: "nap"}))
 
 	s, err = e.Reg.End(ctx, "r1", "")
 	require.NoError(t, err)
@@ -48,7 +48,7 @@ func TestRegistryLifecycle(t *testing.T) {
 	require.ErrorIs(t, err, &sentinel.Error{Code: sentinel.CodeSessionNotFound})
 
 	// Implicit registration by a report; heartbeat lapse is a crash, swept once.
-	require.NoError(t, e.Reg.Report(ctx, "r2", sessions.ReportInput{Kind: sentinel.FollowAwaitingInput, Excerpt: "which one?"}))
+	require.NoError(t, e.Reg.Report(ctx, "r2", sentinel.SessionReport{Kind: sentinel.FollowAwaitingInput, Excerpt: "which one?"}))
 	_, _, err = e.Reg.Register(ctx, sentinel.RegisterSession{ID: "r2", HeartbeatTTLMs: ptr(int64(30000))})
 	require.NoError(t, err)
 	e.Clock.Advance(29 * time.Second)
@@ -115,35 +115,35 @@ func TestSendComputesFrom(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			m, err := e.Inboxes.Send(ctx, tc.to, sessions.SendInput{Text: "hi"}, tc.caller)
+			m, err := e.Inboxes.Send(ctx, tc.to, sentinel.SendMessage{Text: "hi"}, sessions.Sender{Session: tc.caller})
 			require.NoError(t, err)
 			require.Equal(t, tc.relation, m.From.Relation)
 			require.Equal(t, tc.caller, m.From.SessionID)
 			require.Equal(t, m.ID, m.CorrelationID)
 		})
 	}
-	q, err := e.Inboxes.Send(ctx, "boss", sessions.SendInput{Text: "?", Kind: inbox.KindQuestion}, "kid")
+	q, err := e.Inboxes.Send(ctx, "boss", sentinel.SendMessage{Text: "?", Kind: inbox.KindQuestion}, sessions.Sender{Session: "kid"})
 	require.NoError(t, err)
 	require.Equal(t, sentinel.UrgencySteer, q.Urgency, "questions steer by default")
-	_, err = e.Inboxes.Send(ctx, "boss", sessions.SendInput{Text: "x", Data: []byte(`[1]`)}, "")
+	_, err = e.Inboxes.Send(ctx, "boss", sentinel.SendMessage{Text: "x", Data: []byte(`[1]`)}, sessions.Sender{})
 	require.Error(t, err)
 
 	// The read cursor: reads after it, advances only with ack.
-	msgs, _, err := e.Inboxes.Read(ctx, sessions.Query{SessionID: "boss"})
+	msgs, _, err := e.Inboxes.Read(ctx, sentinel.InboxQuery{SessionID: "boss"})
 	require.NoError(t, err)
 	require.Len(t, msgs, 2)
-	msgs, _, err = e.Inboxes.Read(ctx, sessions.Query{SessionID: "boss", Limit: 1, Ack: true})
+	msgs, _, err = e.Inboxes.Read(ctx, sentinel.InboxQuery{SessionID: "boss", Limit: 1, Ack: true})
 	require.NoError(t, err)
 	require.Len(t, msgs, 1)
-	msgs, _, err = e.Inboxes.Read(ctx, sessions.Query{SessionID: "boss", Ack: true})
+	msgs, _, err = e.Inboxes.Read(ctx, sentinel.InboxQuery{SessionID: "boss", Ack: true})
 	require.NoError(t, err)
 	require.Len(t, msgs, 1)
 	require.Equal(t, inbox.KindQuestion, msgs[0].Kind)
-	msgs, _, err = e.Inboxes.Read(ctx, sessions.Query{SessionID: "boss"})
+	msgs, _, err = e.Inboxes.Read(ctx, sentinel.InboxQuery{SessionID: "boss"})
 	require.NoError(t, err)
 	require.Empty(t, msgs)
 	zero := uint64(0)
-	msgs, _, err = e.Inboxes.Read(ctx, sessions.Query{SessionID: "boss", After: &zero})
+	msgs, _, err = e.Inboxes.Read(ctx, sentinel.InboxQuery{SessionID: "boss", After: &zero})
 	require.NoError(t, err)
 	require.Len(t, msgs, 2)
 }

@@ -38,12 +38,13 @@ type Resolution struct {
 // maxHops bounds continuedTo chains and parent walks.
 const maxHops = 32
 
-// Resolver decides where a message for a session goes (AIP-60
-// sentinel delivery over the AIP-46 inbox): an unknown session receives normally; a forgotten one parks; a
-// live one receives; a retired one hands over to its successor chain,
-// else (when allowed) its live parent, else parks; any other dead session
-// is resumed through its resume hook (one resume at a time per session)
-// and receives under its live id, else parks.
+// Resolver decides where a message for a session goes (AIP-60 sentinel
+// delivery over the AIP-46 inbox). An unknown session receives normally,
+// and so does a live one. A forgotten session parks. A retired one hands
+// over to its successor chain, else (when allowed) to its live parent,
+// else parks. Any other dead session is resumed through its resume hook
+// (one resume at a time per session) and receives under its live id, else
+// parks.
 //
 // A resume hook runs inside the caller's deadline (the delivery's handle
 // timeout) minus a margin, whatever the hook's own timeout: the margin is

@@ -14,7 +14,6 @@ import (
 	"github.com/agentproto/sentinel/bus/bustest"
 	"github.com/agentproto/sentinel/runtime/deliver"
 	"github.com/agentproto/sentinel/runtime/runtimetest"
-	"github.com/agentproto/sentinel/runtime/sessions"
 )
 
 // TestResumeHookLongerThanTheHandleDeadlineParksOnce: a resume hook whose
@@ -36,7 +35,7 @@ func TestResumeHookLongerThanTheHandleDeadlineParksOnce(t *testing.T) {
 	slow := &sentinel.Hook{Command: []string{"sh", "-c", "echo run >> " + runs + "; exec sleep 30"}, TimeoutMs: 120000}
 	e.register(t, sentinel.RegisterSession{ID: "slow", Hooks: &sentinel.SessionHooks{Resume: slow}})
 	rec := e.Watch(sentinel.WatchRequest{Subject: "github:acme/slow#1", SessionID: "slow", Types: []string{"*"}, Provider: "fake"})
-	require.NoError(t, e.Reg.Report(context.Background(), "slow", sessions.ReportInput{Kind: sentinel.FollowCrashed}))
+	require.NoError(t, e.Reg.Report(context.Background(), "slow", sentinel.SessionReport{Kind: sentinel.FollowCrashed}))
 	e.Fake.Emit(runtimetest.Event("evt_1", "github.check_suite.completed", "github:acme/slow#1", false))
 	e.Loop.PollNow(context.Background())
 

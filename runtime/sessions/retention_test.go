@@ -29,7 +29,7 @@ func TestEndedSessionsAndStaleCursorsArePruned(t *testing.T) {
 	e.Clock.Advance(40 * 24 * time.Hour)
 	_, err = e.Reg.End(ctx, "recent", sessions.ReasonOperatorStopped)
 	require.NoError(t, err)
-	require.NoError(t, e.Reg.Report(ctx, "live", sessions.ReportInput{Kind: sentinel.FollowTurnEnd}))
+	require.NoError(t, e.Reg.Report(ctx, "live", sentinel.SessionReport{Kind: sentinel.FollowTurnEnd}))
 	n, err := e.Reg.PruneEnded(ctx, 30*24*time.Hour)
 	require.NoError(t, err)
 	require.Equal(t, 1, n)

@@ -121,7 +121,7 @@ func TestRouterBranches(t *testing.T) {
 	t.Run("dead session is resumed under a new id and the sentinel retargeted", func(t *testing.T) {
 		e.register(t, sentinel.RegisterSession{ID: "res1", Hooks: &sentinel.SessionHooks{Resume: &sentinel.Hook{Command: []string{"echo", "res1-b"}}}})
 		rec := e.Watch(sentinel.WatchRequest{Subject: "github:acme/res#1", SessionID: "res1", Types: []string{"*"}, Provider: "fake"})
-		require.NoError(t, e.Reg.Report(ctx, "res1", sessions.ReportInput{Kind: sentinel.FollowCrashed, Reason: "oom"}))
+		require.NoError(t, e.Reg.Report(ctx, "res1", sentinel.SessionReport{Kind: sentinel.FollowCrashed, Reason: "oom"}))
 		fireOn(t, e, rec, "evt_1")
 		require.Len(t, e.InboxOf("res1-b"), 1)
 		got := e.Get(rec.ID)
@@ -134,7 +134,7 @@ func TestRouterBranches(t *testing.T) {
 	t.Run("resumed in place keeps the target", func(t *testing.T) {
 		e.register(t, sentinel.RegisterSession{ID: "res2", Hooks: &sentinel.SessionHooks{Resume: &sentinel.Hook{Command: []string{"true"}}}})
 		rec := e.Watch(sentinel.WatchRequest{Subject: "github:acme/res#2", SessionID: "res2", Types: []string{"*"}, Provider: "fake"})
-		require.NoError(t, e.Reg.Report(ctx, "res2", sessions.ReportInput{Kind: sentinel.FollowExited}))
+		require.NoError(t, e.Reg.Report(ctx, "res2", sentinel.SessionReport{Kind: sentinel.FollowExited}))
 		fireOn(t, e, rec, "evt_1")
 		require.Len(t, e.InboxOf("res2"), 1)
 		require.Equal(t, "res2", e.Get(rec.ID).Spec.Target.SessionID)
@@ -145,7 +145,7 @@ func TestRouterBranches(t *testing.T) {
 	t.Run("failed resume parks, and the next delivery flips back to active", func(t *testing.T) {
 		e.register(t, sentinel.RegisterSession{ID: "res3", Hooks: &sentinel.SessionHooks{Resume: &sentinel.Hook{Command: []string{"false"}}}})
 		rec := e.Watch(sentinel.WatchRequest{Subject: "github:acme/res#3", SessionID: "res3", Types: []string{"*"}, Provider: "fake"})
-		require.NoError(t, e.Reg.Report(ctx, "res3", sessions.ReportInput{Kind: sentinel.FollowCrashed}))
+		require.NoError(t, e.Reg.Report(ctx, "res3", sentinel.SessionReport{Kind: sentinel.FollowCrashed}))
 		fireOn(t, e, rec, "evt_1")
 		require.Equal(t, sentinel.StatusOrphaned, e.Get(rec.ID).Status)
 		require.Contains(t, parkedReasons(t, e, rec.ID)[0], "could not resume session res3")
@@ -157,7 +157,7 @@ func TestRouterBranches(t *testing.T) {
 	t.Run("dead session without a resume hook parks", func(t *testing.T) {
 		e.register(t, sentinel.RegisterSession{ID: "nohook"})
 		rec := e.Watch(sentinel.WatchRequest{Subject: "github:acme/nohook#1", SessionID: "nohook", Types: []string{"*"}, Provider: "fake"})
-		require.NoError(t, e.Reg.Report(ctx, "nohook", sessions.ReportInput{Kind: sentinel.FollowCrashed}))
+		require.NoError(t, e.Reg.Report(ctx, "nohook", sentinel.SessionReport{Kind: sentinel.FollowCrashed}))
 		fireOn(t, e, rec, "evt_1")
 		require.Equal(t, sentinel.StatusOrphaned, e.Get(rec.ID).Status)
 		require.Contains(t, parkedReasons(t, e, rec.ID)[0], "has no resume hook")

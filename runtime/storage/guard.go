@@ -36,23 +36,40 @@ type Config struct {
 	// writes resume once twice as much is free.
 	MinFree uint64
 	// MaxStore is JetStream's storage limit (nats.max_store); 0: none.
+	// The limit is checked only with WithUsed.
 	MaxStore int64
-	// Used returns JetStream's storage in use (bytes); needed with MaxStore.
-	Used func(ctx context.Context) (int64, error)
-	// Server is restarted after a filesystem-full episode; nil: never.
-	Server Server
 	// Interval between checks (default 2s).
 	Interval time.Duration
-	// Free returns the free bytes of the filesystem under dir (default
-	// FreeBytes; tests replace it).
-	Free func(dir string) (uint64, error)
-	Log  *slog.Logger
 }
+
+// Option sets one of a guard's optional collaborators.
+type Option func(*Guard)
+
+// WithUsed reads JetStream's storage in use (bytes), checked against
+// Config.MaxStore.
+func WithUsed(used func(ctx context.Context) (int64, error)) Option {
+	return func(g *Guard) { g.used = used }
+}
+
+// WithServer restarts srv after a filesystem-full episode (default:
+// never).
+func WithServer(srv Server) Option { return func(g *Guard) { g.server = srv } }
+
+// WithFree reads the free bytes of the filesystem under dir (default
+// FreeBytes; tests replace it).
+func WithFree(free func(dir string) (uint64, error)) Option { return func(g *Guard) { g.free = free } }
+
+// WithLogger logs to l (default: discard).
+func WithLogger(l *slog.Logger) Option { return func(g *Guard) { g.log = l } }
 
 // Guard holds the current storage state. The zero value is not usable;
 // make one with New. Err and Trip are safe for concurrent use.
 type Guard struct {
-	cfg Config
+	cfg    Config
+	used   func(ctx context.Context) (int64, error)
+	server Server
+	free   func(dir string) (uint64, error)
+	log    *slog.Logger
 
 	mu sync.Mutex
 	// err is non-nil while writes are refused.
@@ -69,17 +86,21 @@ type Guard struct {
 const RestartGap = 15 * time.Second
 
 // New returns a guard; call Check once, then Run.
-func New(cfg Config) *Guard {
+func New(cfg Config, opts ...Option) *Guard {
 	if cfg.Interval <= 0 {
 		cfg.Interval = 2 * time.Second
 	}
-	if cfg.Free == nil {
-		cfg.Free = FreeBytes
+	g := &Guard{cfg: cfg}
+	for _, o := range opts {
+		o(g)
 	}
-	if cfg.Log == nil {
-		cfg.Log = slog.New(slog.DiscardHandler)
+	if g.free == nil {
+		g.free = FreeBytes
 	}
-	return &Guard{cfg: cfg}
+	if g.log == nil {
+		g.log = slog.New(slog.DiscardHandler)
+	}
+	return g
 }
 
 // Err is nil while the node can store writes, else a *sentinel.Error with
@@ -125,7 +146,7 @@ func (g *Guard) Run(ctx context.Context) {
 // filesystem-full episode has ended.
 func (g *Guard) Check(ctx context.Context) {
 	diskShort, reason := g.disk()
-	jsOff := g.cfg.Server != nil && !g.cfg.Server.JetStreamEnabled()
+	jsOff := g.server != nil && !g.server.JetStreamEnabled()
 	switch {
 	case diskShort:
 	case jsOff:
@@ -135,10 +156,10 @@ func (g *Guard) Check(ctx context.Context) {
 	}
 	g.mu.Lock()
 	was := g.err
-	if (diskShort || jsOff) && g.cfg.Server != nil {
+	if (diskShort || jsOff) && g.server != nil {
 		g.episode = true
 	}
-	restart := !diskShort && g.episode && g.cfg.Server != nil && time.Since(g.lastRestart) >= RestartGap
+	restart := !diskShort && g.episode && g.server != nil && time.Since(g.lastRestart) >= RestartGap
 	switch {
 	case restart:
 		g.err = full("restarting the embedded server after the disk was full")
@@ -152,32 +173,32 @@ func (g *Guard) Check(ctx context.Context) {
 	}
 	g.mu.Unlock()
 	if reason != "" && was == nil {
-		g.cfg.Log.Error("storage full: refusing writes", "reason", reason)
+		g.log.Error("storage full: refusing writes", "reason", reason)
 	}
 	if restart {
 		g.restart()
 		return
 	}
 	if reason == "" && was != nil {
-		g.cfg.Log.Info("storage has room again: accepting writes")
+		g.log.Info("storage has room again: accepting writes")
 	}
 }
 
 // restart restarts the server; writes stay refused until it is back.
 func (g *Guard) restart() {
-	g.cfg.Log.Warn("restarting the embedded nats-server: the disk was full and has room again")
-	err := g.cfg.Server.Restart()
+	g.log.Warn("restarting the embedded nats-server: the disk was full and has room again")
+	err := g.server.Restart()
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	g.lastRestart = time.Now()
 	if err != nil {
 		g.err = full(fmt.Sprintf("restarting the embedded server failed: %v", err))
-		g.cfg.Log.Error("embedded nats-server restart failed", "err", err)
+		g.log.Error("embedded nats-server restart failed", "err", err)
 		return
 	}
 	g.episode, g.err = false, nil
 	g.restarts++
-	g.cfg.Log.Info("embedded nats-server restarted: accepting writes")
+	g.log.Info("embedded nats-server restarted: accepting writes")
 }
 
 // disk reports whether the store's filesystem is short of MinFree (twice
@@ -186,7 +207,7 @@ func (g *Guard) disk() (short bool, reason string) {
 	if g.cfg.Dir == "" || g.cfg.MinFree == 0 {
 		return false, ""
 	}
-	free, err := g.cfg.Free(g.cfg.Dir)
+	free, err := g.free(g.cfg.Dir)
 	if err != nil {
 		return false, ""
 	}
@@ -203,12 +224,12 @@ func (g *Guard) disk() (short bool, reason string) {
 // limit names a reached JetStream storage limit, if any. A refusal
 // (Trip) with no limit to read clears at the next check.
 func (g *Guard) limit(ctx context.Context) string {
-	if g.cfg.MaxStore <= 0 || g.cfg.Used == nil {
+	if g.cfg.MaxStore <= 0 || g.used == nil {
 		return ""
 	}
 	cctx, cancel := context.WithTimeout(ctx, time.Second)
 	defer cancel()
-	used, err := g.cfg.Used(cctx)
+	used, err := g.used(cctx)
 	if err != nil {
 		return ""
 	}

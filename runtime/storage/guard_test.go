@@ -42,7 +42,7 @@ func isFull(err error) bool {
 func TestADiskEpisodeRefusesWritesWithHysteresisAndRestartsOnce(t *testing.T) {
 	ctx := context.Background()
 	d, srv := &disk{free: 100}, &server{}
-	g := New(Config{Dir: "/x", MinFree: 10, Free: d.Free, Server: srv})
+	g := New(Config{Dir: "/x", MinFree: 10}, WithFree(d.Free), WithServer(srv))
 	g.Check(ctx)
 	if g.Err() != nil {
 		t.Fatalf("room to spare: %v", g.Err())
@@ -74,7 +74,7 @@ func TestADiskEpisodeRefusesWritesWithHysteresisAndRestartsOnce(t *testing.T) {
 func TestDisabledJetStreamIsFullUntilRestarted(t *testing.T) {
 	ctx := context.Background()
 	d, srv := &disk{free: 100}, &server{off: true}
-	g := New(Config{Dir: "/x", MinFree: 10, Free: d.Free, Server: srv})
+	g := New(Config{Dir: "/x", MinFree: 10}, WithFree(d.Free), WithServer(srv))
 	g.Check(ctx)
 	if g.Err() != nil || srv.restarts != 1 {
 		t.Fatalf("want one restart and writable, got %v, %d restarts", g.Err(), srv.restarts)
@@ -87,7 +87,7 @@ func TestDisabledJetStreamIsFullUntilRestarted(t *testing.T) {
 func TestTheStorageLimitRefusesNearItAndResumesBelowNinetyPercent(t *testing.T) {
 	ctx := context.Background()
 	var used int64
-	g := New(Config{MaxStore: 1000, Used: func(context.Context) (int64, error) { return used, nil }})
+	g := New(Config{MaxStore: 1000}, WithUsed(func(context.Context) (int64, error) { return used, nil }))
 	for _, step := range []struct {
 		used int64
 		full bool

@@ -100,14 +100,14 @@ func OpenAssets(ctx context.Context, p bus.Provisioner, retention time.Duration)
 // that stores one copy per subject, and a wake-up when a subject gets a
 // message.
 type FeedBus interface {
-	PublishOnce(ctx context.Context, s jetstream.Stream, subj, msgID string, data []byte) (seq uint64, dup bool, err error)
+	PublishOnce(ctx context.Context, s jetstream.Stream, subj string, data []byte, msgID string) (seq uint64, dup bool, err error)
 	OnPublish(subject string, fn func()) (func(), error)
 }
 
 // appendFeed stores one event in a subscription's feed. The subject names
 // the event, so a second append of it returns the stored sequence and dup.
 func appendFeed(ctx context.Context, b FeedBus, m *Assets, mode, subID, digest string, data []byte) (seq uint64, dup bool, err error) {
-	seq, dup, err = b.PublishOnce(ctx, m.Feeds, FeedSubject(mode, subID, digest), subID+":"+digest, data)
+	seq, dup, err = b.PublishOnce(ctx, m.Feeds, FeedSubject(mode, subID, digest), data, subID+":"+digest)
 	if err != nil {
 		return 0, false, fmt.Errorf("bus: append feed event of %s: %w", subID, err)
 	}

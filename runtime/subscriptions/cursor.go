@@ -23,11 +23,15 @@ const cursorKeyName = "key.cursor"
 // first node to need it creates it (compare-and-set), every node reads the
 // same, so every node accepts every node's cursors.
 type Cursors struct {
-	KV jetstream.KeyValue
+	kv jetstream.KeyValue
 
 	mu  sync.Mutex
 	key []byte
 }
+
+// NewCursors returns the cursor codec whose key lives in the MCP Events
+// bucket (Assets.KV).
+func NewCursors(kv jetstream.KeyValue) *Cursors { return &Cursors{kv: kv} }
 
 // Bind is what a cursor is bound to: a digest of the principal, the event
 // name and the canonical arguments.
@@ -54,7 +58,7 @@ func (c *Cursors) signingKey(ctx context.Context) ([]byte, error) {
 		return c.key, nil
 	}
 	for attempt := 0; attempt < 3; attempt++ {
-		e, err := c.KV.Get(ctx, cursorKeyName)
+		e, err := c.kv.Get(ctx, cursorKeyName)
 		if err == nil && len(e.Value()) == 32 {
 			c.key = e.Value()
 			return c.key, nil
@@ -66,7 +70,7 @@ func (c *Cursors) signingKey(ctx context.Context) ([]byte, error) {
 		if _, err := rand.Read(k); err != nil {
 			return nil, fmt.Errorf("mint the cursor key: %w", err)
 		}
-		if _, err := c.KV.Create(ctx, cursorKeyName, k); err == nil {
+		if _, err := c.kv.Create(ctx, cursorKeyName, k); err == nil {
 			c.key = k
 			return k, nil
 		} else if !errors.Is(err, jetstream.ErrKeyExists) {

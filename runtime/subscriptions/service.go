@@ -414,7 +414,7 @@ func (s *Service) dropSentinel(ctx context.Context, id string) {
 }
 
 func (s *Service) checkCapacity(ctx context.Context) error {
-	lister, err := s.store.KV.ListKeysFiltered(ctx, "sub.*")
+	lister, err := s.store.kv.ListKeysFiltered(ctx, "sub.*")
 	if err != nil {
 		return fmt.Errorf("count subscriptions: %w", err)
 	}

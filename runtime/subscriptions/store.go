@@ -79,13 +79,16 @@ func SubscriptionID(mode, principal, url, name string, canonicalArgs []byte) str
 }
 
 // Store keeps subscription records in the bucket.
-type Store struct{ KV jetstream.KeyValue }
+type Store struct{ kv jetstream.KeyValue }
+
+// NewStore returns the store over the MCP Events bucket (Assets.KV).
+func NewStore(kv jetstream.KeyValue) *Store { return &Store{kv: kv} }
 
 func recKey(id string) string { return "sub." + id }
 
 // Get returns a record and its revision (sentinel.ErrNotFound when absent).
 func (s *Store) Get(ctx context.Context, id string) (*Record, uint64, error) {
-	e, err := s.KV.Get(ctx, recKey(id))
+	e, err := s.kv.Get(ctx, recKey(id))
 	if errors.Is(err, jetstream.ErrKeyNotFound) {
 		return nil, 0, fmt.Errorf("subscription %s: %w", id, sentinel.ErrNotFound)
 	}
@@ -105,7 +108,7 @@ func (s *Store) Create(ctx context.Context, r *Record) error {
 	if err != nil {
 		return fmt.Errorf("encode subscription %s: %w", r.ID, err)
 	}
-	if _, err := s.KV.Create(ctx, recKey(r.ID), raw); err != nil {
+	if _, err := s.kv.Create(ctx, recKey(r.ID), raw); err != nil {
 		if errors.Is(err, jetstream.ErrKeyExists) {
 			return fmt.Errorf("subscription %s: %w", r.ID, sentinel.ErrConflict)
 		}
@@ -136,7 +139,7 @@ func (s *Store) Update(ctx context.Context, id string, fn func(*Record) error) (
 		if err != nil {
 			return nil, fmt.Errorf("encode subscription %s: %w", id, err)
 		}
-		_, err = s.KV.Update(ctx, recKey(id), raw, rev)
+		_, err = s.kv.Update(ctx, recKey(id), raw, rev)
 		if err == nil {
 			return r, nil
 		}
@@ -149,7 +152,7 @@ func (s *Store) Update(ctx context.Context, id string, fn func(*Record) error) (
 
 // Delete removes a record (absent is not an error).
 func (s *Store) Delete(ctx context.Context, id string) error {
-	if err := s.KV.Delete(ctx, recKey(id)); err != nil && !errors.Is(err, jetstream.ErrKeyNotFound) {
+	if err := s.kv.Delete(ctx, recKey(id)); err != nil && !errors.Is(err, jetstream.ErrKeyNotFound) {
 		return fmt.Errorf("delete subscription %s: %w", id, err)
 	}
 	return nil
@@ -157,7 +160,7 @@ func (s *Store) Delete(ctx context.Context, id string) error {
 
 // List returns every record.
 func (s *Store) List(ctx context.Context) ([]*Record, error) {
-	lister, err := s.KV.ListKeysFiltered(ctx, "sub.*")
+	lister, err := s.kv.ListKeysFiltered(ctx, "sub.*")
 	if err != nil {
 		return nil, fmt.Errorf("list subscriptions: %w", err)
 	}

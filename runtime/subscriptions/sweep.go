@@ -80,7 +80,7 @@ func (s *Service) endIfUnchanged(ctx context.Context, id string, still func(*Rec
 	if err != nil || !still(rec) {
 		return false
 	}
-	if err := s.store.KV.Delete(ctx, recKey(id), jetstream.LastRevision(rev)); err != nil {
+	if err := s.store.kv.Delete(ctx, recKey(id), jetstream.LastRevision(rev)); err != nil {
 		if !errors.Is(err, jetstream.ErrKeyExists) && !errors.Is(err, jetstream.ErrKeyRevisionMismatch) {
 			s.log.Warn("ending an mcp events subscription failed", "subscription", id, "err", err)
 		}

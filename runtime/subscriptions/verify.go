@@ -35,7 +35,7 @@ func (w *Webhooks) verify(ctx context.Context, principal, subID string, d *deliv
 		return nil
 	}
 	key := verifiedKey(principal, d.URL)
-	if e, err := s.store.KV.Get(ctx, key); err == nil {
+	if e, err := s.store.kv.Get(ctx, key); err == nil {
 		if until, perr := strconv.ParseInt(string(e.Value()), 10, 64); perr == nil && until > s.now().UnixMilli() {
 			return nil
 		}
@@ -57,7 +57,7 @@ func (w *Webhooks) verify(ctx context.Context, principal, subID string, d *deliv
 		return sentinel.Errorf(sentinel.CodeCallbackPrefix+"challenge_failed", "the callback endpoint did not echo the challenge")
 	}
 	until := s.now().Add(s.cfg.TTLMax).UnixMilli()
-	if _, err := s.store.KV.Put(ctx, key, []byte(strconv.FormatInt(until, 10))); err != nil {
+	if _, err := s.store.kv.Put(ctx, key, []byte(strconv.FormatInt(until, 10))); err != nil {
 		return fmt.Errorf("cache the endpoint verification: %w", err)
 	}
 	return nil

@@ -16,17 +16,19 @@ import (
 	"github.com/agentproto/sentinel/bus"
 )
 
-// Webhooks delivers webhook subscriptions: each has a durable consumer of
+// Webhooks delivers webhook subscriptions. Each has a durable consumer of
 // its feed with one event in flight, which every node pulls with one
-// long-lived pull (JetStream hands each event to one puller, so one
-// subscription is delivered once, not once per node; an idle
+// long-lived pull. JetStream hands each event to one puller, so a
+// subscription is delivered once, not once per node. An idle
 // subscription costs each node one waiting pull request, renewed every
-// 30 s, not a fetch a second). The POST's 2xx acks an event; a failure
-// retries it with bounded backoff (retry_attempts POSTs); 410 and 413 and
-// the last attempt settle it for good. A gap (events the feed dropped
-// before they reached the endpoint) is announced by a gap envelope before
-// the next event; a sustained failure rate suspends delivery until a
-// refresh; the sweep's terminations POST a terminated envelope.
+// 30 s, not a fetch a second.
+//
+// The POST's 2xx acks an event. A failure retries it with bounded backoff
+// (retry_attempts POSTs). A 410, a 413 or the last attempt settles it for
+// good. A gap (events the feed dropped before they reached the endpoint)
+// is announced by a gap envelope before the next event. A sustained
+// failure rate suspends delivery until a refresh. The sweep's
+// terminations POST a terminated envelope.
 type Webhooks struct {
 	svc     *Service
 	client  *http.Client
@@ -118,7 +120,7 @@ func (w *Webhooks) dropConsumer(ctx context.Context, id string) {
 // watch's initial values reconcile them (issue 21, item 10: the dispatcher
 // used to stop every worker and exit for good).
 func (w *Webhooks) Start(ctx context.Context, wg *sync.WaitGroup) error {
-	watcher, err := w.svc.store.KV.Watch(ctx, "sub.*")
+	watcher, err := w.svc.store.kv.Watch(ctx, "sub.*")
 	if err != nil {
 		return fmt.Errorf("watch webhook subscriptions: %w", err)
 	}
@@ -143,7 +145,7 @@ func (w *Webhooks) Start(ctx context.Context, wg *sync.WaitGroup) error {
 			if !sleepCtx(ctx, backoff(time.Second, attempt)) {
 				return
 			}
-			if watcher, err = w.svc.store.KV.Watch(ctx, "sub.*"); err != nil {
+			if watcher, err = w.svc.store.kv.Watch(ctx, "sub.*"); err != nil {
 				watcher = nil
 				w.svc.log.Warn("watching webhook subscriptions again failed; retrying", "err", err)
 				continue

@@ -24,7 +24,7 @@ func TestTheWebhookDispatcherWatchesAgainWhenItsWatchEnds(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	m, err := OpenAssets(ctx, be.Bus, time.Hour)
 	require.NoError(t, err)
-	svc := &Service{store: &Store{KV: m.KV}, feed: NewFeed(be.Bus, m), log: slog.New(slog.NewTextHandler(io.Discard, nil)), now: time.Now}
+	svc := &Service{store: NewStore(m.KV), feed: NewFeed(be.Bus, m), log: slog.New(slog.NewTextHandler(io.Discard, nil)), now: time.Now}
 	w := newWebhooks(svc)
 	var wg sync.WaitGroup
 	t.Cleanup(func() { cancel(); wg.Wait() })

@@ -14,7 +14,7 @@ import (
 
 // Verification challenges are rate-limited per destination host: past
 // the limit a subscribe is ResourceExhausted and no challenge is sent.
-func TestEventsWebhookChallengesRateLimitedPerHost(t *testing.T) {
+func TestMCPEventsWebhookChallengesRateLimitedPerHost(t *testing.T) {
 	t.Parallel()
 	a := webhookNode(t, func(c *app.Config) { c.MCPEvents.VerifyPerHostPerMinute = 2 })
 	c := newSEPClient(t, a.URL(), a.Token)
@@ -35,7 +35,7 @@ func TestEventsWebhookChallengesRateLimitedPerHost(t *testing.T) {
 // fresh subscription of the same key starts after the cursor (what its
 // earlier incarnation stored), saying truncated since events may have
 // been missed while none existed.
-func TestEventsWebhookSubscribeWithACursorReplays(t *testing.T) {
+func TestMCPEventsWebhookSubscribeWithACursorReplays(t *testing.T) {
 	t.Parallel()
 	a := webhookNode(t, func(c *app.Config) { c.MCPEvents.RetryAttempts = 20 })
 	c := newSEPClient(t, a.URL(), a.Token)
@@ -76,7 +76,7 @@ func TestEventsWebhookSubscribeWithACursorReplays(t *testing.T) {
 
 // Many webhook subscriptions: one worker each on the node, every event
 // delivered once to its subscription.
-func TestEventsWebhookManySubscriptions(t *testing.T) {
+func TestMCPEventsWebhookManySubscriptions(t *testing.T) {
 	t.Parallel()
 	const n = 30
 	a := webhookNode(t, nil)

@@ -19,7 +19,7 @@ import (
 func TestConcurrentRecreatesOfARemovedSubscriptionSentinelLeakNothing(t *testing.T) {
 	t.Parallel()
 	points := pause.New()
-	a := eventsNode(t, t.TempDir(), nil, app.WithPause(points))
+	a := mcpEventsNode(t, t.TempDir(), nil, app.WithPause(points))
 	c := newSEPClient(t, a.URL(), a.Token)
 	args := fakeArgs("fake:poll-race/1")
 	boot := c.poll("sentinel.event", args, nil, nil)

@@ -14,9 +14,9 @@ import (
 // When the server removes the sentinel behind a push subscription
 // (sentinel rm), the stream says notifications/events/terminated and
 // closes with its final frame.
-func TestEventsPushTerminatedWhenTheServerRemovesIt(t *testing.T) {
+func TestMCPEventsPushTerminatedWhenTheServerRemovesIt(t *testing.T) {
 	t.Parallel()
-	a := eventsNode(t, t.TempDir(), func(c *app.Config) { c.MCPEvents.Heartbeat = 200 * time.Millisecond })
+	a := mcpEventsNode(t, t.TempDir(), func(c *app.Config) { c.MCPEvents.Heartbeat = 200 * time.Millisecond })
 	c := newSEPClient(t, a.URL(), a.Token)
 	s := c.stream("sentinel.event", fakeArgs("fake:push-rm/1"), nil)
 	s.next(t, "notifications/events/active")
@@ -69,9 +69,9 @@ func removeSentinel(t *testing.T, a *app.App, id string) {
 
 // A poll subscription whose sentinel the server removed is watched again
 // from its next poll, which says truncated (nothing watched meanwhile).
-func TestEventsPollAfterTheServerRemovedItsSentinel(t *testing.T) {
+func TestMCPEventsPollAfterTheServerRemovedItsSentinel(t *testing.T) {
 	t.Parallel()
-	a := eventsNode(t, t.TempDir(), nil)
+	a := mcpEventsNode(t, t.TempDir(), nil)
 	c := newSEPClient(t, a.URL(), a.Token)
 	args := fakeArgs("fake:poll-rm/1")
 	boot := c.poll("sentinel.event", args, nil, nil)

@@ -92,7 +92,7 @@ func feedMsgs(t *testing.T, a *app.App) uint64 {
 // After events/unsubscribe nothing more is delivered: an event that was
 // being retried when the client unsubscribed never arrives, though the
 // receiver recovers and another subscription's events still do.
-func TestEventsWebhookNoDeliveryAfterUnsubscribe(t *testing.T) {
+func TestMCPEventsWebhookNoDeliveryAfterUnsubscribe(t *testing.T) {
 	t.Parallel()
 	a := webhookNode(t, func(c *app.Config) { c.MCPEvents.RetryAttempts = 20 })
 	c := newSEPClient(t, a.URL(), a.Token)
@@ -123,7 +123,7 @@ func TestEventsWebhookNoDeliveryAfterUnsubscribe(t *testing.T) {
 
 // At its TTL the subscription ends with a signed terminated envelope
 // (NotFound, kind subscription) and nothing after it.
-func TestEventsWebhookTerminatedAtItsTTL(t *testing.T) {
+func TestMCPEventsWebhookTerminatedAtItsTTL(t *testing.T) {
 	t.Parallel()
 	a := webhookNode(t, nil)
 	c := newSEPClient(t, a.URL(), a.Token)
@@ -143,7 +143,7 @@ func TestEventsWebhookTerminatedAtItsTTL(t *testing.T) {
 
 // When the server removes the sentinel behind a subscription (sentinel
 // rm), the subscription ends with a terminated envelope.
-func TestEventsWebhookTerminatedWhenTheServerRemovesIt(t *testing.T) {
+func TestMCPEventsWebhookTerminatedWhenTheServerRemovesIt(t *testing.T) {
 	t.Parallel()
 	a := webhookNode(t, nil)
 	c := newSEPClient(t, a.URL(), a.Token)
@@ -171,7 +171,7 @@ func TestEventsWebhookTerminatedWhenTheServerRemovesIt(t *testing.T) {
 // Events the feed dropped before they reached the endpoint (retention,
 // while the receiver was failing) are announced by a signed gap envelope
 // carrying a fresh cursor, before the next event.
-func TestEventsWebhookGapEnvelope(t *testing.T) {
+func TestMCPEventsWebhookGapEnvelope(t *testing.T) {
 	t.Parallel()
 	a := webhookNode(t, func(c *app.Config) {
 		c.MCPEvents.Retention = time.Second
@@ -205,7 +205,7 @@ func TestEventsWebhookGapEnvelope(t *testing.T) {
 // (deliveryStatus.active false, no worker, no attempt spent); the
 // refresh that reports it reactivates delivery and the pending event
 // arrives.
-func TestEventsWebhookSuspendedThenReactivatedByARefresh(t *testing.T) {
+func TestMCPEventsWebhookSuspendedThenReactivatedByARefresh(t *testing.T) {
 	t.Parallel()
 	a := webhookNode(t, func(c *app.Config) {
 		c.MCPEvents.RetryAttempts = 20
@@ -280,7 +280,7 @@ func TestEventsWebhook410And413AreFinal(t *testing.T) {
 // ttlMs null asks for no expiry: granted as refreshBefore null with
 // mcp_events.no_expiry (the subscription outlives any sweep), else
 // answered with the cap (ttl_max).
-func TestEventsWebhookNoExpiry(t *testing.T) {
+func TestMCPEventsWebhookNoExpiry(t *testing.T) {
 	t.Parallel()
 	a := webhookNode(t, func(c *app.Config) { c.MCPEvents.TTLMax = time.Hour })
 	c := newSEPClient(t, a.URL(), a.Token)
@@ -312,7 +312,7 @@ func TestEventsWebhookNoExpiry(t *testing.T) {
 // A no-expiry subscription whose delivery stays suspended is dropped
 // after mcp_events.drop_suspended_after, with a terminated envelope
 // (CallbackEndpointError, its lastError).
-func TestEventsWebhookNoExpiryDroppedAfterSustainedFailure(t *testing.T) {
+func TestMCPEventsWebhookNoExpiryDroppedAfterSustainedFailure(t *testing.T) {
 	t.Parallel()
 	a := webhookNode(t, func(c *app.Config) {
 		c.MCPEvents.NoExpiry = true

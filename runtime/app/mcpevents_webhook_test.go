@@ -124,7 +124,7 @@ func (r *receiver) snapshot() (events []map[string]any, controls []map[string]an
 }
 
 func webhookNode(t *testing.T, tune func(*app.Config)) *app.App {
-	return eventsNode(t, t.TempDir(), func(c *app.Config) {
+	return mcpEventsNode(t, t.TempDir(), func(c *app.Config) {
 		c.MCPEvents.AllowPrivateCallbacks = true
 		c.MCPEvents.RetryBackoff = 50 * time.Millisecond
 		c.MCPEvents.TTLMin = time.Second
@@ -164,7 +164,7 @@ func (c *sepClient) subscribe(name string, args map[string]any, url, secret stri
 // node POSTs each event signed as Standard Webhooks says; a 500 is
 // retried; a refresh keeps the id and reports deliveryStatus; after
 // events/unsubscribe the subscription and its sentinel are gone.
-func TestEventsWebhook(t *testing.T) {
+func TestMCPEventsWebhook(t *testing.T) {
 	t.Parallel()
 	a := webhookNode(t, nil)
 	c := newSEPClient(t, a.URL(), a.Token)
@@ -223,7 +223,7 @@ func TestEventsWebhook(t *testing.T) {
 
 // A receiver that does not echo the challenge gets no subscription and
 // no delivery; bad secrets and URLs are InvalidParams.
-func TestEventsWebhookRefusals(t *testing.T) {
+func TestMCPEventsWebhookRefusals(t *testing.T) {
 	t.Parallel()
 	a := webhookNode(t, nil)
 	c := newSEPClient(t, a.URL(), a.Token)
@@ -243,9 +243,9 @@ func TestEventsWebhookRefusals(t *testing.T) {
 // Without mcp_events.allow_private_callbacks a loopback callback is
 // refused at delivery time (the challenge never leaves), and http is
 // InvalidParams.
-func TestEventsWebhookSSRF(t *testing.T) {
+func TestMCPEventsWebhookSSRF(t *testing.T) {
 	t.Parallel()
-	a := eventsNode(t, t.TempDir(), nil)
+	a := mcpEventsNode(t, t.TempDir(), nil)
 	c := newSEPClient(t, a.URL(), a.Token)
 	rx := newReceiver(t, true)
 	_, e := c.subscribe("sentinel.event", fakeArgs("fake:ssrf/1"), rx.srv.URL, rx.secret, nil)
@@ -261,7 +261,7 @@ func TestEventsWebhookSSRF(t *testing.T) {
 }
 
 // A webhook subscription ends at its TTL when not refreshed.
-func TestEventsWebhookExpiresAtItsTTL(t *testing.T) {
+func TestMCPEventsWebhookExpiresAtItsTTL(t *testing.T) {
 	t.Parallel()
 	a := webhookNode(t, nil)
 	c := newSEPClient(t, a.URL(), a.Token)

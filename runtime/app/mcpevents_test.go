@@ -13,8 +13,8 @@ import (
 	"github.com/agentproto/sentinel/runtime/app"
 )
 
-// eventsNode starts a node with the fake provider and tune applied.
-func eventsNode(t *testing.T, home string, tune func(*app.Config), opts ...app.Option) *app.App {
+// mcpEventsNode starts a node with the fake provider and tune applied.
+func mcpEventsNode(t *testing.T, home string, tune func(*app.Config), opts ...app.Option) *app.App {
 	t.Helper()
 	cfg := app.DefaultConfig()
 	cfg.Home = home
@@ -42,9 +42,9 @@ func fakeArgs(subject string) map[string]any {
 // server/discover of revision 2026-07-28 advertises the extension; an
 // earlier revision has no events/* (Method not found), and events/list
 // offers the two event types with their schemas.
-func TestEventsDiscoverAndList(t *testing.T) {
+func TestMCPEventsDiscoverAndList(t *testing.T) {
 	t.Parallel()
-	a := eventsNode(t, t.TempDir(), nil)
+	a := mcpEventsNode(t, t.TempDir(), nil)
 	c := newSEPClient(t, a.URL(), a.Token)
 
 	m := c.call("server/discover", nil)
@@ -95,9 +95,9 @@ func TestEventsDiscoverAndList(t *testing.T) {
 // target and no session, and nothing lands in a session inbox. Errors
 // are named: unknown event (NotFound), bad arguments and bad cursors
 // (InvalidParams).
-func TestEventsPoll(t *testing.T) {
+func TestMCPEventsPoll(t *testing.T) {
 	t.Parallel()
-	a := eventsNode(t, t.TempDir(), nil)
+	a := mcpEventsNode(t, t.TempDir(), nil)
 	c := newSEPClient(t, a.URL(), a.Token)
 	args := fakeArgs("fake:widgets/1")
 
@@ -163,10 +163,10 @@ func TestEventsPoll(t *testing.T) {
 
 // A poll cursor survives a restart of the node: the events delivered
 // while the client was away come after it.
-func TestEventsPollResumesAfterANodeRestart(t *testing.T) {
+func TestMCPEventsPollResumesAfterANodeRestart(t *testing.T) {
 	t.Parallel()
 	home := t.TempDir()
-	a := eventsNode(t, home, nil)
+	a := mcpEventsNode(t, home, nil)
 	c := newSEPClient(t, a.URL(), a.Token)
 	args := fakeArgs("fake:restart/1")
 	boot := c.poll("sentinel.event", args, nil, nil)
@@ -182,7 +182,7 @@ func TestEventsPollResumesAfterANodeRestart(t *testing.T) {
 	}, "the event reaches the feed")
 	require.NoError(t, a.Stop(context.Background()))
 
-	b := eventsNode(t, home, nil)
+	b := mcpEventsNode(t, home, nil)
 	c2 := newSEPClient(t, b.URL(), b.Token)
 	r := c2.poll("sentinel.event", args, boot.Cursor, nil)
 	require.Len(t, r.Events, 1)
@@ -191,9 +191,9 @@ func TestEventsPollResumesAfterANodeRestart(t *testing.T) {
 }
 
 // When retention dropped events after a cursor, the poll says truncated.
-func TestEventsPollTruncatedAfterRetention(t *testing.T) {
+func TestMCPEventsPollTruncatedAfterRetention(t *testing.T) {
 	t.Parallel()
-	a := eventsNode(t, t.TempDir(), func(c *app.Config) { c.MCPEvents.Retention = time.Second })
+	a := mcpEventsNode(t, t.TempDir(), func(c *app.Config) { c.MCPEvents.Retention = time.Second })
 	c := newSEPClient(t, a.URL(), a.Token)
 	args := fakeArgs("fake:retained/1")
 	boot := c.poll("sentinel.event", args, nil, nil)
@@ -213,9 +213,9 @@ func TestEventsPollTruncatedAfterRetention(t *testing.T) {
 }
 
 // maxAgeMs skips older events and says so.
-func TestEventsPollMaxAge(t *testing.T) {
+func TestMCPEventsPollMaxAge(t *testing.T) {
 	t.Parallel()
-	a := eventsNode(t, t.TempDir(), nil)
+	a := mcpEventsNode(t, t.TempDir(), nil)
 	c := newSEPClient(t, a.URL(), a.Token)
 	args := fakeArgs("fake:aged/1")
 	boot := c.poll("sentinel.event", args, nil, nil)
@@ -231,9 +231,9 @@ func TestEventsPollMaxAge(t *testing.T) {
 }
 
 // A poll subscription nobody polls goes away after poll_idle_expiry.
-func TestEventsPollSubscriptionExpiresWhenIdle(t *testing.T) {
+func TestMCPEventsPollSubscriptionExpiresWhenIdle(t *testing.T) {
 	t.Parallel()
-	a := eventsNode(t, t.TempDir(), func(c *app.Config) { c.MCPEvents.PollIdleExpiry = time.Second })
+	a := mcpEventsNode(t, t.TempDir(), func(c *app.Config) { c.MCPEvents.PollIdleExpiry = time.Second })
 	c := newSEPClient(t, a.URL(), a.Token)
 	c.poll("sentinel.event", fakeArgs("fake:idle/1"), nil, nil)
 	require.NotEmpty(t, subscriptionSentinel(t, a.URL(), a.Token, "poll", "fake:idle/1").ID)
@@ -245,9 +245,9 @@ func TestEventsPollSubscriptionExpiresWhenIdle(t *testing.T) {
 // Push: the stream confirms with active, delivers events live with their
 // cursor, heartbeats with the position, and ends the subscription when it
 // closes; a new stream from a cursor replays what came after it.
-func TestEventsPushStream(t *testing.T) {
+func TestMCPEventsPushStream(t *testing.T) {
 	t.Parallel()
-	a := eventsNode(t, t.TempDir(), func(c *app.Config) {
+	a := mcpEventsNode(t, t.TempDir(), func(c *app.Config) {
 		c.MCPEvents.Heartbeat = 200 * time.Millisecond
 		c.MCPEvents.PushLinger = time.Hour
 	})
@@ -300,9 +300,9 @@ func TestEventsPushStream(t *testing.T) {
 }
 
 // With no linger a push subscription ends with its stream.
-func TestEventsPushSubscriptionEndsWithItsStream(t *testing.T) {
+func TestMCPEventsPushSubscriptionEndsWithItsStream(t *testing.T) {
 	t.Parallel()
-	a := eventsNode(t, t.TempDir(), nil)
+	a := mcpEventsNode(t, t.TempDir(), nil)
 	c := newSEPClient(t, a.URL(), a.Token)
 	s := c.stream("sentinel.event", fakeArgs("fake:closing/1"), nil)
 	s.next(t, "notifications/events/active")

@@ -12,7 +12,7 @@ import (
 // In a cluster every node serves MCP Events: a poll cursor minted by one
 // node is accepted by another (the signing key and the subscriptions are
 // in JetStream), and the events come after it there.
-func TestClusterEventsCursorWorksOnEveryNode(t *testing.T) {
+func TestClusterMCPEventsCursorWorksOnEveryNode(t *testing.T) {
 	apps := startCluster(t, clusterConfigs(t, 3))
 	a, b := apps[0], apps[1]
 	ca, cb := newSEPClient(t, a.URL(), a.Token), newSEPClient(t, b.URL(), b.Token)
@@ -36,7 +36,7 @@ func TestClusterEventsCursorWorksOnEveryNode(t *testing.T) {
 
 // One webhook subscription in a cluster is delivered once, not once per
 // node: its durable consumer hands each event to one node.
-func TestClusterEventsWebhookDeliveredOnce(t *testing.T) {
+func TestClusterMCPEventsWebhookDeliveredOnce(t *testing.T) {
 	cfgs := clusterConfigs(t, 3)
 	for i := range cfgs {
 		cfgs[i].MCPEvents.AllowPrivateCallbacks = true

@@ -12,22 +12,22 @@ import (
 	"github.com/agentproto/sentinel/runtime/subscriptions"
 )
 
-// EventsPrincipal is the principal id of MCP Events calls made with the
+// MCPEventsPrincipal is the principal id of MCP Events calls made with the
 // node's own token (sentinel.OperatorID); a named token's calls are its
 // own principal's ("token:<id>"), so its subscriptions and cursors are
 // its alone.
-const EventsPrincipal = sentinel.OperatorID
+const MCPEventsPrincipal = sentinel.OperatorID
 
-// openEvents provisions the MCP Events assets and builds the service
+// openMCPEvents provisions the MCP Events assets and builds the service
 // behind events/* (runtime/subscriptions). Every node serves it: the
 // subscriptions, the feeds and the cursor key are in JetStream.
-func (a *App) openEvents(ctx context.Context) error {
+func (a *App) openMCPEvents(ctx context.Context) error {
 	m, err := subscriptions.OpenAssets(ctx, a.Bus, a.Cfg.MCPEvents.Retention)
 	if err != nil {
 		return err
 	}
 	interval := a.Cfg.Poll.ActiveInterval
-	a.MCPEvents, err = subscriptions.New(&subscriptions.Store{KV: m.KV}, subscriptions.NewFeed(a.Bus, m), &subscriptions.Cursors{KV: m.KV}, a.Sentinels,
+	a.MCPEvents, err = subscriptions.New(subscriptions.NewStore(m.KV), subscriptions.NewFeed(a.Bus, m), subscriptions.NewCursors(m.KV), a.Sentinels,
 		subscriptions.WithConfig(a.Cfg.MCPEvents), subscriptions.WithCadence(func() int64 { return interval.Milliseconds() }),
 		subscriptions.WithLogger(a.Log.With("component", "mcp-events")), subscriptions.WithClock(a.now), subscriptions.WithPause(a.pause))
 	if err != nil {
@@ -36,9 +36,9 @@ func (a *App) openEvents(ctx context.Context) error {
 	return nil
 }
 
-// wireEvents runs the subscription sweeper (and the webhook dispatcher)
+// wireMCPEvents runs the subscription sweeper (and the webhook dispatcher)
 // with the node.
-func (a *App) wireEvents() subsystem {
+func (a *App) wireMCPEvents() subsystem {
 	var (
 		cancel context.CancelFunc
 		wg     sync.WaitGroup
@@ -67,9 +67,9 @@ func (a *App) wireEvents() subsystem {
 	}
 }
 
-// eventsWrap is the MCP Events layer of /mcp.
-func (a *App) eventsWrap(life context.Context) func(http.Handler) http.Handler {
-	d := &mcpevents.Server{Svc: scopedEvents{a.MCPEvents}, Life: life, Log: a.Log.With("component", "mcp-events"), Streams: a.streams}
+// mcpEventsWrap is the MCP Events layer of /mcp.
+func (a *App) mcpEventsWrap(life context.Context) func(http.Handler) http.Handler {
+	d := mcpevents.NewServer(scopedMCPEvents{a.MCPEvents}, mcpevents.WithLife(life), mcpevents.WithLogger(a.Log.With("component", "mcp-events")), mcpevents.WithStreams(a.streams))
 	opts := mcpevents.HTTPOptions{Principal: func(r *http.Request) string { return api.PrincipalFrom(r.Context()).ID }}
 	return func(next http.Handler) http.Handler { return mcpevents.Handler(next, d, opts) }
 }
