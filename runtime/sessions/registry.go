@@ -12,6 +12,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/agentproto/sentinel"
+	"github.com/agentproto/sentinel/bus"
 	"github.com/agentproto/sentinel/runtime/pause"
 )
 
@@ -36,11 +37,14 @@ type Registry struct {
 }
 
 // RegistryBus is what the registry needs of the bus (*bus.Bus is one):
-// the lifecycle outbox's retried publish and key listings that survive a
-// node cut off from quorum (bus.ListKeys).
+// the lifecycle outbox's retried publish, key listings that survive a
+// node cut off from quorum (bus.ListKeys) and leader reads.
 type RegistryBus interface {
 	PublishRetrying(ctx context.Context, subj string, data []byte, msgID string) (seq uint64, dup bool, err error)
 	ListKeys(ctx context.Context, kv jetstream.KeyValue) ([]string, error)
+	// LeaderLast reads a subject's last message from its stream's leader
+	// (a session this node's replica does not hold yet).
+	LeaderLast(ctx context.Context, stream, subject string) ([]byte, uint64, error)
 }
 
 // RegistryOption sets one of a registry's optional settings.
@@ -122,16 +126,36 @@ func (r *Registry) get(ctx context.Context, id string) (*Session, uint64, error)
 	}
 	e, err := r.kv.Get(ctx, id)
 	if errors.Is(err, jetstream.ErrKeyNotFound) || errors.Is(err, jetstream.ErrKeyDeleted) {
-		return nil, 0, fmt.Errorf("get session %s: %w", id, ErrNotFound)
+		return r.getFromLeader(ctx, id)
 	}
 	if err != nil {
 		return nil, 0, fmt.Errorf("get session %s: %w", id, err)
 	}
+	return decodeSession(id, e.Value(), e.Revision())
+}
+
+// getFromLeader reads a session this node's replica does not hold from
+// the bucket's leader: in a cluster a read may be answered by a replica
+// behind the leader, and a session another node registered a moment ago
+// is not unknown (a GET or a watch for it right after its registration
+// through another node answered session_not_found). A key the leader
+// does not hold either, holds deleted, or a leader that cannot be reached,
+// is not found, as the replica said.
+func (r *Registry) getFromLeader(ctx context.Context, id string) (*Session, uint64, error) {
+	bucket := r.kv.Bucket()
+	raw, rev, err := r.b.LeaderLast(ctx, bus.KVStream(bucket), bus.KVSubject(bucket, id))
+	if err != nil || len(raw) == 0 {
+		return nil, 0, fmt.Errorf("get session %s: %w", id, ErrNotFound)
+	}
+	return decodeSession(id, raw, rev)
+}
+
+func decodeSession(id string, raw []byte, rev uint64) (*Session, uint64, error) {
 	var s Session
-	if err := json.Unmarshal(e.Value(), &s); err != nil {
+	if err := json.Unmarshal(raw, &s); err != nil {
 		return nil, 0, fmt.Errorf("decode session %s: %w", id, err)
 	}
-	return &s, e.Revision(), nil
+	return &s, rev, nil
 }
 
 // List returns every session that is not forgotten, oldest first, as it
