@@ -87,7 +87,43 @@ func (s *Store) startMirror(ctx context.Context) (*cache, error) {
 	go func() {
 		defer close(c.done)
 		defer func() { _ = w.Stop() }()
-		s.feed(wctx, c, w, initial)
+		signalled := false
+		for {
+			select {
+			case <-wctx.Done():
+				return
+			case e, ok := <-w.Updates():
+				if !ok {
+					// The watcher ended by itself: a frozen mirror would go on
+					// answering with stale records, so the store stops using
+					// it and reads the bucket until restarted.
+					s.dropMirror(c)
+					return
+				}
+				if err := s.Pause.At(wctx, PointMirrorApply, ""); err != nil {
+					return
+				}
+				if e == nil {
+					if !signalled {
+						signalled = true
+						close(initial)
+					}
+					continue
+				}
+				if e.Operation() == jetstream.KeyValuePut {
+					if !c.newer(e.Key(), e.Revision()) {
+						c.advance(e.Revision())
+						continue // this node's own write, already applied
+					}
+					if rec, err := decode(e.Value()); err == nil {
+						c.put(e.Key(), rec, e.Revision())
+					}
+				} else {
+					c.forget(e.Key(), e.Revision())
+				}
+				c.advance(e.Revision())
+			}
+		}
 	}()
 	select {
 	case <-initial:

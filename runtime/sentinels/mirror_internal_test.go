@@ -63,12 +63,10 @@ func TestAStalledMirrorIsRestarted(t *testing.T) {
 	require.NotSame(t, first, s.mirror())
 }
 
-// The mirror decodes records ahead of the update it applies (feed) but
-// applies every update in the watcher's order: after a load of a bucket
-// with a history of puts, rewrites and deletes, and after more of them
-// while it runs, it holds exactly what the bucket holds, each record at
-// its last revision.
-func TestTheMirrorAppliesDecodedUpdatesInOrder(t *testing.T) {
+// After a load of a bucket with a history of puts, rewrites and deletes,
+// and after more of them while it runs, the mirror holds exactly what the
+// bucket holds, each record at its last revision.
+func TestTheMirrorHoldsWhatTheBucketHolds(t *testing.T) {
 	env := bustest.Start(t)
 	ctx := context.Background()
 	kv := env.KeyValue(t, RecordsBucket())
@@ -117,8 +115,8 @@ func TestTheMirrorAppliesDecodedUpdatesInOrder(t *testing.T) {
 }
 
 // While the mirror holds an update (PointMirrorApply), the updates the
-// watcher delivers behind it, decoded ahead or needing no decode (a
-// delete), do not move upTo: SyncMirror does not answer before the held
+// watcher delivers behind it (a put, then a delete: the bucket's last
+// revision) do not move upTo: SyncMirror does not answer before the held
 // update is applied, then sees them all.
 func TestTheMirrorDoesNotAdvancePastAHeldUpdate(t *testing.T) {
 	env := bustest.Start(t)
