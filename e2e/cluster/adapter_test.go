@@ -85,29 +85,37 @@ func adapterAcrossTheCluster(t *testing.T, c *e2etest.Cluster, ac *adapterCluste
 		return strings.Contains(n1.do("GET", "/adapters", nil).raw, `"status":"ready"`)
 	}, "node 1 reads the setup node 2 stored")
 
-	// A subject whose poll partition node 1 or node 2 owns.
+	// A subject whose poll partition node 1 or node 2 owns. The nodes
+	// take their poll leases after they are ready: the listing may hold
+	// none of them yet, so it is read until one fits.
 	var subject, owner string
-	_, leases := clusterMembers(t, n1)
-	owners := map[string]string{}
-	polls := 0
-	for _, l := range leases {
-		lm, _ := l.(map[string]any)
-		item, _ := lm["item"].(string)
-		o, _ := lm["owner"].(string)
-		owners[item] = o
-		if strings.HasPrefix(item, "poll.") {
-			polls++
+	eventually(t, c, 30*time.Second, func() bool {
+		subject, owner = "", ""
+		_, leases := clusterMembers(t, n1)
+		owners := map[string]string{}
+		polls := 0
+		for _, l := range leases {
+			lm, _ := l.(map[string]any)
+			item, _ := lm["item"].(string)
+			o, _ := lm["owner"].(string)
+			owners[item] = o
+			if strings.HasPrefix(item, "poll.") {
+				polls++
+			}
 		}
-	}
-	for k := range 200 {
-		s := fmt.Sprintf("feed:orders-%d", k)
-		o := owners[cluster.PollItem(cluster.PollPartition(cluster.PollKey(s), polls))]
-		if o == "n1" || o == "n2" {
-			subject, owner = s, o
-			break
+		if polls != cluster.DefaultConfig(0, 0).PollPartitions {
+			return false // not every poll lease is taken yet
 		}
-	}
-	require.NotEmpty(t, subject, "a partition owned by a node with the adapter")
+		for k := range 200 {
+			s := fmt.Sprintf("feed:orders-%d", k)
+			o := owners[cluster.PollItem(cluster.PollPartition(cluster.PollKey(s), polls))]
+			if o == "n1" || o == "n2" {
+				subject, owner = s, o
+				return true
+			}
+		}
+		return false
+	}, "a poll partition owned by a node with the adapter")
 
 	// Types given: a node without the adapter has no default types for
 	// its clauses (docs/adapters.md, "In a cluster").
