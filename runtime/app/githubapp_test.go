@@ -139,6 +139,12 @@ func TestGitHubAppThroughTheNode(t *testing.T) {
 	}, "the github-app adapter's quota view names %s", cred)
 	require.Positive(t, budget["used"], "%v", budget)
 	require.Equal(t, float64(5000), budget["limit"])
+	// The sentinel's status shows the budget its polls spend: the
+	// installation's, not the token's.
+	status := n.expect(200, http.MethodGet, "/sentinels/"+id+"/status", nil)
+	raw, _ = json.Marshal(status)
+	require.Contains(t, string(raw), `"credential":"`+cred+`"`, string(raw))
+	require.NotContains(t, string(raw), `"credential":"token"`, string(raw))
 	require.Positive(t, gh.Count(http.MethodGet, "/repos/"+appRepo+"/pulls/3"))
 	require.Equal(t, tokenBefore, gh.UsedBy("token "+gh.Token()), "the user's token spent nothing on the covered repository")
 	require.NotContains(t, logs.String(), secret)

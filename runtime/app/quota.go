@@ -122,15 +122,23 @@ func (a *App) QuotaBudgets() []quota.Budget {
 // quotaFor is the sentinels service's Quota: the budgets of the
 // credentials a provider's calls spend, as plain maps (the same shape in
 // process and over the API): local-gh and webhook spend the node's token,
-// github-app its App and installation credentials.
-func (a *App) quotaFor(provider string) []map[string]any {
+// github-app its App and installation credentials. With a sentinel's
+// handle, the budget its polls spend (credentialOf: a local-gh sentinel on
+// a repository the App covers spends that installation's).
+func (a *App) quotaFor(provider string, h *sentinel.Handle) []map[string]any {
+	cred, resource, one := "", "", false
+	if h != nil {
+		cred, resource, one = a.credentialOf(provider, *h)
+	}
 	var out []map[string]any
 	for _, b := range a.QuotaBudgets() {
 		var mine bool
-		switch provider {
-		case localgh.Slug, webhook.Slug:
+		switch {
+		case one:
+			mine = b.Credential == cred && b.Resource == resource
+		case provider == localgh.Slug || provider == webhook.Slug:
 			mine = b.Credential == "token"
-		case githubapp.Slug:
+		case provider == githubapp.Slug:
 			mine = b.Credential == "app" || strings.HasPrefix(b.Credential, "installation:")
 		}
 		if !mine || b.Remaining < 0 {

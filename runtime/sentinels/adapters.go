@@ -95,7 +95,7 @@ func (s *Service) adapterOf(ctx context.Context, p providers.Provider) Adapter {
 			a.Status = AdapterAvailable
 		}
 	}
-	if q := s.quotaOf(inf.Slug); q != nil {
+	if q := s.quotaOf(inf.Slug, nil); q != nil {
 		if a.Info == nil {
 			a.Info = map[string]any{}
 		}
@@ -104,12 +104,13 @@ func (s *Service) adapterOf(ctx context.Context, p providers.Provider) Adapter {
 	return a
 }
 
-// quotaOf is the budgets provider's calls spend, or nil.
-func (s *Service) quotaOf(provider string) []map[string]any {
+// quotaOf is the budgets provider's calls spend (with h, those of that
+// sentinel's polls), or nil.
+func (s *Service) quotaOf(provider string, h *sentinel.Handle) []map[string]any {
 	if s.quota == nil {
 		return nil
 	}
-	if q := s.quota(provider); len(q) > 0 {
+	if q := s.quota(provider, h); len(q) > 0 {
 		return q
 	}
 	return nil

@@ -181,13 +181,23 @@ func writeAppKey(t *testing.T, key *rsa.PrivateKey) string {
 	return path
 }
 
+// A provider's listing shows the budgets its calls spend (asked without
+// a handle); a sentinel's status shows those its own polls spend (asked
+// with its handle: a local-gh sentinel on a repository the GitHub App
+// covers spends the installation's budget, not the token's).
 func TestListingsAndStatusShowTheQuotaOfTheProvidersCredentials(t *testing.T) {
 	budget := map[string]any{"credential": "token", "resource": "core", "limit": 5000, "remaining": 4990}
-	e := runtimetest.Start(t, runtimetest.Options{NoWorkers: true, Service: []sentinels.Option{sentinels.WithQuota(func(provider string) []map[string]any {
-		if provider == "fake" {
+	installation := map[string]any{"credential": "installation:7", "resource": "core", "limit": 5000, "remaining": 4000}
+	var asked []string
+	e := runtimetest.Start(t, runtimetest.Options{NoWorkers: true, Service: []sentinels.Option{sentinels.WithQuota(func(provider string, h *sentinel.Handle) []map[string]any {
+		if provider != "fake" {
+			return nil
+		}
+		if h == nil {
 			return []map[string]any{budget}
 		}
-		return nil
+		asked = append(asked, h.RemoteID)
+		return []map[string]any{installation}
 	})}})
 	var seen bool
 	for _, a := range e.Service.Adapters(context.Background()) {
@@ -200,7 +210,8 @@ func TestListingsAndStatusShowTheQuotaOfTheProvidersCredentials(t *testing.T) {
 	rec := e.Watch(req("fake"))
 	st, err := e.Service.Status(context.Background(), rec.ID)
 	require.NoError(t, err)
-	require.Equal(t, []map[string]any{budget}, st.Extra["quota"])
+	require.Equal(t, []map[string]any{installation}, st.Extra["quota"])
+	require.Equal(t, []string{rec.Handle.RemoteID}, asked, "the status asked with the sentinel's own handle")
 }
 
 // lateCreds is the credential store of the runtime, known once it started.

@@ -63,9 +63,10 @@ type Service struct {
 	// idempotent and keyed; nil creates a sentinel for every watch.
 	index *WatchIndex
 	// quota, when set, returns the GitHub budgets a provider's calls
-	// spend (the quota governor's view; no credential in it): listings
-	// show them in info.quota, a sentinel's status in extra.quota.
-	quota func(provider string) []map[string]any
+	// spend (the quota governor's view; no credential in it), or with a
+	// handle those one sentinel's polls spend: listings show them in
+	// info.quota, a sentinel's status in extra.quota.
+	quota func(provider string, h *sentinel.Handle) []map[string]any
 
 	// misses keeps unknown hook keys cheap (hookmiss.go).
 	misses hookMisses
@@ -132,8 +133,11 @@ func WithProviderTimeout(d time.Duration) Option { return func(s *Service) { s.p
 func WithIndex(ix *WatchIndex) Option { return func(s *Service) { s.index = ix } }
 
 // WithQuota shows the GitHub budgets a provider's calls spend (listings'
-// info.quota, a sentinel status's extra.quota).
-func WithQuota(quota func(provider string) []map[string]any) Option {
+// info.quota; quota gets a nil handle) and those one sentinel's polls
+// spend (its status's extra.quota; quota gets its handle: a local-gh
+// sentinel on a repository the GitHub App covers spends the
+// installation's budget, not the token's).
+func WithQuota(quota func(provider string, h *sentinel.Handle) []map[string]any) Option {
 	return func(s *Service) { s.quota = quota }
 }
 
@@ -534,7 +538,7 @@ func (s *Service) Status(ctx context.Context, id string) (StatusReport, error) {
 		}
 		rep.Extra["pending"] = *h.Pending
 	}
-	if q := s.quotaOf(rec.Provider); q != nil {
+	if q := s.quotaOf(rec.Provider, &rec.Handle); q != nil {
 		if rep.Extra == nil {
 			rep.Extra = map[string]any{}
 		}
