@@ -74,12 +74,83 @@ func TestReconcileRedeliversFailedDeliveryOnce(t *testing.T) {
 	require.Contains(t, h.logs.String(), "webhook delivery unrecoverable")
 	require.Contains(t, h.logs.String(), "g-old")
 
+	requireTotals(t, p, hd, 1, 1)
+	h.gh.Verify(t)
+}
+
+// TestReconcileReadsTheHookLogBackToTheHorizon: a hook with 250 failed
+// deliveries, the oldest 70 of them past GitHub's 3-day redelivery window.
+// Reconciliation reads the log through gh, page by page through GitHub's
+// cursor (100 a page, newest first, Link rel="next"), down to the page
+// that reaches the window, so every failed delivery inside it is
+// redelivered, each exactly once over passes capped at MaxRedeliveries,
+// and none outside it. A pass that left nothing to ask for is remembered:
+// the next reads one page.
+func TestReconcileReadsTheHookLogBackToTheHorizon(t *testing.T) {
+	h := newHarness(t, githubtest.Options{})
+	p := h.provider("node-a")
+	p.cfg.MaxRedeliveries = 100
+	hd := h.create(p, "github:acme/widgets#1")
+	id := h.liveHook(testRepo).ID
+	old, inWindow := map[int64]bool{}, map[int64]bool{}
+	for range 70 {
+		old[h.gh.AddDelivery(testRepo, id, githubtest.Delivery{Event: "pull_request", StatusCode: 500})] = true
+	}
+	h.gh.Advance(github.RedeliveryHorizon)
+	for range 180 { // the fake's clock moves a minute a delivery: all within the window
+		inWindow[h.gh.AddDelivery(testRepo, id, githubtest.Delivery{Event: "check_suite", StatusCode: 502})] = true
+	}
+	log := fmt.Sprintf("/repos/acme/widgets/hooks/%d/deliveries", id)
+	pass := func() providers.ReconcileResult {
+		t.Helper()
+		h.gh.Advance(2 * time.Minute)
+		res, err := p.Reconcile(ctxT(t), hd)
+		require.NoError(t, err)
+		return res
+	}
+	// Two pages: the 180 inside the window, then 20 of the old ones (the
+	// page that reaches the window; the rest are never read). 100 asked.
+	require.Equal(t, providers.ReconcileResult{Checked: 200, Failed: 200, Redelivered: 100, Unrecoverable: 20}, pass())
+	require.Equal(t, 2, h.gh.Count(http.MethodGet, log))
+	// Three pages (the 100 redeliveries on top), the other 80 asked; the
+	// 20 old ones were reported already.
+	require.Equal(t, providers.ReconcileResult{Checked: 300, Failed: 100, Redelivered: 80}, pass())
+	require.Equal(t, 5, h.gh.Count(http.MethodGet, log))
+	// Settled: one page, down to what the last pass read.
+	require.Equal(t, providers.ReconcileResult{Checked: 100}, pass())
+	require.Equal(t, 6, h.gh.Count(http.MethodGet, log))
+
+	asked := map[int64]int{}
+	for _, r := range h.gh.Redeliveries() {
+		require.Equal(t, id, r.HookID)
+		require.False(t, old[r.DeliveryID], "delivery %d is past the window", r.DeliveryID)
+		asked[r.DeliveryID]++
+	}
+	require.Len(t, asked, len(inWindow))
+	for d := range inWindow {
+		require.Equal(t, 1, asked[d], "delivery %d", d)
+	}
+	cursors := 0
+	for _, r := range h.gh.Requests() {
+		if r.Method == http.MethodGet && r.Path == log && strings.Contains(r.Query, "cursor=v1_") {
+			cursors++
+		}
+	}
+	require.Equal(t, 3, cursors, "every page after a pass's first is read by the cursor GitHub handed out")
+
+	requireTotals(t, p, hd, 180, 20)
+	h.gh.Verify(t)
+}
+
+// requireTotals checks the hook's status: the redeliveries asked and the
+// deliveries reported unrecoverable, over every pass.
+func requireTotals(t *testing.T, p *Provider, hd sentinel.Handle, redelivered, unrecoverable int) {
+	t.Helper()
 	st, err := p.Status(ctxT(t), hd)
 	require.NoError(t, err)
 	rc := st.Extra["reconcile"].(map[string]any)
-	require.Equal(t, 1, rc["totalRedelivered"])
-	require.Equal(t, 1, rc["totalUnrecoverable"])
-	h.gh.Verify(t)
+	require.Equal(t, redelivered, rc["totalRedelivered"])
+	require.Equal(t, unrecoverable, rc["totalUnrecoverable"])
 }
 
 func TestReconcileWithoutRecord(t *testing.T) {
@@ -153,8 +224,8 @@ func TestReconcileMemory(t *testing.T) {
 	require.Equal(t, providers.ReconcileResult{Checked: 4, Failed: 3, Redelivered: 0}, pass())
 	require.Len(t, stub.attempts, 3)
 
-	// The redelivery of "a" failed too: asked again, up to maxAttempts.
-	for i := int64(0); i < maxAttempts+1; i++ {
+	// The redelivery of "a" failed too: asked again, up to github.MaxRedeliveryAttempts.
+	for i := int64(0); i < github.MaxRedeliveryAttempts+1; i++ {
 		stub.deliveries = append(stub.deliveries, github.HookDelivery{ID: 10 + i, GUID: "a", DeliveredAt: at(time.Minute - time.Duration(i)*time.Second), StatusCode: 500, Event: "pull_request"})
 		pass()
 	}
@@ -164,7 +235,7 @@ func TestReconcileMemory(t *testing.T) {
 			asks++
 		}
 	}
-	require.Equal(t, maxAttempts, asks, "one guid is retried at most %d times", maxAttempts)
+	require.Equal(t, github.MaxRedeliveryAttempts, asks, "one guid is retried at most %d times", github.MaxRedeliveryAttempts)
 	got, _, err := p.store().load(context.Background(), "o/r")
 	require.NoError(t, err)
 	require.Contains(t, got.Reconcile.Lost, "a", "a guid failing on every redelivery is reported unrecoverable")

@@ -42,7 +42,7 @@ type hookRecord struct {
 	// CreatedAt is when the record was first created (ISO-8601).
 	CreatedAt string `json:"createdAt"`
 	// Reconcile is the state of delivery reconciliation.
-	Reconcile *reconcileState `json:"reconcile,omitempty"`
+	Reconcile *github.Reconciliation `json:"reconcile,omitempty"`
 }
 
 // valid reports whether the record is usable (the reference drops records
