@@ -5,6 +5,7 @@ package runtimetest
 
 import (
 	"context"
+	"errors"
 	"io"
 	"log/slog"
 	"strconv"
@@ -12,7 +13,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats.go/jetstream"
+
 	"github.com/agentproto/sentinel"
+	"github.com/agentproto/sentinel/bus"
 	"github.com/agentproto/sentinel/bus/bustest"
 	"github.com/agentproto/sentinel/providers"
 	"github.com/agentproto/sentinel/providers/fake"
@@ -355,6 +359,10 @@ func (e *Env) Fresh(id string) *sentinel.Sentinel {
 func (e *Env) Drained() {
 	e.T.Helper()
 	ctx := context.Background()
+	events, err := e.Bus.JS.Stream(ctx, bus.StreamEvents)
+	if err != nil {
+		e.T.Fatalf("events stream: %v", err)
+	}
 	bustest.Eventually(e.T, 10*time.Second, func() bool {
 		for p := 0; p < e.Bus.Bus.Cfg.Partitions; p++ {
 			c, err := e.Bus.Bus.PartitionConsumer(ctx, p)
@@ -363,6 +371,16 @@ func (e *Env) Drained() {
 			}
 			info, err := c.Info(ctx)
 			if err != nil || info.NumPending > 0 || info.NumAckPending > 0 {
+				return false
+			}
+			// A consumer counts a message published a moment ago as
+			// pending only a moment later: the partition's last message
+			// must be acknowledged too.
+			last, err := events.GetLastMsgForSubject(ctx, bus.PartitionFilter(p))
+			if errors.Is(err, jetstream.ErrMsgNotFound) {
+				continue
+			}
+			if err != nil || info.AckFloor.Stream < last.Sequence {
 				return false
 			}
 		}
