@@ -258,10 +258,11 @@ func (a *App) wire(ctx context.Context) error {
 	b, log, now := a.Bus, a.Log, a.now
 	a.storage = a.newStorageGuard()
 	bk := a.buckets
-	store := sentinels.NewStore(bk.Records)
+	var sopts []sentinels.StoreOption
 	if a.Cluster != nil {
-		store.LeaderGet = sentinels.BusLeaderGet(b)
+		sopts = append(sopts, sentinels.WithLeaderGet(sentinels.BusLeaderGet(b)))
 	}
+	store := sentinels.NewStore(bk.Records, sopts...)
 	if err := store.StartCache(ctx); err != nil {
 		return fmt.Errorf("load sentinel records: %w", err)
 	}

@@ -461,7 +461,7 @@ const leaderReadTimeout = 5 * time.Second
 // lookup is Get: the mirror, then the leader for an id it does not know.
 func (s *Service) lookup(ctx context.Context, id string) (*sentinel.Sentinel, error) {
 	rec, _, err := s.store.Peek(ctx, id)
-	if errors.Is(err, ErrNotFound) && s.store.LeaderGet != nil {
+	if errors.Is(err, ErrNotFound) && s.store.leaderReads() {
 		rec, err = s.fresh(ctx, id)
 	}
 	return rec, err
