@@ -267,7 +267,7 @@ func (a *App) wire(ctx context.Context) error {
 		return fmt.Errorf("load sentinel records: %w", err)
 	}
 	a.push("sentinel record cache", func(context.Context) error { store.StopCache(); return nil })
-	seen := sentinels.NewSeen(bk.Seen, now)
+	seen := sentinels.NewSeen(bk.Seen, sentinels.WithSeenClock(now))
 	var err error
 	if a.Inbox, err = inbox.Open(ctx, b, b.Cfg, inbox.WithMetrics(a.Metrics)); err != nil {
 		return err
@@ -276,7 +276,7 @@ func (a *App) wire(ctx context.Context) error {
 		return err
 	}
 	expirer := sentinels.NewExpirer(store, a.Registry, sentinels.WithExpirerLogger(log), sentinels.WithExpirerClock(now),
-		sentinels.WithTombstones(sentinels.NewTombstones(bk.Tombstones, now, log.With("component", "tombstones"))))
+		sentinels.WithTombstones(sentinels.NewTombstones(bk.Tombstones, sentinels.WithTombstonesClock(now), sentinels.WithTombstonesLogger(log.With("component", "tombstones")))))
 	publisher := poll.NewPublisher(b, a.Metrics)
 	if err := a.openQuota(ctx); err != nil {
 		return err

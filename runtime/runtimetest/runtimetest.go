@@ -124,6 +124,9 @@ type Options struct {
 	// Service adjusts the env's sentinel service (a selection order, a
 	// public URL, a session checker), after the env's own options.
 	Service []sentinels.Option
+	// Tombstones adjust the env's pending provider cancels (how many run
+	// at once, each one's timeout), after the env's own options.
+	Tombstones []sentinels.TombstonesOption
 	// Store adjusts the env's record store (how often its mirror is
 	// looked at), after the env's own options.
 	Store []sentinels.StoreOption
@@ -222,7 +225,7 @@ func wire(t testing.TB, be *bustest.Env, o Options, clock *Clock, node string, l
 		t.Fatal(err)
 	}
 	t.Cleanup(e.Store.StopCache)
-	e.Seen = sentinels.NewSeen(e.Buckets.Seen, clock.Now)
+	e.Seen = sentinels.NewSeen(e.Buckets.Seen, sentinels.WithSeenClock(clock.Now))
 	if e.Inbox, err = inbox.Open(ctx, b, b.Cfg); err != nil {
 		t.Fatal(err)
 	}
@@ -230,7 +233,8 @@ func wire(t testing.TB, be *bustest.Env, o Options, clock *Clock, node string, l
 		t.Fatal(err)
 	}
 	e.Expirer = sentinels.NewExpirer(e.Store, reg, sentinels.WithExpirerLogger(log), sentinels.WithExpirerClock(clock.Now),
-		sentinels.WithTombstones(sentinels.NewTombstones(e.Buckets.Tombstones, clock.Now, log)))
+		sentinels.WithTombstones(sentinels.NewTombstones(e.Buckets.Tombstones,
+			append([]sentinels.TombstonesOption{sentinels.WithTombstonesClock(clock.Now), sentinels.WithTombstonesLogger(log)}, o.Tombstones...)...)))
 	router := o.Router
 	if router == nil {
 		router = deliver.NewDirectRouter(e.Inbox, deliver.WithDirectRouterClock(clock.Now))
