@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go"
-	"github.com/nats-io/nats.go/jetstream"
 )
 
 // Core NATS over the bus's connection, for what is not a stream: wake-ups
@@ -101,12 +100,6 @@ func (b *Bus) RequestAll(ctx context.Context, subject string, data []byte, want 
 	return got, nil
 }
 
-// OnPublishAsyncError is the JetStream option (NewJetStream) that calls fn
-// with the error of every asynchronous publish that failed.
-func OnPublishAsyncError(fn func(err error)) jetstream.JetStreamOpt {
-	return jetstream.WithPublishAsyncErrHandler(func(_ jetstream.JetStream, _ *nats.Msg, err error) { fn(err) })
-}
-
 // Connected reports whether the bus's connection is up.
 func (b *Bus) Connected() bool { return b.nc.IsConnected() }
 
@@ -116,15 +109,4 @@ func (b *Bus) MaxPayload() int64 {
 		return 0
 	}
 	return b.nc.MaxPayload()
-}
-
-// NewJetStream returns a JetStream context of its own on the bus's
-// connection, with opts (an asynchronous publisher's, say), for a writer
-// whose publishes must not share the bus's context.
-func (b *Bus) NewJetStream(opts ...jetstream.JetStreamOpt) (jetstream.JetStream, error) {
-	js, err := jetstream.New(b.nc, opts...)
-	if err != nil {
-		return nil, fmt.Errorf("bus: jetstream: %w", err)
-	}
-	return js, nil
 }

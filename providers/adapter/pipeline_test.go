@@ -13,6 +13,7 @@ import (
 	"github.com/agentproto/sentinel/providers/adapter"
 	"github.com/agentproto/sentinel/providers/adapter/adaptertest"
 	"github.com/agentproto/sentinel/runtime/runtimetest"
+	"github.com/agentproto/sentinel/runtime/sentinels"
 )
 
 // TestAdapterEventsThroughThePipeline: a feed adapter's events are polled
@@ -68,8 +69,8 @@ func TestHungAdapterDoesNotStallThePollLoop(t *testing.T) {
 func TestPushAdapterThroughIngress(t *testing.T) {
 	const pub = "https://sentinel.example"
 	f := newFeed(t, "pfeed", adaptertest.ModePush, nil, pub)
-	e := runtimetest.Start(t, runtimetest.Options{Extra: []providers.Provider{f.P}})
-	e.Service.PublicURL = func() providers.PublicURL { return providers.PublicURL{URL: pub, Stable: true} }
+	e := runtimetest.Start(t, runtimetest.Options{Extra: []providers.Provider{f.P},
+		Service: []sentinels.Option{sentinels.WithPublicURL(func() providers.PublicURL { return providers.PublicURL{URL: pub, Stable: true} })}})
 	ctx := context.Background()
 	rec := e.Watch(sentinel.WatchRequest{SessionID: "s1", Subject: "feed:a", Provider: "pfeed"})
 	key := providers.HookKeyOf(rec.Handle)

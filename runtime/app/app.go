@@ -258,15 +258,16 @@ func (a *App) wire(ctx context.Context) error {
 	b, log, now := a.Bus, a.Log, a.now
 	a.storage = a.newStorageGuard()
 	bk := a.buckets
-	store := sentinels.NewStore(bk.Records)
+	var sopts []sentinels.StoreOption
 	if a.Cluster != nil {
-		store.LeaderGet = sentinels.BusLeaderGet(b)
+		sopts = append(sopts, sentinels.WithLeaderGet(sentinels.BusLeaderGet(b)))
 	}
+	store := sentinels.NewStore(bk.Records, sopts...)
 	if err := store.StartCache(ctx); err != nil {
 		return fmt.Errorf("load sentinel records: %w", err)
 	}
 	a.push("sentinel record cache", func(context.Context) error { store.StopCache(); return nil })
-	seen := sentinels.NewSeen(bk.Seen, now)
+	seen := sentinels.NewSeen(bk.Seen, sentinels.WithSeenClock(now))
 	var err error
 	if a.Inbox, err = inbox.Open(ctx, b, b.Cfg, inbox.WithMetrics(a.Metrics)); err != nil {
 		return err
@@ -275,7 +276,7 @@ func (a *App) wire(ctx context.Context) error {
 		return err
 	}
 	expirer := sentinels.NewExpirer(store, a.Registry, sentinels.WithExpirerLogger(log), sentinels.WithExpirerClock(now),
-		sentinels.WithTombstones(sentinels.NewTombstones(bk.Tombstones, now, log.With("component", "tombstones"))))
+		sentinels.WithTombstones(sentinels.NewTombstones(bk.Tombstones, sentinels.WithTombstonesClock(now), sentinels.WithTombstonesLogger(log.With("component", "tombstones")))))
 	publisher := poll.NewPublisher(b, a.Metrics)
 	if err := a.openQuota(ctx); err != nil {
 		return err

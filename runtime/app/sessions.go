@@ -117,8 +117,7 @@ func (a *App) wireSessions(sst sessionStores) (subsystem, error) {
 				log.Warn("recording a merged PR failed", "session", sessionID, "pr", prURL, "err", err)
 			}
 		}))
-	store := follow.NewStore(follows)
-	store.SetBus(b)
+	store := follow.NewStore(follows, follow.WithStoreBus(b))
 	engineOpts := []follow.Option{follow.WithLogger(a.Log.With("component", "follows")), follow.WithMetrics(a.Metrics)}
 	if a.Cluster != nil {
 		// One node of a cluster consumes the lifecycle stream at a time.

@@ -154,7 +154,7 @@ func TestDigestTerminalEventIsNotHeld(t *testing.T) {
 // comes back and adds nothing. Then a redelivery of an event already
 // shown is not held again.
 func TestDigestAcrossANodeLoss(t *testing.T) {
-	a := runtimetest.Start(t, runtimetest.Options{})
+	a := runtimetest.Start(t, runtimetest.Options{LeaderReads: true})
 	rec := a.Watch(sentinel.WatchRequest{SessionID: "s1", Subject: pr, Types: []string{"*"}, Provider: "fake", BatchMs: 30000})
 	burst := ciBurst()
 	for _, ev := range burst[:7] {

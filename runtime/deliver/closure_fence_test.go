@@ -19,7 +19,7 @@ import (
 // twoNodes wires node A and node B on one JetStream, workers stopped: the
 // scripts call each node's pipeline.
 func twoNodes(t *testing.T) (a, b *runtimetest.Env) {
-	a = runtimetest.Start(t, runtimetest.Options{NoWorkers: true, Node: "a"})
+	a = runtimetest.Start(t, runtimetest.Options{NoWorkers: true, LeaderReads: true, Node: "a"})
 	b = runtimetest.Join(t, a, runtimetest.Options{NoWorkers: true, Node: "b"})
 	return a, b
 }

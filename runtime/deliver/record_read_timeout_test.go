@@ -22,7 +22,7 @@ import (
 // (chaos seed 196: delivery resumed 36.7 s after a kill). The read is
 // bounded now: the run fails, and the event is retried after its backoff.
 func TestRecordReadNoOneAnswersDoesNotStallThePartition(t *testing.T) {
-	e := runtimetest.Start(t, runtimetest.Options{NoWorkers: true, PipelineOpts: []deliver.PipelineOption{deliver.WithRecordReadTimeout(200 * time.Millisecond)}})
+	e := runtimetest.Start(t, runtimetest.Options{NoWorkers: true, LeaderReads: true, PipelineOpts: []deliver.PipelineOption{deliver.WithRecordReadTimeout(200 * time.Millisecond)}})
 	var armed atomic.Bool
 	sub := e.SilentLeader(t, func() bool { return armed.CompareAndSwap(true, false) })
 

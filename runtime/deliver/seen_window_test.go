@@ -62,7 +62,7 @@ func TestEvictedIdIsKeptBeforeTheRecordCommits(t *testing.T) {
 	e := runtimetest.Start(t, runtimetest.Options{NoWorkers: true})
 	ctx := context.Background()
 	fs := &failingSeen{KeyValue: e.Buckets.Seen}
-	p, err := deliver.NewPipeline(deliver.PipelineDeps{Store: e.Store, Seen: sentinels.NewSeen(fs, e.Clock.Now), Registry: e.Registry,
+	p, err := deliver.NewPipeline(deliver.PipelineDeps{Store: e.Store, Seen: sentinels.NewSeen(fs, sentinels.WithSeenClock(e.Clock.Now)), Registry: e.Registry,
 		Router: e.Pipeline.Router(), Park: e.Park, Expirer: e.Expirer}, deliver.WithClock(e.Clock.Now))
 	require.NoError(t, err)
 	rec := watchPR(e, "s1", &sentinel.UntilArg{Until: sentinel.Until{Kind: sentinel.UntilCount, N: 3}}, pr)

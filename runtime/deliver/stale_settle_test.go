@@ -26,7 +26,7 @@ func TestStaleSettleLeavesTheDeliveryToItsLiveHolder(t *testing.T) {
 }
 
 func staleSettle(t *testing.T, failFirst bool) {
-	opts := runtimetest.Options{NoWorkers: true, Partitions: 1, Node: "a", BusOpts: []bustest.Option{bustest.WithAckWait(time.Second)}}
+	opts := runtimetest.Options{NoWorkers: true, LeaderReads: true, Partitions: 1, Node: "a", BusOpts: []bustest.Option{bustest.WithAckWait(time.Second)}}
 	a := runtimetest.Start(t, opts)
 	b := runtimetest.Join(t, a, runtimetest.Options{NoWorkers: true, Node: "b"})
 	rec := watchPR(a, "s1", nil, pr)
@@ -77,7 +77,7 @@ func staleSettle(t *testing.T, failFirst bool) {
 // node B's pipeline run while A holds E1 at deliver.PointRead; A leaves
 // E1 unacked, and its redelivery (a duplicate now) is acked, once.
 func TestFencedWorkerLeavesTheDelivery(t *testing.T) {
-	opts := runtimetest.Options{NoWorkers: true, Partitions: 1, Node: "a", BusOpts: []bustest.Option{bustest.WithAckWait(time.Second)}}
+	opts := runtimetest.Options{NoWorkers: true, LeaderReads: true, Partitions: 1, Node: "a", BusOpts: []bustest.Option{bustest.WithAckWait(time.Second)}}
 	a := runtimetest.Start(t, opts)
 	b := runtimetest.Join(t, a, runtimetest.Options{NoWorkers: true, Node: "b"})
 	rec := watchPR(a, "s1", nil, pr)

@@ -30,9 +30,9 @@ type Store struct {
 	kv  jetstream.KeyValue
 	bus KeyLister
 	mu  sync.Mutex
-	// Pause holds the named pause points (tests; nil in production):
+	// pause holds the named pause points (tests; nil in production):
 	// PointUpsert.
-	Pause *pause.Points
+	pause *pause.Points
 }
 
 // PointUpsert is reached (key: the follow's key) when an upsert by key has
@@ -49,19 +49,31 @@ func keyIndex(key string) string {
 	return keyIndexPrefix + hex.EncodeToString(sum[:16])
 }
 
+// StoreOption configures a Store.
+type StoreOption func(*Store)
+
+// WithStoreBus lists the bucket's keys through b (bus.Bus.ListKeys: a
+// direct read of the replica this node holds when the cluster cannot
+// create a consumer, so a node cut off from quorum still lists its
+// follows). Without it the store lists through the bucket's consumer.
+func WithStoreBus(b KeyLister) StoreOption { return func(s *Store) { s.bus = b } }
+
+// WithStorePause sets the store's pause points (tests).
+func WithStorePause(p *pause.Points) StoreOption { return func(s *Store) { s.pause = p } }
+
 // NewStore returns the store on a bucket.
-func NewStore(kv jetstream.KeyValue) *Store { return &Store{kv: kv} }
+func NewStore(kv jetstream.KeyValue, opts ...StoreOption) *Store {
+	s := &Store{kv: kv}
+	for _, o := range opts {
+		o(s)
+	}
+	return s
+}
 
 // KeyLister lists a bucket's keys (*bus.Bus is one: bus.ListKeys).
 type KeyLister interface {
 	ListKeys(ctx context.Context, kv jetstream.KeyValue) ([]string, error)
 }
-
-// SetBus lists the bucket's keys through b (bus.Bus.ListKeys: a direct
-// read of the replica this node holds when the cluster cannot create a
-// consumer, so a node cut off from quorum still lists its follows). It
-// must be set before the store is used.
-func (s *Store) SetBus(b KeyLister) { s.bus = b }
 
 // listKeys lists the bucket's keys, through the bus when one is set.
 func (s *Store) listKeys(ctx context.Context) ([]string, error) {
@@ -170,7 +182,7 @@ func (s *Store) Upsert(ctx context.Context, f sentinel.Follow, createdAt string)
 	} else if !errors.Is(err, ErrNotFound) {
 		return sentinel.Follow{}, false, err
 	}
-	if err := s.Pause.At(ctx, PointUpsert, f.Key); err != nil {
+	if err := s.pause.At(ctx, PointUpsert, f.Key); err != nil {
 		return sentinel.Follow{}, false, err
 	}
 	return f, created, s.put(ctx, f)

@@ -20,9 +20,9 @@ import (
 func TestTwoNodesUpsertingOneKeyWriteOneFollow(t *testing.T) {
 	be := bustest.Start(t)
 	other := bustest.Join(t, be)
-	a, b := follow.NewStore(followsOf(t, be.Bus)), follow.NewStore(followsOf(t, other.Bus))
-	a.Pause = pause.New()
-	held := a.Pause.Hold(follow.PointUpsert, "k1")
+	points := pause.New()
+	a, b := follow.NewStore(followsOf(t, be.Bus), follow.WithStorePause(points)), follow.NewStore(followsOf(t, other.Bus))
+	held := points.Hold(follow.PointUpsert, "k1")
 	ctx := context.Background()
 	f := sentinel.Follow{Follower: "chief", Key: "k1", Selector: sentinel.FollowSelector{All: true}}
 

@@ -72,10 +72,10 @@ type Journal struct {
 }
 
 // Bus is what the journal needs of the bus (*bus.Bus is one): its stream
-// provisioned, and a JetStream context of the writer's own.
+// provisioned, and an asynchronous publisher of the writer's own.
 type Bus interface {
 	bus.Provisioner
-	JetStreamer
+	AsyncPublishers
 }
 
 // Open provisions the journal stream (replicas: the bus's replica count,

@@ -9,8 +9,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/nats-io/nats.go/jetstream"
-
 	"github.com/agentproto/sentinel"
 	"github.com/agentproto/sentinel/bus"
 )
@@ -67,7 +65,7 @@ type Writer struct {
 	cfg    WriterConfig
 	onDrop func(reason string)
 	log    *slog.Logger
-	js     jetstream.JetStream
+	pub    *bus.AsyncPublisher
 	queue  chan sentinel.Decision
 
 	stopping atomic.Bool
@@ -84,15 +82,16 @@ const ackTimeout = 10 * time.Second
 // refused because MaxPending acks are outstanding.
 const stallRetry = 50 * time.Millisecond
 
-// JetStreamer makes a JetStream context of its own on the bus's
-// connection (*bus.Bus is one: bus.NewJetStream).
-type JetStreamer interface {
-	NewJetStream(opts ...jetstream.JetStreamOpt) (jetstream.JetStream, error)
+// AsyncPublishers make asynchronous publishers on the bus's connection
+// (*bus.Bus is one: bus.NewAsyncPublisher).
+type AsyncPublishers interface {
+	NewAsyncPublisher(cfg bus.AsyncConfig) (*bus.AsyncPublisher, error)
 }
 
-// NewWriter returns a writer publishing through a JetStream context of its
-// own from b (so its pending-ack bound is its own). Call Start, then Stop.
-func NewWriter(b JetStreamer, cfg WriterConfig, opts ...WriterOption) (*Writer, error) {
+// NewWriter returns a writer publishing through an asynchronous publisher
+// of its own from b (so its pending-ack bound is its own). Call Start,
+// then Stop.
+func NewWriter(b AsyncPublishers, cfg WriterConfig, opts ...WriterOption) (*Writer, error) {
 	if cfg.QueueSize <= 0 {
 		cfg.QueueSize = DefaultQueueSize
 	}
@@ -106,14 +105,12 @@ func NewWriter(b JetStreamer, cfg WriterConfig, opts ...WriterOption) (*Writer, 
 	if w.log == nil {
 		w.log = slog.New(slog.DiscardHandler)
 	}
-	js, err := b.NewJetStream(
-		jetstream.WithPublishAsyncMaxPending(cfg.MaxPending),
-		jetstream.WithPublishAsyncTimeout(ackTimeout),
-		bus.OnPublishAsyncError(func(error) { w.drop(DropPublish) }))
+	pub, err := b.NewAsyncPublisher(bus.AsyncConfig{MaxPending: cfg.MaxPending, AckTimeout: ackTimeout, StallWait: stallRetry,
+		OnError: func(error) { w.drop(DropPublish) }})
 	if err != nil {
 		return nil, err
 	}
-	w.js = js
+	w.pub = pub
 	return w, nil
 }
 
@@ -160,7 +157,7 @@ func (w *Writer) Stop(ctx context.Context) error {
 		return ctx.Err()
 	}
 	select {
-	case <-w.js.PublishAsyncComplete():
+	case <-w.pub.Complete():
 		return nil
 	case <-ctx.Done():
 		return ctx.Err()
@@ -196,20 +193,22 @@ func (w *Writer) publish(e sentinel.Decision) {
 		return
 	}
 	subj := Subject(e.SentinelID, e.EventID)
+	// No message id: an entry is published once (a failed one is dropped
+	// and counted, never retried), so there is no copy to deduplicate.
 	for {
-		_, err := w.js.PublishAsync(subj, raw, jetstream.WithStallWait(stallRetry))
+		err := w.pub.Publish(subj, raw, "")
 		if err == nil {
 			return
 		}
-		if errors.Is(err, jetstream.ErrTooManyStalledMsgs) {
+		if errors.Is(err, bus.ErrPublishStalled) {
 			select {
 			case <-w.stop:
 				// Stopping: one more try after the outstanding acks.
 				select {
-				case <-w.js.PublishAsyncComplete():
+				case <-w.pub.Complete():
 				case <-time.After(ackTimeout):
 				}
-				if _, err := w.js.PublishAsync(subj, raw); err != nil {
+				if err := w.pub.Publish(subj, raw, ""); err != nil {
 					w.drop(DropPublish)
 				}
 				return

@@ -21,7 +21,7 @@ import (
 // node. Node A holds the tombstones job; node B starts its poll loop: its
 // start-up sweep dispatches nothing (poll.PointSweepSkipped).
 func TestOnlyTheTombstonesOwnerRunsTheStartUpSweep(t *testing.T) {
-	a := runtimetest.Start(t, runtimetest.Options{NoWorkers: true})
+	a := runtimetest.Start(t, runtimetest.Options{NoWorkers: true, LeaderReads: true})
 	b := runtimetest.Join(t, a, runtimetest.Options{NoWorkers: true})
 	owner := ""
 	for i := 0; owner == ""; i++ {

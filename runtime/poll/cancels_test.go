@@ -16,6 +16,7 @@ import (
 	"github.com/agentproto/sentinel/providers/fake"
 	"github.com/agentproto/sentinel/runtime/poll"
 	"github.com/agentproto/sentinel/runtime/runtimetest"
+	"github.com/agentproto/sentinel/runtime/sentinels"
 )
 
 // hangingCancel is a provider whose remote never answers a cancel: Cancel
@@ -41,8 +42,8 @@ func (h *hangingCancel) Cancel(ctx context.Context, _ sentinel.Handle) error {
 
 func TestHangingCancelsDelayNeitherPollsNorShutdown(t *testing.T) {
 	hang := &hangingCancel{Provider: fake.New(fake.Config{Slug: "hang"})}
-	e := runtimetest.Start(t, runtimetest.Options{Extra: []providers.Provider{hang}})
-	e.Expirer.Tombstones().Concurrency = 2
+	e := runtimetest.Start(t, runtimetest.Options{Extra: []providers.Provider{hang},
+		Tombstones: []sentinels.TombstonesOption{sentinels.WithTombstonesConcurrency(2)}})
 	at := e.Clock.Now().Add(time.Minute).UnixMilli()
 	for range 3 {
 		e.Watch(sentinel.WatchRequest{SessionID: "s1", Subject: pr, Types: []string{"*"}, Provider: "hang",

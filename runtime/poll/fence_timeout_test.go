@@ -24,7 +24,7 @@ import (
 // lost). The read is bounded now; the poll's result is dropped, the next
 // tick polls again.
 func TestPollFenceReadNoOneAnswersDoesNotStallTheLoop(t *testing.T) {
-	e := runtimetest.Start(t, runtimetest.Options{NoWorkers: true, Poll: []poll.Option{poll.WithFenceTimeout(200 * time.Millisecond)}})
+	e := runtimetest.Start(t, runtimetest.Options{NoWorkers: true, LeaderReads: true, Poll: []poll.Option{poll.WithFenceTimeout(200 * time.Millisecond)}})
 	var dead atomic.Bool
 	sub := e.SilentLeader(t, dead.Load)
 

@@ -51,7 +51,7 @@ func (u *upstream) Ack(context.Context, sentinel.Handle, string) error { return 
 func TestAStalePollOwnerPublishesNothing(t *testing.T) {
 	up := &upstream{Provider: fake.New(fake.Config{Slug: "gh"}), state: "s1"}
 	opts := []bustest.Option{bustest.WithLeaseTTL(time.Second), bustest.WithMemberTTL(time.Second)}
-	a := runtimetest.Start(t, runtimetest.Options{Extra: []providers.Provider{up}, BusOpts: opts, Node: "a"})
+	a := runtimetest.Start(t, runtimetest.Options{Extra: []providers.Provider{up}, BusOpts: opts, Node: "a", LeaderReads: true})
 	b := runtimetest.Join(t, a, runtimetest.Options{Extra: []providers.Provider{up}, NoWorkers: true, Node: "b"})
 	rec := a.Watch(sentinel.WatchRequest{SessionID: "s1", Subject: pr, Types: []string{"*"}, Provider: "gh"})
 	key := cluster.PollKey(pr)

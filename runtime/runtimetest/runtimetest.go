@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -86,7 +87,15 @@ type Env struct {
 	index *sentinels.WatchIndex
 	// serviceOpts are Options.Service, which NewService applies first.
 	serviceOpts []sentinels.Option
+	// leaderReads says the store reads records through the bucket's
+	// leader (Options.LeaderReads, Join, StartCluster); leaderRead is that
+	// read, which SilentLeader replaces.
+	leaderReads bool
+	leaderRead  atomic.Pointer[leaderGet]
 }
+
+// leaderGet is a store's read through the records bucket's leader.
+type leaderGet = func(ctx context.Context, id string) ([]byte, uint64, error)
 
 // Options adjust the env.
 type Options struct {
@@ -119,6 +128,17 @@ type Options struct {
 	// Service adjusts the env's sentinel service (a selection order, a
 	// public URL, a session checker), after the env's own options.
 	Service []sentinels.Option
+	// Tombstones adjust the env's pending provider cancels (how many run
+	// at once, each one's timeout), after the env's own options.
+	Tombstones []sentinels.TombstonesOption
+	// Store adjusts the env's record store (how often its mirror is
+	// looked at), after the env's own options.
+	Store []sentinels.StoreOption
+	// LeaderReads makes the store read records through the bucket's
+	// leader, as runtime/app's node with peers does (sentinels.
+	// WithLeaderGet). Join and StartCluster wire their nodes so; a node
+	// another one Joins must be started with it.
+	LeaderReads bool
 }
 
 // Start wires and starts the runtime.
@@ -134,7 +154,7 @@ func Start(t testing.TB, o Options) *Env {
 	if node == "" {
 		node = "test"
 	}
-	return wire(t, be, o, clock, node, false)
+	return wire(t, be, o, clock, node, o.LeaderReads)
 }
 
 // Join wires a second node's runtime on e's server (its own connection,
@@ -142,15 +162,16 @@ func Start(t testing.TB, o Options) *Env {
 // same JetStream and the same clock): two nodes of one service, for
 // scripts where one node pauses while the other runs (issue 21). o.BusOpts
 // adjust e's bus config; o.Partitions is ignored (the bus's count holds).
+// Nodes of one service read the records their decisions rest on through
+// the bucket's leader (runtime/app does whenever a node has peers), not
+// from a mirror that may trail the other node's writes: e must have been
+// started with Options.LeaderReads, and the joined node reads so too.
 func Join(t testing.TB, e *Env, o Options) *Env {
 	t.Helper()
-	be := bustest.Join(t, e.Bus, o.BusOpts...)
-	// Nodes of one service read the records their decisions rest on
-	// through the bucket's leader (runtime/app sets it whenever a node has
-	// peers), not from a mirror that may trail the other node's writes.
-	if e.Store.LeaderGet == nil {
-		e.Store.LeaderGet = sentinels.BusLeaderGet(e.Bus.Bus)
+	if !e.leaderReads {
+		t.Fatal("runtimetest: Join needs the env it joins started with Options.LeaderReads")
 	}
+	be := bustest.Join(t, e.Bus, o.BusOpts...)
 	node := o.Node
 	if node == "" {
 		node = "peer"
@@ -160,7 +181,7 @@ func Join(t testing.TB, e *Env, o Options) *Env {
 
 // StartCluster starts n clustered embedded servers (bustest.StartCluster)
 // and wires one runtime on each, with the leader reads of a cluster node
-// (Store.LeaderGet, as runtime/app sets it), all on one clock.
+// (sentinels.WithLeaderGet, as runtime/app sets it), all on one clock.
 func StartCluster(t testing.TB, n int, o Options) []*Env {
 	t.Helper()
 	if o.Partitions == 0 {
@@ -189,22 +210,26 @@ func wire(t testing.TB, be *bustest.Env, o Options, clock *Clock, node string, l
 	if err != nil {
 		t.Fatal(err)
 	}
-	e := &Env{T: t, Bus: be, Fake: fk, Registry: reg, Clock: clock, Log: log, Pause: pause.New(), Node: node}
+	e := &Env{T: t, Bus: be, Fake: fk, Registry: reg, Clock: clock, Log: log, Pause: pause.New(), Node: node, leaderReads: leaderReads}
 	b := be.Bus
 	ctx := context.Background()
 	if e.Buckets, err = sentinels.OpenBuckets(ctx, b); err != nil {
 		t.Fatal(err)
 	}
-	e.Store = sentinels.NewStore(e.Buckets.Records)
-	e.Store.Pause = e.Pause
+	sopts := []sentinels.StoreOption{sentinels.WithStorePause(e.Pause)}
 	if leaderReads {
-		e.Store.LeaderGet = sentinels.BusLeaderGet(b)
+		live := leaderGet(sentinels.BusLeaderGet(b))
+		e.leaderRead.Store(&live)
+		sopts = append(sopts, sentinels.WithLeaderGet(func(ctx context.Context, id string) ([]byte, uint64, error) {
+			return (*e.leaderRead.Load())(ctx, id)
+		}))
 	}
+	e.Store = sentinels.NewStore(e.Buckets.Records, append(sopts, o.Store...)...)
 	if err := e.Store.StartCache(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(e.Store.StopCache)
-	e.Seen = sentinels.NewSeen(e.Buckets.Seen, clock.Now)
+	e.Seen = sentinels.NewSeen(e.Buckets.Seen, sentinels.WithSeenClock(clock.Now))
 	if e.Inbox, err = inbox.Open(ctx, b, b.Cfg); err != nil {
 		t.Fatal(err)
 	}
@@ -212,7 +237,8 @@ func wire(t testing.TB, be *bustest.Env, o Options, clock *Clock, node string, l
 		t.Fatal(err)
 	}
 	e.Expirer = sentinels.NewExpirer(e.Store, reg, sentinels.WithExpirerLogger(log), sentinels.WithExpirerClock(clock.Now),
-		sentinels.WithTombstones(sentinels.NewTombstones(e.Buckets.Tombstones, clock.Now, log)))
+		sentinels.WithTombstones(sentinels.NewTombstones(e.Buckets.Tombstones,
+			append([]sentinels.TombstonesOption{sentinels.WithTombstonesClock(clock.Now), sentinels.WithTombstonesLogger(log)}, o.Tombstones...)...)))
 	router := o.Router
 	if router == nil {
 		router = deliver.NewDirectRouter(e.Inbox, deliver.WithDirectRouterClock(clock.Now))

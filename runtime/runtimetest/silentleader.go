@@ -41,9 +41,13 @@ func (s *Silenced) NextMsg(d time.Duration) (string, error) {
 // reads go to the leader as before. One server's JetStream API answers
 // every stream name, so bus.LeaderLast itself cannot be pointed at a
 // silent leader; the read is the same kind of NATS request. The returned
-// Silenced receives each silenced read: NextMsg waits for one.
+// Silenced receives each silenced read: NextMsg waits for one. e must
+// read through the leader (Options.LeaderReads).
 func (e *Env) SilentLeader(t testing.TB, silent func() bool) *Silenced {
 	t.Helper()
+	if !e.leaderReads {
+		t.Fatal("runtimetest: SilentLeader needs an env started with Options.LeaderReads")
+	}
 	b := e.Bus.Bus
 	const subject = "test.dead-leader.msg-get"
 	s := &Silenced{reads: make(chan string, 64)}
@@ -56,12 +60,13 @@ func (e *Env) SilentLeader(t testing.TB, silent func() bool) *Silenced {
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = stop() })
 	live := sentinels.BusLeaderGet(b)
-	e.Store.LeaderGet = func(ctx context.Context, id string) ([]byte, uint64, error) {
+	read := leaderGet(func(ctx context.Context, id string) ([]byte, uint64, error) {
 		if silent() {
 			_, err := b.Request(ctx, subject, []byte(id))
 			return nil, 0, err
 		}
 		return live(ctx, id)
-	}
+	})
+	e.leaderRead.Store(&read)
 	return s
 }

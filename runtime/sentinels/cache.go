@@ -100,7 +100,7 @@ func (s *Store) startMirror(ctx context.Context) (*cache, error) {
 					s.dropMirror(c)
 					return
 				}
-				if err := s.Pause.At(wctx, PointMirrorApply, ""); err != nil {
+				if err := s.pause.At(wctx, PointMirrorApply, ""); err != nil {
 					return
 				}
 				if e == nil {

@@ -3,7 +3,6 @@ package sentinels_test
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"net/http"
 	"strings"
@@ -22,25 +21,22 @@ import (
 	"github.com/agentproto/sentinel/runtime/sentinels"
 )
 
-// clustered gives the env's store a leader read, as a node of a cluster
-// has, and counts the record mirror's catch-ups (each asks the records
-// bucket's stream for its state). The mirror's supervisor asks for that
-// state too, every MirrorCheck (10 s by default): a test slowed past it
-// by a loaded machine counted the supervisor's look as a catch-up, so
-// here it looks once an hour.
-func clustered(t *testing.T, e *runtimetest.Env) *atomic.Int64 {
+// startClustered starts an env whose store reads through the records
+// bucket's leader, as a node of a cluster does. The mirror's supervisor
+// asks for the bucket's stream state, as a catch-up does, every
+// mirror check (10 s by default): a test slowed past it by a loaded
+// machine counted the supervisor's look as a catch-up, so here it looks
+// once an hour.
+func startClustered(t *testing.T) *runtimetest.Env {
 	t.Helper()
-	e.Store.StopCache()
-	e.Store.MirrorCheck = time.Hour
-	require.NoError(t, e.Store.StartCache(context.Background()))
-	b := e.Bus.Bus
-	e.Store.LeaderGet = func(ctx context.Context, id string) ([]byte, uint64, error) {
-		raw, rev, err := b.LeaderLast(ctx, bus.KVStream(sentinels.BucketRecords), bus.KVSubject(sentinels.BucketRecords, id))
-		if errors.Is(err, bus.ErrNoMessage) {
-			return nil, 0, fmt.Errorf("%s: %w", id, sentinel.ErrNotFound)
-		}
-		return raw, rev, err
-	}
+	return runtimetest.Start(t, runtimetest.Options{NoWorkers: true, LeaderReads: true,
+		Store: []sentinels.StoreOption{sentinels.WithMirrorCheck(time.Hour)}})
+}
+
+// catchUps counts the record mirror's catch-ups from now on (each asks
+// the records bucket's stream for its state).
+func catchUps(t *testing.T, e *runtimetest.Env) *atomic.Int64 {
+	t.Helper()
 	var n atomic.Int64
 	sub, err := e.Bus.NC.Subscribe("$JS.API.STREAM.INFO."+bus.KVStream(sentinels.BucketRecords), func(*nats.Msg) { n.Add(1) })
 	require.NoError(t, err)
@@ -63,11 +59,11 @@ func signedPush(e *runtimetest.Env, key, eventID string) providers.Inbound {
 // (in Inbound), not once per step: KnownHook answers a key the mirror
 // knows from the mirror.
 func TestPushRequestCatchesTheMirrorUpOnce(t *testing.T) {
-	e := runtimetest.Start(t, runtimetest.Options{NoWorkers: true})
+	e := startClustered(t)
 	rec := e.Watch(req("fake"))
 	key := providers.HookKeyOf(rec.Handle)
 	require.True(t, strings.HasPrefix(key, "fk-"))
-	syncs := clustered(t, e)
+	syncs := catchUps(t, e)
 	ctx := context.Background()
 
 	known, err := e.Service.KnownHook(ctx, key)
@@ -84,8 +80,8 @@ func TestPushRequestCatchesTheMirrorUpOnce(t *testing.T) {
 // sentinel a moment ago) is known once the mirror caught up, and its
 // events are stored.
 func TestPushForASentinelAnotherNodeJustCreated(t *testing.T) {
-	e := runtimetest.Start(t, runtimetest.Options{NoWorkers: true})
-	syncs := clustered(t, e)
+	e := startClustered(t)
+	syncs := catchUps(t, e)
 	ctx := context.Background()
 	other := sentinels.NewStore(e.Buckets.Records) // another node: no mirror of ours sees its write first
 	for i := range 20 {
@@ -135,8 +131,8 @@ func TestSyncMirrorWakesWhenTheWatcherArrives(t *testing.T) {
 // the catch-up adds (another node bound one more to the key a moment ago)
 // before the answer: each push reaches every sentinel created before it.
 func TestPushReachesASentinelTheCatchUpAdds(t *testing.T) {
-	e := runtimetest.Start(t, runtimetest.Options{NoWorkers: true})
-	syncs := clustered(t, e)
+	e := startClustered(t)
+	syncs := catchUps(t, e)
 	ctx := context.Background()
 	other := sentinels.NewStore(e.Buckets.Records)
 	key := "fk-shared-key"
@@ -168,8 +164,8 @@ func TestPushReachesASentinelTheCatchUpAdds(t *testing.T) {
 // from memory for a moment (the mirror is still asked first), and again
 // with a catch-up once that moment is over.
 func TestUnknownHookKeysAreRememberedBriefly(t *testing.T) {
-	e := runtimetest.Start(t, runtimetest.Options{NoWorkers: true})
-	syncs := clustered(t, e)
+	e := startClustered(t)
+	syncs := catchUps(t, e)
 	ctx := context.Background()
 	for range 10 {
 		known, err := e.Service.KnownHook(ctx, "fk-made-up")

@@ -44,7 +44,7 @@ func (s *Service) Inbound(ctx context.Context, in providers.Inbound) (InboundRes
 		return s.inboundReserved(ctx, in, prov, ro)
 	}
 	var caughtUp chan boundRecords
-	if s.store.LeaderGet != nil {
+	if s.store.leaderReads() {
 		caughtUp = make(chan boundRecords, 1)
 		go func() {
 			recs, err := s.bound(ctx, in.HookKey, true)
@@ -162,7 +162,7 @@ func (s *Service) parse(ctx context.Context, in providers.Inbound, rec *sentinel
 // sentinel another node created a moment ago gets its events too; a
 // mirror that cannot catch up in 2 s is bypassed for the bucket itself.
 func (s *Service) bound(ctx context.Context, key string, catchUp bool) ([]*sentinel.Sentinel, error) {
-	if catchUp && s.store.LeaderGet != nil {
+	if catchUp && s.store.leaderReads() {
 		sctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 		err := s.store.SyncMirror(sctx)
 		cancel()
@@ -204,7 +204,7 @@ func (s *Service) KnownHook(ctx context.Context, key string) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	if len(recs) > 0 || s.store.LeaderGet == nil {
+	if len(recs) > 0 || !s.store.leaderReads() {
 		return len(recs) > 0, nil
 	}
 	if s.misses.remembered(key, s.now()) {

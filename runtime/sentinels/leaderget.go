@@ -15,7 +15,7 @@ type LeaderReader interface {
 	LeaderLast(ctx context.Context, stream, subject string) ([]byte, uint64, error)
 }
 
-// BusLeaderGet is the Store.LeaderGet of a node with peers: a record read
+// BusLeaderGet is the WithLeaderGet of a node with peers: a record read
 // through the records bucket's leader (bus.LeaderLast), never from a
 // replica that may trail another node's write; an unknown or deleted key
 // wraps sentinel.ErrNotFound.

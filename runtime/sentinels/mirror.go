@@ -13,11 +13,11 @@ import (
 // applies each update: holding it stalls the mirror without closing it.
 const PointMirrorApply pause.Point = "sentinels.mirror-apply"
 
-// defaultMirrorCheck is the default of Store.MirrorCheck.
+// defaultMirrorCheck is the default of WithMirrorCheck.
 const defaultMirrorCheck = 10 * time.Second
 
 // supervisor keeps the record mirror alive (issue 21, item 10). Every
-// MirrorCheck it restarts a mirror whose watcher ended by itself (the
+// mirrorCheck it restarts a mirror whose watcher ended by itself (the
 // store read the bucket meanwhile), and one that stalled without closing:
 // the bucket's last revision ahead of what the mirror applied, with no
 // progress since the previous look. A stalled mirror would go on serving
@@ -28,7 +28,7 @@ type supervisor struct {
 }
 
 func (s *Store) superviseMirror() {
-	every := s.MirrorCheck
+	every := s.mirrorCheck
 	if every <= 0 {
 		every = defaultMirrorCheck
 	}

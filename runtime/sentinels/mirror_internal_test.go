@@ -34,8 +34,7 @@ func writeElsewhere(t *testing.T, env *bustest.Env, id string) {
 // supervisor starts it again, and it follows other nodes' writes again.
 func TestTheMirrorRestartsWhenItsWatcherCloses(t *testing.T) {
 	env := bustest.Start(t)
-	s := NewStore(env.KeyValue(t, RecordsBucket()))
-	s.MirrorCheck = 20 * time.Millisecond
+	s := NewStore(env.KeyValue(t, RecordsBucket()), WithMirrorCheck(20*time.Millisecond))
 	require.NoError(t, s.StartCache(context.Background()))
 	t.Cleanup(s.StopCache)
 	first := s.mirror()
@@ -50,13 +49,11 @@ func TestTheMirrorRestartsWhenItsWatcherCloses(t *testing.T) {
 // progress, stopped and started again.
 func TestAStalledMirrorIsRestarted(t *testing.T) {
 	env := bustest.Start(t)
-	s := NewStore(env.KeyValue(t, RecordsBucket()))
-	s.MirrorCheck = 20 * time.Millisecond
-	s.Pause = pause.New()
+	s := NewStore(env.KeyValue(t, RecordsBucket()), WithMirrorCheck(20*time.Millisecond), WithStorePause(pause.New()))
 	require.NoError(t, s.StartCache(context.Background()))
 	t.Cleanup(s.StopCache)
 	first := s.mirror()
-	held := s.Pause.Hold(PointMirrorApply, "")
+	held := s.pause.Hold(PointMirrorApply, "")
 	writeElsewhere(t, env, "sen_stalled")
 	<-held.Reached()
 	bustest.Eventually(t, 10*time.Second, func() bool { return mirrored(s, "sen_stalled") }, "a fresh mirror has the write")
@@ -123,11 +120,10 @@ func TestTheMirrorDoesNotAdvancePastAHeldUpdate(t *testing.T) {
 	ctx := context.Background()
 	kv := env.KeyValue(t, RecordsBucket())
 	writeElsewhere(t, env, "sen_old")
-	s := NewStore(kv)
-	s.Pause = pause.New()
+	s := NewStore(kv, WithStorePause(pause.New()))
 	require.NoError(t, s.StartCache(ctx))
 	t.Cleanup(s.StopCache)
-	held := s.Pause.Hold(PointMirrorApply, "")
+	held := s.pause.Hold(PointMirrorApply, "")
 	writeElsewhere(t, env, "sen_held")
 	<-held.Reached()
 	writeElsewhere(t, env, "sen_behind")

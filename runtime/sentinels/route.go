@@ -39,7 +39,7 @@ func (s *Service) inboundReserved(ctx context.Context, in providers.Inbound, pro
 	if len(events) == 0 {
 		return InboundResult{Ignored: true}, nil
 	}
-	recs, err := s.bound(ctx, in.HookKey, s.store.LeaderGet != nil)
+	recs, err := s.bound(ctx, in.HookKey, s.store.leaderReads())
 	if err != nil {
 		return InboundResult{}, err
 	}

@@ -36,13 +36,23 @@ type Seen struct {
 	ttl time.Duration
 }
 
+// SeenOption configures a Seen.
+type SeenOption func(*Seen)
+
+// WithSeenClock reads the time from now (time.Now by default).
+func WithSeenClock(now func() time.Time) SeenOption { return func(s *Seen) { s.now = now } }
+
 // NewSeen returns the seen window on the bucket (SeenBucket, which
 // allows per-key TTLs).
-func NewSeen(kv jetstream.KeyValue, now func() time.Time) *Seen {
-	if now == nil {
-		now = time.Now
+func NewSeen(kv jetstream.KeyValue, opts ...SeenOption) *Seen {
+	s := &Seen{kv: kv, ttl: SeenMinAge}
+	for _, o := range opts {
+		o(s)
 	}
-	return &Seen{kv: kv, now: now, ttl: SeenMinAge}
+	if s.now == nil {
+		s.now = time.Now
+	}
+	return s
 }
 
 // WithTTL returns a copy of the window whose kept digests expire after d

@@ -19,7 +19,7 @@ import (
 func TestSeenKeysExpireByThemselves(t *testing.T) {
 	env := bustest.Start(t)
 	ctx := context.Background()
-	seen := sentinels.NewSeen(env.KeyValue(t, sentinels.SeenBucket()), nil).WithTTL(time.Second)
+	seen := sentinels.NewSeen(env.KeyValue(t, sentinels.SeenBucket())).WithTTL(time.Second)
 	require.NoError(t, seen.Mark(ctx, "sen_a", "evt_1"))
 	require.NoError(t, seen.Mark(ctx, "sen_a", "evt_1"), "keeping is idempotent")
 	has, err := seen.Has(ctx, "sen_a", "evt_1")
@@ -38,7 +38,7 @@ func TestSeenKeysExpireByThemselves(t *testing.T) {
 func TestSeenKeepsWithTheDefaultWindowTTL(t *testing.T) {
 	env := bustest.Start(t)
 	ctx := context.Background()
-	seen := sentinels.NewSeen(env.KeyValue(t, sentinels.SeenBucket()), nil)
+	seen := sentinels.NewSeen(env.KeyValue(t, sentinels.SeenBucket()))
 	require.NoError(t, seen.Mark(ctx, "sen_a", "evt_1"))
 	require.Equal(t, sentinels.SeenMinAge.String(), keyTTL(t, env, "sen_a."+sentinel.SeenDigest("evt_1")))
 }

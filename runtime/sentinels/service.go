@@ -42,11 +42,9 @@ type Service struct {
 	creds     *CredStore
 	ledger    *Ledger
 	publisher EventPublisher
-	// PublicURL is the node's public URL, for push providers (nil: none).
-	// It is set with WithPublicURL; the field stays exported only because
-	// providers/adapter's pipeline test still assigns it after
-	// runtimetest.Start (that package is owned elsewhere for now).
-	PublicURL providers.PublicURLFunc
+	// pubURL is the node's public URL, for push providers (nil: none),
+	// set with WithPublicURL.
+	pubURL providers.PublicURLFunc
 	// selectionOrder overrides DefaultSelectionOrder.
 	selectionOrder []string
 	sessions       SessionChecker
@@ -104,7 +102,7 @@ func WithLogger(l *slog.Logger) Option { return func(s *Service) { s.log = l } }
 func WithClock(now func() time.Time) Option { return func(s *Service) { s.now = now } }
 
 // WithPublicURL tells push providers the node's public URL.
-func WithPublicURL(f providers.PublicURLFunc) Option { return func(s *Service) { s.PublicURL = f } }
+func WithPublicURL(f providers.PublicURLFunc) Option { return func(s *Service) { s.pubURL = f } }
 
 // WithSelectionOrder overrides DefaultSelectionOrder.
 func WithSelectionOrder(order []string) Option {
@@ -177,10 +175,10 @@ func NewService(d ServiceDeps, opts ...Option) (*Service, error) {
 func (s *Service) Expirer() *Expirer { return s.expirer }
 
 func (s *Service) publicURL() providers.PublicURL {
-	if s.PublicURL == nil {
+	if s.pubURL == nil {
 		return providers.PublicURL{}
 	}
-	return s.PublicURL()
+	return s.pubURL()
 }
 
 func (s *Service) providerCtx(ctx context.Context) (context.Context, context.CancelFunc) {
@@ -467,7 +465,7 @@ const leaderReadTimeout = 5 * time.Second
 // lookup is Get: the mirror, then the leader for an id it does not know.
 func (s *Service) lookup(ctx context.Context, id string) (*sentinel.Sentinel, error) {
 	rec, _, err := s.store.Peek(ctx, id)
-	if errors.Is(err, ErrNotFound) && s.store.LeaderGet != nil {
+	if errors.Is(err, ErrNotFound) && s.store.leaderReads() {
 		rec, err = s.fresh(ctx, id)
 	}
 	return rec, err

@@ -23,25 +23,52 @@ const PointUpdate pause.Point = "sentinels.update"
 // compare-and-set on the entry revision, retried on conflict.
 type Store struct {
 	kv jetstream.KeyValue
-	// LeaderGet, when set (a cluster), reads a record's raw value and
-	// revision through the bucket's leader; an unknown or deleted key
-	// wraps sentinel.ErrNotFound. Fresh uses it.
-	LeaderGet func(ctx context.Context, id string) ([]byte, uint64, error)
-	// Pause holds the store's named pause points (tests; nil in
-	// production): PointUpdate.
-	Pause *pause.Points
+	// leaderGet, when set (a cluster: WithLeaderGet), reads a record's raw
+	// value and revision through the bucket's leader; an unknown or
+	// deleted key wraps sentinel.ErrNotFound. Fresh uses it.
+	leaderGet func(ctx context.Context, id string) ([]byte, uint64, error)
+	// pause holds the store's named pause points (tests; nil in
+	// production): PointUpdate, PointMirrorApply.
+	pause *pause.Points
 
-	// MirrorCheck is how often the mirror's supervisor looks at it
+	// mirrorCheck is how often the mirror's supervisor looks at it
 	// (default 10s; mirror.go).
-	MirrorCheck time.Duration
+	mirrorCheck time.Duration
 
 	mu    sync.RWMutex
 	cache *cache // nil until StartCache
 	sup   *supervisor
 }
 
+// StoreOption configures a Store.
+type StoreOption func(*Store)
+
+// WithLeaderGet gives the store a read through the records bucket's
+// leader (a node with peers: BusLeaderGet), which Fresh uses instead of
+// the node's mirror or replica.
+func WithLeaderGet(get func(ctx context.Context, id string) ([]byte, uint64, error)) StoreOption {
+	return func(s *Store) { s.leaderGet = get }
+}
+
+// WithMirrorCheck sets how often the mirror's supervisor looks at the
+// mirror (default 10s).
+func WithMirrorCheck(d time.Duration) StoreOption { return func(s *Store) { s.mirrorCheck = d } }
+
+// WithStorePause sets the store's pause points (tests).
+func WithStorePause(p *pause.Points) StoreOption { return func(s *Store) { s.pause = p } }
+
 // NewStore returns a store on the bucket.
-func NewStore(kv jetstream.KeyValue) *Store { return &Store{kv: kv} }
+func NewStore(kv jetstream.KeyValue, opts ...StoreOption) *Store {
+	s := &Store{kv: kv}
+	for _, o := range opts {
+		o(s)
+	}
+	return s
+}
+
+// leaderReads reports whether the store reads through the bucket's
+// leader (a node with peers).
+func (s *Store) leaderReads() bool { return s.leaderGet != nil }
 
 // ErrNotFound is returned (wrapped) for an unknown sentinel id.
 var ErrNotFound = sentinel.Errorf(sentinel.CodeSentinelNotFound, "sentinel not found")
@@ -100,13 +127,13 @@ func (s *Store) Peek(ctx context.Context, id string) (*sentinel.Sentinel, uint64
 // taken from it: a node's mirror can trail a write another node just
 // made.
 func (s *Store) Fresh(ctx context.Context, id string) (*sentinel.Sentinel, uint64, error) {
-	if s.LeaderGet == nil {
+	if s.leaderGet == nil {
 		return s.Peek(ctx, id)
 	}
 	if !validKey(id) {
 		return nil, 0, fmt.Errorf("get sentinel %q: %w", id, ErrNotFound)
 	}
-	raw, rev, err := s.LeaderGet(ctx, id)
+	raw, rev, err := s.leaderGet(ctx, id)
 	if errors.Is(err, sentinel.ErrNotFound) {
 		return nil, 0, fmt.Errorf("get sentinel %s: %w", id, ErrNotFound)
 	}
@@ -185,7 +212,7 @@ func (s *Store) UpdateFrom(ctx context.Context, id string, start *sentinel.Senti
 		if err != nil {
 			return nil, fmt.Errorf("encode sentinel %s: %w", id, err)
 		}
-		if err := s.Pause.At(ctx, PointUpdate, id); err != nil {
+		if err := s.pause.At(ctx, PointUpdate, id); err != nil {
 			return nil, fmt.Errorf("update sentinel %s: %w", id, err)
 		}
 		nrev, err := s.kv.Update(ctx, id, raw, rev)

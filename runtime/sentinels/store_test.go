@@ -64,7 +64,7 @@ func TestStoreListAndDelete(t *testing.T) {
 func TestSeenWindowKeepsAndPrunes(t *testing.T) {
 	env := bustest.Start(t)
 	ctx := context.Background()
-	seen := sentinels.NewSeen(env.KeyValue(t, sentinels.SeenBucket()), nil)
+	seen := sentinels.NewSeen(env.KeyValue(t, sentinels.SeenBucket()))
 	has, err := seen.Has(ctx, "sen_a", "evt_1")
 	require.NoError(t, err)
 	require.False(t, has)

@@ -55,15 +55,48 @@ type Tombstones struct {
 	now func() time.Time
 	log *slog.Logger
 
-	// Concurrency bounds the cancels in flight at once (see Slots).
-	Concurrency int
-	// CancelTimeout bounds each cancel (DefaultCancelTimeout when 0).
-	CancelTimeout time.Duration
+	// concurrency bounds the cancels in flight at once (see Slots).
+	concurrency int
+	// cancelTimeout bounds each cancel (DefaultCancelTimeout when 0).
+	cancelTimeout time.Duration
 }
 
-// NewTombstones returns the store.
-func NewTombstones(kv jetstream.KeyValue, now func() time.Time, log *slog.Logger) *Tombstones {
-	return &Tombstones{kv: kv, now: now, log: log}
+// TombstonesOption configures a Tombstones.
+type TombstonesOption func(*Tombstones)
+
+// WithTombstonesClock reads the time from now (time.Now by default).
+func WithTombstonesClock(now func() time.Time) TombstonesOption {
+	return func(t *Tombstones) { t.now = now }
+}
+
+// WithTombstonesLogger logs through l (discarded by default).
+func WithTombstonesLogger(l *slog.Logger) TombstonesOption { return func(t *Tombstones) { t.log = l } }
+
+// WithTombstonesConcurrency bounds the cancels in flight at once
+// (DefaultCancelConcurrency by default; see Slots).
+func WithTombstonesConcurrency(n int) TombstonesOption {
+	return func(t *Tombstones) { t.concurrency = n }
+}
+
+// WithTombstonesCancelTimeout bounds each cancel (DefaultCancelTimeout by
+// default).
+func WithTombstonesCancelTimeout(d time.Duration) TombstonesOption {
+	return func(t *Tombstones) { t.cancelTimeout = d }
+}
+
+// NewTombstones returns the store on the bucket.
+func NewTombstones(kv jetstream.KeyValue, opts ...TombstonesOption) *Tombstones {
+	t := &Tombstones{kv: kv}
+	for _, o := range opts {
+		o(t)
+	}
+	if t.now == nil {
+		t.now = time.Now
+	}
+	if t.log == nil {
+		t.log = slog.New(slog.DiscardHandler)
+	}
+	return t
 }
 
 func tombstoneKey(provider string, h sentinel.Handle) string {
@@ -205,13 +238,13 @@ func (t *Tombstones) due(ctx context.Context) ([]Pending, error) {
 	return out, nil
 }
 
-// Cancel runs one pending cancel within CancelTimeout and records the
+// Cancel runs one pending cancel within its cancel timeout and records the
 // outcome (compare-and-set on the revision Due read, so a newer tombstone
 // of the same remote wins): a success drops the tombstone, a failure backs
 // it off. When ctx ends first (shutdown), the tombstone stays due,
 // unchanged.
 func (t *Tombstones) Cancel(ctx context.Context, p Pending) {
-	timeout := t.CancelTimeout
+	timeout := t.cancelTimeout
 	if timeout <= 0 {
 		timeout = DefaultCancelTimeout
 	}
@@ -270,13 +303,14 @@ func (t *Tombstones) Sweep(ctx context.Context, reg *providers.Registry, store *
 	}
 }
 
-// Slots returns how many cancels may run at once (Concurrency, or
-// DefaultCancelConcurrency when it is not positive).
+// Slots returns how many cancels may run at once
+// (WithTombstonesConcurrency, or DefaultCancelConcurrency when it is not
+// positive).
 func (t *Tombstones) Slots() int {
-	if t.Concurrency <= 0 {
+	if t.concurrency <= 0 {
 		return DefaultCancelConcurrency
 	}
-	return t.Concurrency
+	return t.concurrency
 }
 
 func truncate(s string, n int) string {

@@ -63,8 +63,8 @@ func (unanswered) Cancel(ctx context.Context, _ sentinel.Handle) error {
 
 func TestExpiryCancelGoesThroughABoundedTombstone(t *testing.T) {
 	slow := unanswered{fake.New(fake.Config{Slug: "slow"})}
-	e := runtimetest.Start(t, runtimetest.Options{NoWorkers: true, Extra: []providers.Provider{slow}})
-	e.Expirer.Tombstones().CancelTimeout = 50 * time.Millisecond
+	e := runtimetest.Start(t, runtimetest.Options{NoWorkers: true, Extra: []providers.Provider{slow},
+		Tombstones: []sentinels.TombstonesOption{sentinels.WithTombstonesCancelTimeout(50 * time.Millisecond)}})
 	ctx := context.Background()
 	r := req("slow")
 	r.Until = &sentinel.UntilArg{Until: sentinel.Until{Kind: sentinel.UntilAt, Ms: e.Clock.Now().Add(time.Minute).UnixMilli()}}

@@ -36,7 +36,7 @@ func TestALifecycleEventLostAfterItsWriteIsPublishedByARepeat(t *testing.T) {
 // The same without a repeat: node B's heartbeat sweep (every node runs it)
 // publishes what A left in the outbox, in order.
 func TestAnotherNodesSweepPublishesWhatAnOutboxHolds(t *testing.T) {
-	a := newEnvWith(t, runtimetest.Options{NoWorkers: true})
+	a := newEnvWith(t, runtimetest.Options{NoWorkers: true, LeaderReads: true})
 	b := joinEnv(t, a, runtimetest.Options{NoWorkers: true})
 	a.register(t, sentinel.RegisterSession{ID: "w"})
 	a.Pause.Fail(sessions.PointLifecycle, "w", -1, nil) // A never publishes

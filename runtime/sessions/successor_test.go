@@ -45,7 +45,7 @@ func endedWithURLHook(t *testing.T, e *env, id, url string) {
 // delivers there too. Before the fix A overwrote the link, so the
 // session's events went to two successors.
 func TestTwoResumesAtOnceLinkOneSuccessor(t *testing.T) {
-	a := newEnvWith(t, runtimetest.Options{NoWorkers: true})
+	a := newEnvWith(t, runtimetest.Options{NoWorkers: true, LeaderReads: true})
 	b := joinEnv(t, a, runtimetest.Options{NoWorkers: true})
 	hook, runs := resumeServer(t, "s1")
 	endedWithURLHook(t, a, "s1", hook.URL)
@@ -80,7 +80,7 @@ func TestTwoResumesAtOnceLinkOneSuccessor(t *testing.T) {
 // holds its resume, B's attempt within a deadline fails (its event is
 // retried later) and runs no hook; after A, B delivers to A's successor.
 func TestTheClusterResumeLockRunsOneHookAtATime(t *testing.T) {
-	a := newEnvWith(t, runtimetest.Options{NoWorkers: true}, clusterLocks("a"))
+	a := newEnvWith(t, runtimetest.Options{NoWorkers: true, LeaderReads: true}, clusterLocks("a"))
 	b := joinEnv(t, a, runtimetest.Options{NoWorkers: true}, clusterLocks("b"))
 	hook, runs := resumeServer(t, "s1")
 	endedWithURLHook(t, a, "s1", hook.URL)
@@ -114,7 +114,7 @@ func TestTheClusterResumeLockRunsOneHookAtATime(t *testing.T) {
 // nothing and leaves it to B.
 func TestAStaleDirectWriteDoesNotReachTheOldSession(t *testing.T) {
 	const window = time.Second
-	opts := runtimetest.Options{NoWorkers: true, Partitions: 1, BusOpts: []bustest.Option{bustest.WithAckWait(time.Second), bustest.WithInboxDuplicates(window)}}
+	opts := runtimetest.Options{NoWorkers: true, LeaderReads: true, Partitions: 1, BusOpts: []bustest.Option{bustest.WithAckWait(time.Second), bustest.WithInboxDuplicates(window)}}
 	a := newEnvWith(t, opts)
 	b := joinEnv(t, a, runtimetest.Options{NoWorkers: true})
 	hook, _ := resumeServer(t, "s1")
@@ -152,7 +152,7 @@ func TestAStaleDirectWriteDoesNotReachTheOldSession(t *testing.T) {
 // sentinel; A wakes: its record write finds the event stored and changes
 // nothing (one count, one park record).
 func TestAStaleDeadTargetParkChangesNothing(t *testing.T) {
-	a := newEnvWith(t, runtimetest.Options{NoWorkers: true})
+	a := newEnvWith(t, runtimetest.Options{NoWorkers: true, LeaderReads: true})
 	b := joinEnv(t, a, runtimetest.Options{NoWorkers: true})
 	a.register(t, sentinel.RegisterSession{ID: "gone"})
 	rec := a.Watch(sentinel.WatchRequest{Subject: "github:acme/dead#1", SessionID: "gone", Types: []string{"*"}, Provider: "fake"})

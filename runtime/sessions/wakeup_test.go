@@ -23,7 +23,7 @@ import (
 // session: before, only a new message ran the hook, so this wake-up was
 // lost for good. B wakes it once, however often the event comes again.
 func TestAWakeUpLostWithANodeIsRunByTheRedelivery(t *testing.T) {
-	a := newEnvWith(t, runtimetest.Options{NoWorkers: true})
+	a := newEnvWith(t, runtimetest.Options{NoWorkers: true, LeaderReads: true})
 	b := joinEnv(t, a, runtimetest.Options{NoWorkers: true})
 	var calls atomic.Int64
 	hook := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { calls.Add(1) }))
