@@ -95,9 +95,13 @@ func (r *Registry) SetPRHook(fn func(ctx context.Context, s Session, pr sentinel
 func (r *Registry) Now() time.Time { return r.now() }
 
 // Lookup returns the stored record, nil when the session was never
-// registered. A forgotten row comes back with Forgotten set.
+// registered. A forgotten row comes back with Forgotten set. It reads this
+// node's replica only: it is on every event's way to an inbox, where a
+// session unknown here is delivered to as it is (an unregistered
+// session's inbox), so a session registered through another node a moment
+// ago costs no leader read per event. Get and the updates ask the leader.
 func (r *Registry) Lookup(ctx context.Context, id string) (*Session, error) {
-	s, _, err := r.get(ctx, id)
+	s, _, err := r.read(ctx, id)
 	if errors.Is(err, ErrNotFound) {
 		return nil, nil
 	}
@@ -120,13 +124,24 @@ func (r *Registry) Get(ctx context.Context, id string) (Session, error) {
 	return s.Effective(r.now()), nil
 }
 
+// get reads a session for Get and the updates: this node's replica, then
+// the bucket's leader for a session the replica does not hold.
 func (r *Registry) get(ctx context.Context, id string) (*Session, uint64, error) {
+	s, rev, err := r.read(ctx, id)
+	if errors.Is(err, ErrNotFound) {
+		return r.getFromLeader(ctx, id)
+	}
+	return s, rev, err
+}
+
+// read reads a session from this node's replica.
+func (r *Registry) read(ctx context.Context, id string) (*Session, uint64, error) {
 	if !sentinel.ValidSessionID(id) {
 		return nil, 0, fmt.Errorf("get session %q: %w", id, ErrNotFound)
 	}
 	e, err := r.kv.Get(ctx, id)
 	if errors.Is(err, jetstream.ErrKeyNotFound) || errors.Is(err, jetstream.ErrKeyDeleted) {
-		return r.getFromLeader(ctx, id)
+		return nil, 0, fmt.Errorf("get session %s: %w", id, ErrNotFound)
 	}
 	if err != nil {
 		return nil, 0, fmt.Errorf("get session %s: %w", id, err)
@@ -137,8 +152,8 @@ func (r *Registry) get(ctx context.Context, id string) (*Session, uint64, error)
 // getFromLeader reads a session this node's replica does not hold from
 // the bucket's leader: in a cluster a read may be answered by a replica
 // behind the leader, and a session another node registered a moment ago
-// is not unknown (a GET or a watch for it right after its registration
-// through another node answered session_not_found). A key the leader
+// is not unknown (a GET, or a lifecycle report, for it right after its
+// registration through another node answered session_not_found). A key the leader
 // does not hold either, holds deleted, or a leader that cannot be reached,
 // is not found, as the replica said.
 func (r *Registry) getFromLeader(ctx context.Context, id string) (*Session, uint64, error) {
