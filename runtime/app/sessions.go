@@ -118,7 +118,7 @@ func (a *App) wireSessions(sst sessionStores) (subsystem, error) {
 			}
 		}))
 	store := follow.NewStore(follows, follow.WithStoreBus(b))
-	engineOpts := []follow.Option{follow.WithLogger(a.Log.With("component", "follows")), follow.WithMetrics(a.Metrics)}
+	engineOpts := []follow.Option{follow.WithLogger(a.Log.With("component", "follows")), follow.WithMetrics(a.Metrics), follow.WithConsumers(a.Bus)}
 	if a.Cluster != nil {
 		// One node of a cluster consumes the lifecycle stream at a time.
 		engineOpts = append(engineOpts, follow.WithOwnership(func() bool { return a.Cluster.OwnsJob(cluster.JobFollowDigests) }))

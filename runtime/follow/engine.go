@@ -63,6 +63,10 @@ type Engine struct {
 	// pause holds the engine's named pause points (tests; nil in
 	// production): PointEvaluate.
 	pause *pause.Points
+	// consumers, when set, provisions the lifecycle consumer (the bus:
+	// bounded and retried through the elections of a cluster's start);
+	// without it Start creates it on the stream itself.
+	consumers Consumers
 
 	held     *held
 	stopHeld context.CancelFunc
@@ -119,6 +123,19 @@ func WithRetry(base, most time.Duration) Option {
 // WithPause installs the engine's named pause points (tests):
 // PointEvaluate.
 func WithPause(p *pause.Points) Option { return func(e *Engine) { e.pause = p } }
+
+// Consumers provisions a durable consumer on a stream, idempotently
+// (*bus.Bus is one: its create is bounded and retried while the stream's
+// raft group elects, as on every start of a cluster's nodes at once).
+type Consumers interface {
+	EnsureConsumer(ctx context.Context, stream string, want jetstream.ConsumerConfig) (jetstream.Consumer, error)
+}
+
+// WithConsumers has Start provision the lifecycle consumer through c. A
+// plain create answered nothing while a cluster restarted all its nodes
+// at once, and the node exited with "follows: lifecycle consumer:
+// context deadline exceeded".
+func WithConsumers(c Consumers) Option { return func(e *Engine) { e.consumers = c } }
 
 // ErrMissingDep is NewEngine's refusal of Deps with a dependency unset.
 var ErrMissingDep = errors.New("follows: engine dependency missing")
@@ -322,14 +339,21 @@ func (e *Engine) park(ctx context.Context, followID, follower, text, reason stri
 // at once on a single node; in a cluster (Owns set) only while this node
 // owns the follow job, checked every second.
 func (e *Engine) Start(ctx context.Context, lifecycle jetstream.Stream) error {
-	cons, err := lifecycle.CreateOrUpdateConsumer(ctx, jetstream.ConsumerConfig{
+	cfg := jetstream.ConsumerConfig{
 		Durable:       ConsumerName,
 		Description:   "session follows",
 		AckPolicy:     jetstream.AckExplicitPolicy,
 		DeliverPolicy: jetstream.DeliverNewPolicy,
 		AckWait:       e.ackWait,
 		MaxDeliver:    -1,
-	})
+	}
+	var cons jetstream.Consumer
+	var err error
+	if e.consumers != nil {
+		cons, err = e.consumers.EnsureConsumer(ctx, lifecycle.CachedInfo().Config.Name, cfg)
+	} else {
+		cons, err = lifecycle.CreateOrUpdateConsumer(ctx, cfg)
+	}
 	if err != nil {
 		return fmt.Errorf("follows: lifecycle consumer: %w", err)
 	}

@@ -9,9 +9,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats.go/jetstream"
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentproto/sentinel"
+	"github.com/agentproto/sentinel/bus"
 	"github.com/agentproto/sentinel/bus/bustest"
 	"github.com/agentproto/sentinel/runtime/follow"
 	"github.com/agentproto/sentinel/runtime/inbox"
@@ -312,4 +314,34 @@ func TestEngineConsumesOnlyWhileItOwnsTheJob(t *testing.T) {
 		e.clock.Advance(0)
 		return len(e.inboxOf(t, "chief")) == 1
 	}, "the owner's digest")
+}
+
+// countingConsumers is the bus's consumer provisioning, counting the
+// consumers asked for.
+type countingConsumers struct {
+	b     *bus.Bus
+	asked []string
+}
+
+func (c *countingConsumers) EnsureConsumer(ctx context.Context, stream string, want jetstream.ConsumerConfig) (jetstream.Consumer, error) {
+	c.asked = append(c.asked, stream+"/"+want.Durable)
+	return c.b.EnsureConsumer(ctx, stream, want)
+}
+
+// With WithConsumers, Start provisions the lifecycle consumer through it
+// (the node passes the bus, whose create is retried through a cluster's
+// elections) and consumes from it as before.
+func TestEngineProvisionsItsConsumerThroughTheBus(t *testing.T) {
+	cons := &countingConsumers{}
+	e := newFenv(t, follow.WithConsumers(cons))
+	cons.b = e.bus.Bus // the env's bus, known once it started
+	e.register(t, "chief", sentinel.RegisterSession{})
+	e.follow(t, sentinel.FollowRequest{Follower: "chief", Selector: sentinel.FollowSelector{All: true}, BatchMs: ms(0)})
+	require.NoError(t, e.engine.Start(context.Background(), lifecycleOf(t, e.bus.Bus)))
+	require.Equal(t, []string{sessions.StreamLifecycle + "/" + follow.ConsumerName}, cons.asked)
+	require.NoError(t, e.reg.RecordPR(context.Background(), "w9", "https://github.com/o/r/pull/4", sessions.PRMerged, "Merge me"))
+	bustest.Eventually(t, 10*time.Second, func() bool {
+		e.clock.Advance(0)
+		return len(e.inboxOf(t, "chief")) == 1
+	}, "the digest")
 }
